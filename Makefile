@@ -1,0 +1,27 @@
+# optnoise — set-up, demo and tests. Every target installs what it needs first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/optnoise demo --out demo-output
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python bench/verify.py
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache .hypothesis build src/*.egg-info

@@ -1,0 +1,243 @@
+"""The ``optnoise`` command line (contract: shared/CLI.md).
+
+Exit codes: 0 success, 2 bad input (the message names the parameter, the value
+and what is accepted), 1 other failures. ``--json`` prints exactly one JSON
+object on stdout; messages go to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .analysis import check_delta, check_epsilon, guarantee, privacy_profile
+from .errors import DesignError, InvalidParameterError, OptnoiseError
+from .io import dumps, parse_pmf_text, read_pmf_file, write_text_atomic
+from .neighbourhood import Neighbourhood, neighbourhood_from_options
+from .pmf import CyclicPMF, IntegerPMF
+
+app = typer.Typer(
+    name="optnoise",
+    help=("Optimal noise for differential privacy on discrete query answers (counts, hours, "
+          "categories): design it, verify exactly what a mechanism guarantees, compare, release."),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(code: int, message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def cli_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Map optnoise exceptions to the contract's exit codes and one-line messages."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except InvalidParameterError as exc:
+            _fail(2, str(exc))
+        except DesignError as exc:
+            _fail(1, str(exc))
+        except OptnoiseError as exc:
+            _fail(1, str(exc))
+        except OSError as exc:
+            _fail(1, f"I/O error: {exc}")
+
+    return wrapper
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"optnoise {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """optnoise: optimal noise mechanisms for differential privacy."""
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    return f"{x:.6g}"
+
+
+# ---------------------------------------------------------------- verify ---
+def load_pmf(pmf: str | None, pmf_file: Path | None, family: str | None, space: str, offset: int | None,
+             normalize: bool):
+    """Build the mechanism's PMF from ``--pmf``, ``--pmf-file`` or ``--family``."""
+    given = [x is not None for x in (pmf, pmf_file, family)]
+    if sum(given) != 1:
+        raise InvalidParameterError("--pmf/--pmf-file/--family", "none" if not any(given) else "several",
+                                    "exactly one PMF source")
+    if space not in ("cyclic", "integer"):
+        raise InvalidParameterError("--space", space, "'cyclic' or 'integer'")
+    if family is not None:
+        from .families import parse_family
+        _, obj = parse_family(family)
+        return obj
+    if pmf is not None:
+        floats, exact = parse_pmf_text(pmf)
+        file_offset = None
+    else:
+        data = read_pmf_file(pmf_file)  # type: ignore[arg-type]
+        floats, exact, file_offset = data["pmf"], data["exact"], data["offset"]
+    if space == "integer":
+        off = offset if offset is not None else (file_offset if file_offset is not None else 0)
+        return IntegerPMF(floats, off, normalize=normalize, exact=exact)
+    if offset is not None:
+        raise InvalidParameterError("--offset", offset, "only with --space integer")
+    return CyclicPMF(floats, normalize=normalize, exact=exact)
+
+
+@app.command()
+@cli_errors
+def verify(
+    pmf: Optional[str] = typer.Option(None, "--pmf", help="Noise masses, e.g. 0.5,0.25,0.25 (decimals are kept exactly)."),
+    pmf_file: Optional[Path] = typer.Option(None, "--pmf-file", help="PMF file: JSON list, JSON with key 'pmf' (e.g. a design), CSV/text one value per line, or .npy."),
+    family: Optional[str] = typer.Option(None, "--family", help="A built-in family NAME:PARAMS (see 'optnoise families')."),
+    space: str = typer.Option("cyclic", "--space", help="cyclic: noise added mod len(pmf); integer: noise on Z (use --offset)."),
+    offset: Optional[int] = typer.Option(None, "--offset", help="With --space integer: pmf[i] is the mass at i - OFFSET."),
+    distances: Optional[str] = typer.Option(None, "--distances", help="Query distances mu = Q(X) - Q(X'), e.g. 1,2,3 or 1..3; vectors '1,0;0,1'."),
+    sd: Optional[int] = typer.Option(None, "--sd", help="Single distance: same as --distances MU."),
+    bd: Optional[int] = typer.Option(None, "--bd", help="Bounded difference: same as --distances 1..MUBAR."),
+    directed: bool = typer.Option(False, "--directed", help="Use exactly the listed distances (Kadam et al.'s tables); default is symmetric."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0)."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="Report the smallest epsilon_DP and epsilon_PDP at this delta (0 <= delta < 1)."),
+    compose_k: Optional[int] = typer.Option(None, "--compose", help="Also report the guarantee after K releases (dp_accounting PLDs)."),
+    normalize: bool = typer.Option(False, "--normalize", help="Rescale masses that do not sum to 1 (a rounded table)."),
+    exact: bool = typer.Option(False, "--exact", help="Rational arithmetic with outward rounding: a certificate that is never optimistic."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the privacy profile (delta vs epsilon) as a PNG."),
+) -> None:
+    """Exact privacy of a noise PMF: tight pure epsilon, delta_DP/delta_PDP at --epsilon, epsilon at --delta.
+
+    Example: optnoise verify --pmf 0.5432,0.1212,0.1212,0.1212,0.027,0.027,0.027,0.006,0.006
+    --bd 3 --directed --epsilon 1.505 --normalize
+    """
+    eps = None if epsilon is None else check_epsilon(epsilon, parameter="--epsilon")
+    dlt = None if delta is None else check_delta(delta, parameter="--delta")
+    if compose_k is not None and compose_k < 1:
+        raise InvalidParameterError("--compose", compose_k, "an integer K >= 1")
+    if compose_k is not None and eps is None and dlt is None:
+        raise InvalidParameterError("--compose", compose_k, "together with --epsilon and/or --delta")
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    obj = load_pmf(pmf, pmf_file, family, space, offset, normalize)
+    if isinstance(obj, CyclicPMF) and len(obj.shape) > 1 and distances is None:
+        raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a joint PMF")
+    nb = neighbourhood_from_options(distances, sd, bd, directed)
+    profile = privacy_profile(obj, nb, exact=exact)
+    g = guarantee(profile, eps, dlt)
+    result: dict[str, Any] = g.to_json()
+    result["space"] = profile.space
+    result["normalized"] = bool(getattr(obj, "normalized", False))
+    result["notions"] = {"delta_dp": "approximate DP (hockey-stick)", "delta_pdp": "probabilistic DP (Kadam Def. 2)"}
+    if eps is not None:
+        result["worst_pair_dp"] = profile.worst_pair(eps, "dp")
+        result["worst_pair_pdp"] = profile.worst_pair(eps, "pdp")
+    if compose_k is not None:
+        from .accounting import compose
+        result["composed"] = compose(privacy_profile(obj, nb), compose_k, epsilon=eps, delta=dlt).to_json()
+    if plot is not None:
+        from .plots import plot_profile
+        plot_profile(profile, plot, title=f"Privacy profile, neighbourhood {nb.describe()}")
+        result["plot"] = str(plot)
+    if as_json:
+        typer.echo(dumps(result))
+        return
+    _print_verify(result, nb)
+
+
+def _print_verify(r: dict[str, Any], nb: Neighbourhood) -> None:
+    table = Table(title="optnoise verify", show_header=True, header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    table.add_column("meaning")
+    table.add_row("space", r["space"], "cyclic: added mod n+1; integer: noise on Z")
+    table.add_row("neighbourhood", nb.describe(), "query distances mu = Q(X) - Q(X')")
+    table.add_row("epsilon_pure", _fmt(r["epsilon_pure"]), "tight pure epsilon (delta = 0)")
+    if r["epsilon"] is not None:
+        table.add_row(f"delta_dp @ eps={_fmt(r['epsilon'])}", _fmt(r["delta_dp"]), "approximate DP (hockey-stick), tight")
+        table.add_row(f"delta_pdp @ eps={_fmt(r['epsilon'])}", _fmt(r["delta_pdp"]), "probabilistic DP (Kadam Def. 2)")
+    if r["delta"] is not None:
+        table.add_row(f"epsilon_dp @ delta={_fmt(r['delta'])}", _fmt(r["epsilon_dp"]), "smallest epsilon, approximate DP")
+        table.add_row(f"epsilon_pdp @ delta={_fmt(r['delta'])}", _fmt(r["epsilon_pdp"]), "smallest epsilon, PDP")
+    if "composed" in r:
+        c = r["composed"]
+        if c["delta_dp"] is not None:
+            table.add_row(f"composed k={c['k']}: delta_dp", _fmt(c["delta_dp"]), "dp_accounting PLD, pessimistic")
+        if c["epsilon_dp"] is not None:
+            table.add_row(f"composed k={c['k']}: epsilon_dp", _fmt(c["epsilon_dp"]), "dp_accounting PLD, pessimistic")
+    out.print(table)
+    notes = []
+    if r["normalized"]:
+        notes.append("masses were rescaled to sum to 1 (--normalize)")
+    notes.append("values are exact (rational, rounded outward)" if r["exact"] else
+                 "float mode; use --exact for a certificate rounded outward")
+    if "plot" in r:
+        notes.append(f"profile plot written to {r['plot']}")
+    for n in notes:
+        out.print(f"[dim]- {n}[/]")
+
+
+# -------------------------------------------------------------- families ---
+@app.command()
+@cli_errors
+def families(as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout.")) -> None:
+    """List the built-in noise families usable as --family NAME:PARAMS."""
+    from .families import FAMILIES
+    if as_json:
+        typer.echo(dumps({"families": [f.to_json() for f in FAMILIES.values()]}))
+        return
+    table = Table(title="optnoise families")
+    for col in ("name:params", "space", "description"):
+        table.add_column(col)
+    for f in FAMILIES.values():
+        table.add_row(f"{f.name}:{f.params}", f.space, f.description)
+    out.print(table)
+
+
+# ------------------------------------------------------------------ demo ---
+@app.command()
+@cli_errors
+def demo(out_dir: Path = typer.Option(Path("demo-output"), "--out", help="Directory for the demo's files."),
+         as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.")) -> None:
+    """Run the main job end to end on built-in example data and write the results to --out."""
+    from .demo import run_demo
+    summary = run_demo(out_dir, console=None if as_json else out)
+    if as_json:
+        typer.echo(dumps(summary))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

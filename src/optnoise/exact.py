@@ -1,0 +1,215 @@
+"""Exact certificates: rational arithmetic with outward rounding.
+
+The masses are :class:`fractions.Fraction`; the only irrational quantities are
+``e^eps`` and the logarithms that turn a likelihood ratio into an epsilon. Those
+are enclosed in intervals (``mpmath.iv`` at 256 bits) and every reported number is
+rounded so that the certificate is never optimistic (DESIGN.md "Exactness"):
+
+* ``delta(eps)`` uses the *lower* end of ``e^eps`` and rounds the rational result
+  up to the next float;
+* an epsilon ``ln r`` uses the *upper* end of the interval of ``ln r`` and rounds
+  up to the next float.
+
+Comparisons between ratios (which losses are larger, where a segment of the
+hockey-stick curve starts) are exact comparisons of rationals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+import mpmath
+import numpy as np
+
+from .analysis import LossDistribution, PrivacyProfile
+from .errors import InvalidParameterError
+from .neighbourhood import InputPairs, Neighbourhood
+from .pmf import Channel, CyclicPMF, IntegerPMF
+
+_PREC = 256
+
+
+def _mpf_to_fraction(x: mpmath.mpf) -> Fraction:
+    man, exp = x.man_exp
+    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+
+
+def float_up(x: Fraction) -> float:
+    """Smallest float ``>= x``."""
+    f = float(x)
+    if Fraction(f) < x:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def exp_lower(epsilon: float) -> Fraction:
+    """A rational lower bound of ``e^epsilon`` (exactly 1 at 0)."""
+    if epsilon == 0:
+        return Fraction(1)
+    with mpmath.workprec(_PREC):
+        iv = mpmath.iv.exp(mpmath.iv.mpf(float(epsilon)))  # a float is an exact binary rational
+        return _mpf_to_fraction(mpmath.mpf(iv.a))
+
+
+def log_up(r: Fraction) -> float:
+    """The smallest float ``>= ln r`` for a rational ``r > 0``."""
+    if r == 1:
+        return 0.0
+    with mpmath.workprec(_PREC):
+        iv = mpmath.iv.log(mpmath.iv.mpf(r.numerator) / mpmath.iv.mpf(r.denominator))
+        return float_up(_mpf_to_fraction(mpmath.mpf(iv.b)))
+
+
+@dataclass(frozen=True, eq=False)
+class ExactPair:
+    """One ordered pair ``(p, p')`` with rational masses (cells with ``p = 0`` dropped)."""
+
+    p: tuple[Fraction, ...]
+    q: tuple[Fraction, ...]
+    label: str = ""
+
+    @cached_property
+    def _groups(self) -> tuple[Fraction, list[tuple[Fraction, Fraction, Fraction]]]:
+        """Infinite-loss mass and ``(ratio, P, Q)`` groups sorted by decreasing ratio."""
+        inf_mass = Fraction(0)
+        groups: dict[Fraction, list[Fraction]] = {}
+        for pi, qi in zip(self.p, self.q):
+            if pi == 0:
+                continue
+            if qi == 0:
+                inf_mass += pi
+                continue
+            g = groups.setdefault(pi / qi, [Fraction(0), Fraction(0)])
+            g[0] += pi
+            g[1] += qi
+        ordered = [(r, pq[0], pq[1]) for r, pq in sorted(groups.items(), key=lambda t: t[0], reverse=True)]
+        return inf_mass, ordered
+
+    @cached_property
+    def epsilon_pure(self) -> float:
+        inf_mass, groups = self._groups
+        if inf_mass > 0:
+            return math.inf
+        if not groups:
+            return 0.0
+        top = groups[0][0]
+        return log_up(top) if top > 1 else 0.0
+
+    def delta_dp_exact(self, e_low: Fraction) -> Fraction:
+        """``sum max(0, p - E q)`` for a rational ``E`` (an upper bound when ``E <= e^eps``)."""
+        inf_mass, groups = self._groups
+        total = inf_mass
+        for r, pm, qm in groups:
+            if r <= e_low:
+                break
+            total += pm - e_low * qm
+        return total
+
+    def delta_dp(self, epsilon: float) -> float:
+        return float_up(self.delta_dp_exact(exp_lower(epsilon)))
+
+    def delta_pdp(self, epsilon: float) -> float:
+        inf_mass, groups = self._groups
+        e_low = exp_lower(epsilon)
+        total = inf_mass + sum((pm for r, pm, _ in groups if r > e_low), Fraction(0))
+        return float_up(total)
+
+    def epsilon_dp(self, delta: float) -> float:
+        d = Fraction(delta)
+        inf_mass, groups = self._groups
+        if inf_mass > d:
+            return math.inf
+        a, b = inf_mass, Fraction(0)
+        # walk segments [r_j, r_{j-1}) in the E = e^eps scale, E >= 1
+        for r, pm, qm in groups:
+            if r <= 1:
+                break
+            if a - r * b > d:  # g(r_j) > delta: the answer lies above r_j
+                return log_up(max((a - d) / b, r))
+            a += pm
+            b += qm
+        if a - b <= d:  # g(E = 1), i.e. eps = 0
+            return 0.0
+        return log_up(max((a - d) / b, Fraction(1)))
+
+    def epsilon_pdp(self, delta: float) -> float:
+        d = Fraction(delta)
+        inf_mass, groups = self._groups
+        if inf_mass > d:
+            return math.inf
+        a = inf_mass
+        best: Fraction | None = None
+        for r, pm, _ in groups:
+            if r <= 1:
+                break
+            if a <= d:
+                best = r
+            else:
+                break
+            a += pm
+        if a <= d:
+            return 0.0
+        return log_up(best) if best is not None else math.inf
+
+    def loss_distribution(self) -> LossDistribution:
+        inf_mass, groups = self._groups
+        return LossDistribution(
+            np.array([math.log(r) for r, _, _ in groups]),
+            np.array([float(pm) for _, pm, _ in groups]),
+            np.array([float(qm) for _, _, qm in groups]),
+            float(inf_mass))
+
+
+def _fractions(values: np.ndarray | None, floats: np.ndarray) -> np.ndarray:
+    if values is not None:
+        return values
+    out = np.empty(floats.shape, dtype=object)
+    out.ravel()[:] = [Fraction(float(v)) for v in floats.ravel()]
+    return out
+
+
+def exact_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
+                  neighbourhood: Neighbourhood | InputPairs | None = None) -> PrivacyProfile:
+    """Exact :class:`~optnoise.analysis.PrivacyProfile` of a mechanism.
+
+    Masses are taken from the mechanism's exact twin when it has one, otherwise
+    from the binary value of each float (exact, but then the float masses must
+    sum to exactly 1 for the profile to describe a PMF: a warning is the caller's).
+    PMFs with geometric tails are not supported (irrational ratios).
+    """
+    nb = neighbourhood if neighbourhood is not None else Neighbourhood((1,))
+    pairs: list[ExactPair] = []
+    if isinstance(mechanism, CyclicPMF):
+        if not isinstance(nb, Neighbourhood):
+            raise InvalidParameterError("neighbourhood", nb, "query distances for additive noise")
+        f = _fractions(mechanism.exact, mechanism.probs)
+        axes = tuple(range(f.ndim))
+        for shift in nb.cyclic_shifts(mechanism.shape):
+            q = np.roll(f, tuple(-s for s in shift), axis=axes)
+            label = f"mu={shift[0] if len(shift) == 1 else shift}"
+            pairs.append(ExactPair(tuple(f.ravel()), tuple(q.ravel()), label))
+        space = "cyclic"
+    elif isinstance(mechanism, IntegerPMF):
+        if not mechanism.finite_support:
+            raise InvalidParameterError("exact", True, "finite-support integer PMFs (no geometric tails)")
+        if not isinstance(nb, Neighbourhood):
+            raise InvalidParameterError("neighbourhood", nb, "query distances for additive noise")
+        f = list(_fractions(mechanism.exact, mechanism.probs))
+        lo, hi = mechanism.lo, mechanism.hi
+        for mu in nb.integer_shifts():
+            q = [f[k + mu - lo] if lo <= k + mu <= hi else Fraction(0) for k in range(lo, hi + 1)]
+            pairs.append(ExactPair(tuple(f), tuple(q), f"mu={mu}"))
+        space = "integer"
+    elif isinstance(mechanism, Channel):
+        m = _fractions(mechanism.exact, mechanism.matrix)
+        ip = nb if isinstance(nb, InputPairs) else InputPairs.from_distances(nb, mechanism.n_inputs)
+        for a, b in ip.ordered(mechanism.n_inputs):
+            pairs.append(ExactPair(tuple(m[a]), tuple(m[b]), f"x={a},x'={b}"))
+        nb = ip
+        space = "channel"
+    else:
+        raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
+    return PrivacyProfile(tuple(pairs), nb, exact=True, space=space)

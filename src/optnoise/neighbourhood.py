@@ -1,0 +1,235 @@
+"""Neighbourhoods: which pairs of query answers come from neighbouring datasets.
+
+For additive noise only differences matter: a set ``M`` of query distances
+``mu = Q(X) - Q(X')`` (Kadam et al. 2024, eq. (6)). For the ordered pair
+``(X, X')`` the two output distributions are ``f(eta)`` and ``f(eta + mu)`` with
+``eta = y - Q(X)`` (Kadam eq. (7)-(8)). Named cases (Kadam Defs. 5-7): single
+distance (SD, ``M = {mu_hat}``), bounded difference (BD, ``M = {1..mu_bar}``),
+arbitrary sets, and per-coordinate tuples for vector queries.
+
+*Symmetric* (default) means neighbours are unordered, so ``M`` is closed under
+negation (modulo ``n + 1`` on a cyclic domain). *Directed* uses exactly the listed
+distances, the convention of Kadam et al.'s Table 1 and Figs. 9-12.
+For channels a neighbourhood is a set of ordered input pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .errors import InvalidParameterError
+
+Distance = int | tuple[int, ...]
+
+
+def _normalise_distance(d: object) -> Distance:
+    if isinstance(d, (tuple, list)):
+        if len(d) == 0:
+            raise InvalidParameterError("distances", d, "integers or non-empty integer tuples")
+        if len(d) == 1:
+            return _normalise_distance(d[0])
+        return tuple(_normalise_distance(x) for x in d)  # type: ignore[misc]
+    try:
+        as_int = int(d)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError("distances", d, "integers (query distances mu)") from exc
+    if as_int != d:
+        raise InvalidParameterError("distances", d, "integers (query distances mu)")
+    return as_int
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    """A set of query distances ``mu`` for additive noise.
+
+    Parameters
+    ----------
+    distances:
+        The distances as given (integers, or tuples for vector queries).
+    directed:
+        ``False`` (default): neighbours are unordered and ``-mu`` is added for each
+        ``mu``. ``True``: exactly the listed ordered distances.
+    """
+
+    distances: tuple[Distance, ...]
+    directed: bool = False
+
+    def __post_init__(self) -> None:
+        ds = tuple(_normalise_distance(d) for d in self.distances)
+        if not ds:
+            raise InvalidParameterError("distances", [], "at least one query distance")
+        kinds = {isinstance(d, tuple) for d in ds}
+        if len(kinds) > 1:
+            raise InvalidParameterError("distances", list(ds), "all scalars or all tuples of one length")
+        if True in kinds and len({len(d) for d in ds}) > 1:  # type: ignore[arg-type]
+            raise InvalidParameterError("distances", list(ds), "tuples of one length")
+        for d in ds:
+            if (d == 0) if isinstance(d, int) else all(x == 0 for x in d):
+                raise InvalidParameterError("distances", d, "non-zero query distances")
+        object.__setattr__(self, "distances", tuple(dict.fromkeys(ds)))
+
+    # ----------------------------------------------------------------- builders
+    @classmethod
+    def sd(cls, mu: int, *, directed: bool = False) -> "Neighbourhood":
+        """Single distance ``M = {mu}`` (Kadam Def. 5)."""
+        return cls((mu,), directed)
+
+    @classmethod
+    def bd(cls, mu_bar: int, *, directed: bool = False) -> "Neighbourhood":
+        """Bounded difference ``M = {1..mu_bar}`` (Kadam Def. 6)."""
+        if int(mu_bar) != mu_bar or mu_bar < 1:
+            raise InvalidParameterError("bd", mu_bar, "an integer mu_bar >= 1")
+        return cls(tuple(range(1, int(mu_bar) + 1)), directed)
+
+    @classmethod
+    def sensitivity(cls, delta: int = 1, *, directed: bool = False) -> "Neighbourhood":
+        """Sensitivity ``Delta``: ``|Q(X) - Q(X')| <= Delta``, i.e. ``BD(Delta)``."""
+        return cls.bd(delta, directed=directed)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def dimension(self) -> int:
+        """1 for scalar distances, the tuple length for vector distances."""
+        d = self.distances[0]
+        return 1 if isinstance(d, int) else len(d)
+
+    def integer_shifts(self) -> list[int]:
+        """Ordered shifts for noise on ``Z``: ``M``, plus ``-M`` when symmetric."""
+        if self.dimension != 1:
+            raise InvalidParameterError("distances", list(self.distances), "scalar distances on the integer line")
+        out: list[int] = list(self.distances)  # type: ignore[arg-type]
+        if not self.directed:
+            out += [-d for d in out]
+        return sorted(dict.fromkeys(out))
+
+    def cyclic_shifts(self, shape: int | Sequence[int]) -> list[tuple[int, ...]]:
+        """Ordered shifts modulo the domain ``shape`` (``n + 1`` per axis).
+
+        Every coordinate must lie in ``-n_i..n_i`` and a distance may not vanish
+        modulo the domain. Symmetric neighbourhoods add ``-mu mod (n + 1)``.
+        """
+        shp = (int(shape),) if isinstance(shape, (int,)) else tuple(int(s) for s in shape)
+        if len(shp) != self.dimension:
+            raise InvalidParameterError(
+                "distances", list(self.distances),
+                f"{len(shp)}-dimensional distances for a domain of shape {shp}")
+        out: list[tuple[int, ...]] = []
+        for d in self.distances:
+            vec = (d,) if isinstance(d, int) else d
+            for x, s in zip(vec, shp):
+                if not -(s - 1) <= x <= s - 1:
+                    raise InvalidParameterError(
+                        "distances", d, f"distances with each coordinate in -{s - 1}..{s - 1} (domain size {s})")
+            red = tuple(x % s for x, s in zip(vec, shp))
+            if all(x == 0 for x in red):
+                raise InvalidParameterError("distances", d, "distances that are non-zero modulo the domain size")
+            out.append(red)
+            if not self.directed:
+                out.append(tuple((-x) % s for x, s in zip(vec, shp)))
+        return list(dict.fromkeys(out))
+
+    def to_json(self) -> dict:
+        """``{"distances": [...], "directed": bool}`` as in CLI.md."""
+        ds = [list(d) if isinstance(d, tuple) else d for d in self.distances]
+        return {"distances": ds, "directed": self.directed}
+
+    def describe(self) -> str:
+        ds = ", ".join(str(d) for d in self.distances)
+        return f"{{{ds}}} ({'directed' if self.directed else 'symmetric'})"
+
+
+@dataclass(frozen=True)
+class InputPairs:
+    """Neighbouring input pairs of a channel (a graph on the input indices).
+
+    Parameters
+    ----------
+    pairs:
+        Pairs ``(x, x')`` of input indices.
+    directed:
+        ``False`` (default) adds ``(x', x)`` for every ``(x, x')``.
+    """
+
+    pairs: tuple[tuple[int, int], ...]
+    directed: bool = False
+
+    def __post_init__(self) -> None:
+        clean: list[tuple[int, int]] = []
+        for p in self.pairs:
+            try:
+                a, b = (int(p[0]), int(p[1]))
+            except (TypeError, ValueError, IndexError) as exc:
+                raise InvalidParameterError("pairs", p, "pairs of input indices (x, x')") from exc
+            if a == b:
+                raise InvalidParameterError("pairs", p, "pairs of distinct inputs")
+            clean.append((a, b))
+        if not clean:
+            raise InvalidParameterError("pairs", [], "at least one neighbouring input pair")
+        object.__setattr__(self, "pairs", tuple(dict.fromkeys(clean)))
+
+    @classmethod
+    def from_distances(cls, neighbourhood: Neighbourhood, n_inputs: int) -> "InputPairs":
+        """Pairs ``(q, q')`` of inputs in ``0..n_inputs-1`` with ``q - q'`` in ``M``.
+
+        This is the neighbourhood of a non-cyclic mechanism on ``{0..n}`` such as
+        clamped noise (Kadam eq. (56)): no wrap-around.
+        """
+        pairs = [(q, q - mu) for mu in neighbourhood.integer_shifts() for q in range(n_inputs)
+                 if 0 <= q - mu < n_inputs]
+        if not pairs:
+            raise InvalidParameterError("distances", list(neighbourhood.distances),
+                                        f"distances smaller than the number of inputs {n_inputs}")
+        return cls(tuple(pairs), directed=True)
+
+    def ordered(self, n_inputs: int) -> list[tuple[int, int]]:
+        """Ordered pairs, both directions when symmetric, validated against ``n_inputs``."""
+        out: list[tuple[int, int]] = []
+        for a, b in self.pairs:
+            for x in (a, b):
+                if not 0 <= x < n_inputs:
+                    raise InvalidParameterError("pairs", (a, b), f"input indices in 0..{n_inputs - 1}")
+            out.append((a, b))
+            if not self.directed:
+                out.append((b, a))
+        return list(dict.fromkeys(out))
+
+
+def parse_distances(text: str) -> tuple[Distance, ...]:
+    """Parse ``"1,2,3"``, ``"1..3"`` or ``"1,0;2,0;0,1"`` (vector tuples)."""
+    text = text.strip()
+    if not text:
+        raise InvalidParameterError("--distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1")
+    try:
+        if ";" in text:
+            return tuple(tuple(int(x) for x in part.split(",")) for part in text.split(";") if part.strip())
+        out: list[int] = []
+        for part in text.split(","):
+            part = part.strip()
+            if ".." in part:
+                a, b = part.split("..")
+                out.extend(range(int(a), int(b) + 1))
+            else:
+                out.append(int(part))
+        return tuple(out)
+    except ValueError as exc:
+        raise InvalidParameterError("--distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1") from exc
+
+
+def neighbourhood_from_options(distances: str | None, sd: int | None, bd: int | None,
+                               directed: bool, default: Iterable[Distance] = (1,)) -> Neighbourhood:
+    """Build a neighbourhood from the CLI's ``--distances/--sd/--bd/--directed``."""
+    given = [x is not None for x in (distances, sd, bd)]
+    if sum(given) > 1:
+        raise InvalidParameterError("--distances/--sd/--bd", "more than one", "exactly one of them (or none for SD 1)")
+    if sd is not None:
+        if sd < 1:
+            raise InvalidParameterError("--sd", sd, "an integer >= 1")
+        return Neighbourhood.sd(sd, directed=directed)
+    if bd is not None:
+        if bd < 1:
+            raise InvalidParameterError("--bd", bd, "an integer >= 1")
+        return Neighbourhood.bd(bd, directed=directed)
+    if distances is not None:
+        return Neighbourhood(parse_distances(distances), directed)
+    return Neighbourhood(tuple(default), directed)

@@ -1,0 +1,61 @@
+"""Figures (matplotlib, Agg backend), written atomically."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .analysis import PrivacyProfile  # noqa: E402
+from .io import atomic_path  # noqa: E402
+
+
+def _save(fig, path: str | os.PathLike) -> None:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
+def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = "") -> None:
+    """delta_DP(eps) and delta_PDP(eps) of a mechanism, with the tight pure epsilon."""
+    top = profile.epsilon_pure if math.isfinite(profile.epsilon_pure) else 5.0
+    eps = np.linspace(0.0, max(1.15 * top, 0.05), 240)
+    _, d_dp = profile.curve(eps, "dp")
+    _, d_pdp = profile.curve(eps, "pdp")
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.plot(eps, d_dp, label=r"$\delta_{DP}(\epsilon)$ (hockey-stick)")
+    ax.step(eps, d_pdp, where="post", label=r"$\delta_{PDP}(\epsilon)$ (Kadam Def. 2)", linestyle="--")
+    if math.isfinite(profile.epsilon_pure):
+        ax.axvline(profile.epsilon_pure, color="grey", linewidth=0.8,
+                   label=rf"pure $\epsilon$ = {profile.epsilon_pure:.4g}")
+    ax.set_xlabel(r"$\epsilon$")
+    ax.set_ylabel(r"$\delta$")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(title or "Privacy profile")
+    _save(fig, path)
+
+
+def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offset: int = 0,
+             xlabel: str = r"noise value $\eta$") -> None:
+    """Bar chart of a (1-D) PMF; ``values[i]`` is the mass at ``i - offset``."""
+    v = np.asarray(values, dtype=float)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    if v.ndim == 1:
+        ax.bar(np.arange(v.size) - offset, v, color="tab:blue")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("probability mass")
+    else:
+        im = ax.imshow(v, origin="lower", cmap="viridis")
+        fig.colorbar(im, ax=ax, label="probability mass")
+        ax.set_xlabel(r"$\eta_2$")
+        ax.set_ylabel(r"$\eta_1$")
+    ax.set_title(title or "Noise PMF")
+    ax.grid(alpha=0.3, axis="y")
+    _save(fig, path)
