@@ -1,0 +1,67 @@
+"""Cross-checks against Google's dp_accounting."""
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld
+
+from optnoise import CyclicPMF, Neighbourhood, compose, geometric, privacy_profile
+
+pytestmark = pytest.mark.dp_accounting
+
+
+@pytest.mark.parametrize("probs", [
+    [0.5, 0.25, 0.25],
+    [0.4, 0.3, 0.2, 0.1],
+    [0.6, 0.1, 0.05, 0.05, 0.2],
+])
+@pytest.mark.parametrize("eps", [0.0, 0.3, 1.0])
+def test_hockey_stick_equals_dp_accounting_two_pmfs(probs, eps):
+    f = np.array(probs)
+    ours = privacy_profile(CyclicPMF(f), Neighbourhood.sd(1, directed=True))
+    upper = {i: math.log(v) for i, v in enumerate(f)}
+    lower = {i: math.log(v) for i, v in enumerate(np.roll(f, -1))}
+    theirs = pld.from_two_probability_mass_functions(lower, upper, value_discretization_interval=1e-6)
+    # dp_accounting rounds pessimistically on a 1e-6 loss grid
+    assert theirs.get_delta_for_epsilon(eps) >= ours.delta_dp(eps) - 1e-12
+    assert theirs.get_delta_for_epsilon(eps) == pytest.approx(ours.delta_dp(eps), abs=1e-5)
+
+
+def test_single_release_compose_equals_tight_values():
+    prof = privacy_profile(CyclicPMF([0.5, 0.2, 0.1, 0.2]), Neighbourhood.bd(2))
+    c = compose(prof, 1, epsilon=0.4, delta=0.05)
+    assert c.delta_dp == pytest.approx(prof.delta_dp(0.4), abs=1e-3)
+    assert c.delta_dp >= prof.delta_dp(0.4) - 1e-12
+    assert c.epsilon_dp == pytest.approx(prof.epsilon_dp(0.05), abs=1e-3)
+
+
+def _exact_composed_geometric_delta(a: float, k: int, eps: float) -> float:
+    """k-fold geometric (alpha = e^-a), shift 1: the loss is +a w.p. 1/(1+e^-a), else -a."""
+    from math import comb, exp
+    pp = 1 / (1 + exp(-a))
+    total = 0.0
+    for j in range(k + 1):  # j losses of +a
+        loss = (2 * j - k) * a
+        if loss > eps:
+            total += comb(k, j) * pp ** j * (1 - pp) ** (k - j) * (1 - exp(eps - loss))
+    return total
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_composed_geometric_matches_closed_form_and_dp_accounting(k):
+    g = geometric(epsilon=0.7)
+    ours = g.compose(k, epsilon=1.5, delta=1e-4)
+    truth = _exact_composed_geometric_delta(0.7, k, 1.5)
+    ref = pld.from_discrete_laplace_mechanism(0.7, sensitivity=1).self_compose(k)
+    # both PLDs are pessimistic discretisations of the same exact value
+    assert ours.delta_dp >= truth - 1e-12
+    assert ours.delta_dp == pytest.approx(truth, abs=1e-3)
+    assert ours.delta_dp == pytest.approx(ref.get_delta_for_epsilon(1.5), abs=1e-3)
+    assert ours.epsilon_dp == pytest.approx(ref.get_epsilon_for_delta(1e-4), abs=1e-2)
+
+
+def test_compose_rejects_bad_k():
+    from optnoise import InvalidParameterError
+    with pytest.raises(InvalidParameterError, match="compose"):
+        compose(privacy_profile(CyclicPMF([0.5, 0.5])), 0, epsilon=1.0)

@@ -1,0 +1,175 @@
+"""The command-line contract (shared/CLI.md): JSON keys, exit codes, error messages."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from optnoise.cli import app
+
+runner = CliRunner()
+TABLE1_COL3 = "0.5548,0.1238,0.1238,0.1238,0.0276,0.0276,0.0062,0.0062,0.0062"
+
+
+def run(*args):
+    return runner.invoke(app, list(args))
+
+
+def run_json(*args):
+    r = run(*args, "--json")
+    assert r.exit_code == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_verify_json_keys_and_values():
+    out = run_json("verify", "--pmf", "0.5,0.25,0.25", "--sd", "1", "--epsilon", "0.2", "--delta", "0.1")
+    for key in ("epsilon_pure", "delta_dp", "delta_pdp", "epsilon_dp", "epsilon_pdp", "neighbourhood"):
+        assert key in out
+    assert out["neighbourhood"] == {"distances": [1], "directed": False}
+    assert out["epsilon_pure"] == pytest.approx(math.log(2))
+    assert out["delta_dp"] == pytest.approx(0.5 - math.exp(0.2) / 4)
+    assert out["epsilon_dp"] == pytest.approx(math.log(1.6))
+
+
+def test_verify_infinite_epsilon_is_the_string_inf():
+    out = run_json("verify", "--pmf", "0.7,0.3,0", "--epsilon", "1")
+    assert out["epsilon_pure"] == "inf"
+
+
+def test_verify_table1_directed_exact():
+    out = run_json("verify", "--pmf", TABLE1_COL3, "--bd", "3", "--directed", "--epsilon", "1.505", "--exact")
+    assert out["exact"] is True
+    assert out["delta_pdp"] == pytest.approx(0.1238, abs=1e-12)
+    assert out["neighbourhood"] == {"distances": [1, 2, 3], "directed": True}
+
+
+def test_verify_integer_space_and_family_agree():
+    a = 0.5
+    k = np.arange(-40, 41)
+    masses = ",".join(repr(float(x)) for x in (1 - a) / (1 + a) * a ** np.abs(k))
+    by_pmf = run_json("verify", "--pmf", masses, "--space", "integer", "--offset", "40", "--epsilon", "0.3",
+                      "--normalize")
+    by_family = run_json("verify", "--family", "geometric:0.5", "--epsilon", "0.3")
+    assert by_family["epsilon_pure"] == pytest.approx(math.log(2))
+    assert by_pmf["delta_dp"] == pytest.approx(by_family["delta_dp"], abs=1e-10)
+
+
+def test_verify_compose(tmp_path):
+    out = run_json("verify", "--family", "geometric:0.5", "--epsilon", "1.0", "--delta", "1e-3", "--compose", "3")
+    c = out["composed"]
+    assert c["k"] == 3 and c["delta_dp"] > out["delta_dp"] and c["epsilon_dp"] > out["epsilon_dp"]
+
+
+def test_verify_pmf_file_forms(tmp_path):
+    pmf = [0.5, 0.3, 0.2]
+    (tmp_path / "a.json").write_text(json.dumps(pmf))
+    (tmp_path / "b.json").write_text(json.dumps({"pmf": pmf, "method": "lp"}))
+    (tmp_path / "c.csv").write_text("mass\n0.5\n0.3\n0.2\n")
+    np.save(tmp_path / "d.npy", np.array(pmf))
+    values = {run_json("verify", "--pmf-file", str(tmp_path / f), "--epsilon", "0.1")["delta_dp"]
+              for f in ("a.json", "b.json", "c.csv", "d.npy")}
+    assert len(values) == 1
+
+
+def test_verify_vector_pmf(tmp_path):
+    joint = (np.outer([0.6, 0.3, 0.1], [0.5, 0.5])).tolist()
+    (tmp_path / "j.json").write_text(json.dumps({"pmf": joint}))
+    out = run_json("verify", "--pmf-file", str(tmp_path / "j.json"), "--distances", "1,0;0,1", "--epsilon", "0.1")
+    assert out["neighbourhood"]["distances"] == [[1, 0], [0, 1]]
+
+
+def test_verify_plot_is_written(tmp_path):
+    target = tmp_path / "profile.png"
+    r = run("verify", "--pmf", "0.5,0.25,0.25", "--plot", str(target))
+    assert r.exit_code == 0, r.stderr
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["profile.png"]
+
+
+def test_human_output_is_a_table():
+    r = run("verify", "--pmf", "0.5,0.25,0.25", "--epsilon", "0.2")
+    assert r.exit_code == 0
+    assert "epsilon_pure" in r.stdout and "delta_pdp" in r.stdout
+
+
+def test_families_json():
+    out = run_json("families")
+    names = {f["name"] for f in out["families"]}
+    assert {"geometric", "rr"} <= names
+
+
+def test_version():
+    r = run("--version")
+    assert r.exit_code == 0 and r.stdout.startswith("optnoise ")
+
+
+# --------------------------------------------------------------- error paths
+BAD = [
+    (["--pmf", "0.5,-0.5,1"], "pmf"),
+    (["--pmf", "0.5,0.4"], "pmf"),
+    (["--pmf", "0.5,abc"], "--pmf"),
+    (["--pmf", "nan,1"], "--pmf"),
+    (["--pmf", ","], "--pmf"),
+    (["--pmf", "0.5,0.5", "--epsilon", "-1"], "--epsilon"),
+    (["--pmf", "0.5,0.5", "--delta", "1"], "--delta"),
+    (["--pmf", "0.5,0.5", "--delta", "-0.1"], "--delta"),
+    (["--pmf", "0.5,0.5", "--space", "torus"], "--space"),
+    (["--pmf", "0.5,0.5", "--offset", "1"], "--offset"),
+    (["--pmf", "0.5,0.5", "--distances", "0"], "distances"),
+    (["--pmf", "0.5,0.25,0.25", "--distances", "5"], "distances"),
+    (["--pmf", "0.5,0.25,0.25", "--distances", "x"], "--distances"),
+    (["--pmf", "0.5,0.5", "--sd", "1", "--bd", "2"], "--distances/--sd/--bd"),
+    (["--pmf", "0.5,0.5", "--bd", "0"], "--bd"),
+    (["--pmf", "0.5,0.5", "--family", "geometric:0.5"], "--pmf/--pmf-file/--family"),
+    ([], "--pmf/--pmf-file/--family"),
+    (["--family", "laplace:1"], "--family"),
+    (["--family", "geometric:1.5"], "alpha"),
+    (["--family", "geometric"], "--family"),
+    (["--pmf-file", "/nonexistent/pmf.json"], "--pmf-file"),
+    (["--pmf", "0.5,0.5", "--compose", "0", "--epsilon", "1"], "--compose"),
+    (["--pmf", "0.5,0.5", "--compose", "2"], "--compose"),
+    (["--pmf", "0.5,0.5", "--plot", "x.jpg"], "--plot"),
+]
+
+
+@pytest.mark.parametrize("args, parameter", BAD)
+def test_bad_input_exits_2_naming_the_parameter(args, parameter):
+    r = run("verify", *args)
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert r.stdout == ""
+    assert parameter in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bad_json_file_exits_2(tmp_path):
+    f = tmp_path / "bad.json"
+    f.write_text("[0.5, 0.5")
+    r = run("verify", "--pmf-file", str(f))
+    assert r.exit_code == 2 and "--pmf-file" in r.stderr
+
+
+def test_vector_pmf_needs_vector_distances(tmp_path):
+    f = tmp_path / "j.json"
+    f.write_text(json.dumps([[0.25, 0.25], [0.25, 0.25]]))
+    r = run("verify", "--pmf-file", str(f))
+    assert r.exit_code == 2 and "--distances" in r.stderr
+
+
+def test_unknown_option_is_a_usage_error():
+    assert run("verify", "--epsilonn", "1").exit_code == 2
+
+
+def test_installed_console_script(tmp_path):
+    exe = Path(sys.executable).parent / "optnoise"
+    assert exe.exists(), "make install must provide the optnoise console script"
+    proc = subprocess.run([str(exe), "verify", "--pmf", "0.5,0.25,0.25", "--epsilon", "0.1", "--json"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["delta_dp"] == pytest.approx(0.5 - math.exp(0.1) / 4)
+    bad = subprocess.run([str(exe), "verify", "--pmf", "2"], capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and bad.stdout == ""
