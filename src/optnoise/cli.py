@@ -201,6 +201,121 @@ def _print_verify(r: dict[str, Any], nb: Neighbourhood) -> None:
         out.print(f"[dim]- {n}[/]")
 
 
+# ---------------------------------------------------------------- design ---
+def _parse_n(text: str) -> int | list[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise InvalidParameterError("--n", text, "an integer n >= 1, or n1,n2 for a vector query") from exc
+    if not vals or any(v < 1 for v in vals):
+        raise InvalidParameterError("--n", text, "an integer n >= 1, or n1,n2 for a vector query")
+    return vals[0] if len(vals) == 1 else vals
+
+
+@app.command()
+@cli_errors
+def design(
+    n: str = typer.Option(..., "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query."),
+    epsilon: float = typer.Option(..., "--epsilon", help="Target epsilon (> 0)."),
+    delta: float = typer.Option(0.0, "--delta", help="Target delta (0 <= delta < 1)."),
+    distances: Optional[str] = typer.Option(None, "--distances", help="Query distances, e.g. 1,2,3; vectors '1,0;0,1'."),
+    sd: Optional[int] = typer.Option(None, "--sd", help="Single distance MU."),
+    bd: Optional[int] = typer.Option(None, "--bd", help="Bounded difference 1..MUBAR."),
+    directed: bool = typer.Option(False, "--directed", help="Exactly the listed distances (Kadam et al.'s tables)."),
+    guarantee_: str = typer.Option("dp", "--guarantee", help="dp: approximate DP (an LP); pdp: probabilistic DP (a MILP)."),
+    cost: str = typer.Option("er", "--cost", help="er | mse (noise second moment, the paper's MSE) | circular-mse | abs | circular-abs."),
+    cost_file: Optional[Path] = typer.Option(None, "--cost-file", help="User cost, one value per noise value (same forms as --pmf-file)."),
+    minimize: str = typer.Option("cost", "--minimize", help="cost, or delta (Kadam (15); needs --max-cost)."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Cost bound for --minimize delta."),
+    formulation: str = typer.Option("standard", "--formulation", help="standard, or paper: Kadam (13) as printed (with --guarantee pdp)."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Solver time limit in seconds; reaching it is an error (exit 1)."),
+    output: Optional[Path] = typer.Option(None, "--output", help="Also write the design JSON to this file (atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Bar chart of the PMF as a PNG."),
+) -> None:
+    """Optimal noise PMF for answers in {0..n}, added mod n+1 (Kadam et al. 2024), with its certificate.
+
+    Example: optnoise design --n 8 --epsilon 1.5 --delta 0.1238 --bd 3 --directed --guarantee pdp --formulation paper
+    """
+    from .design import design_finite
+    dims = _parse_n(n)
+    if cost_file is not None:
+        cost_value: Any = read_pmf_file(cost_file)["pmf"]
+        if np.any(~np.isfinite(cost_value)):
+            raise InvalidParameterError("--cost-file", str(cost_file), "finite costs")
+    else:
+        cost_value = cost
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    if max_cost is not None and minimize != "delta":
+        raise InvalidParameterError("--max-cost", max_cost, "only with --minimize delta")
+    if minimize == "delta" and delta != 0.0:
+        raise InvalidParameterError("--delta", delta, "no --delta with --minimize delta (delta is the objective)")
+    nb = neighbourhood_from_options(distances, sd, bd, directed,
+                                    default=(1,) if isinstance(dims, int) else (tuple([1] + [0] * (len(dims) - 1)),))
+    if not isinstance(dims, int) and distances is None:
+        raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a vector query")
+    with err.status("solving the design problem...", spinner="dots") if not as_json else _nullcontext():
+        result = design_finite(dims, epsilon=epsilon, delta=delta, neighbourhood=nb, guarantee_notion=guarantee_,
+                               cost=cost_value, minimize=minimize, max_cost=max_cost, formulation=formulation,
+                               time_limit=time_limit)
+    payload = result.to_json()
+    if output is not None:
+        write_text_atomic(output, dumps(payload))
+    if plot is not None:
+        from .plots import plot_pmf
+        plot_pmf(result.pmf.probs, plot, title=(f"Optimal noise, n={n}, eps={epsilon:g}, delta={payload['guarantee']['delta']:g}, "
+                                               f"{guarantee_.upper()}, {nb.describe()}"))
+        payload["plot"] = str(plot)
+    if as_json:
+        typer.echo(dumps(payload))
+        return
+    _print_design(payload)
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _print_design(p: dict[str, Any]) -> None:
+    pmf = np.asarray(p["pmf"])
+    g = p["guarantee"]
+    out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={_fmt(g['epsilon'])} "
+              f"delta={_fmt(g['delta'])}, cost={p['cost']}")
+    table = Table()
+    if pmf.ndim == 1:
+        table.add_column("eta", justify="right")
+        table.add_column("f(eta)", justify="right")
+        for i, v in enumerate(pmf):
+            table.add_row(str(i), f"{v:.6f}")
+        out.print(table)
+    else:
+        out.print(f"joint PMF of shape {pmf.shape} (use --json for the values)")
+    c = p["certificate"]
+    summary = Table(show_header=False)
+    summary.add_column("k")
+    summary.add_column("v", justify="right")
+    rows = [("expected cost", p["expected_cost"]), ("error rate", p["error_rate"]),
+            ("noise second moment (paper's MSE)", p["noise_second_moment"]),
+            ("squared error after wrap-around, worst q", p["squared_error"]["worst"]),
+            ("squared error after wrap-around, average q", p["squared_error"]["average"]),
+            ("certificate: epsilon_pure", c["epsilon_pure"]),
+            ("certificate: delta_dp", c["delta_dp"]), ("certificate: delta_pdp", c["delta_pdp"])]
+    if p["minimize"] == "delta":
+        rows.insert(0, ("minimum delta", p["delta"]))
+    for k, v in rows:
+        summary.add_row(k, _fmt(v))
+    out.print(summary)
+    out.print(f"[dim]method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
+              f"neighbourhood {g['neighbourhood']}[/]")
+    for note in p["notes"]:
+        out.print(f"[dim]- {note}[/]")
+
+
 # -------------------------------------------------------------- families ---
 @app.command()
 @cli_errors
