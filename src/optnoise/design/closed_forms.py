@@ -81,3 +81,48 @@ def closed_form_delta0(n: int, epsilon: float, nb: Neighbourhood) -> np.ndarray 
     if ds == list(range(1, len(ds) + 1)):
         return lemma4_bd(n, len(ds), epsilon)
     return None
+
+
+def _theorem2_sorted(m: int, epsilon: float, delta: float) -> np.ndarray:
+    """Sorted optimal masses ``f_(0..m)`` of Theorem 2 for a chain of ``m + 1`` values."""
+    e = math.exp(epsilon)
+
+    def d_low(k: int) -> float:  # (19c)
+        return math.exp(-(m - k) * epsilon) * (1 - math.exp(-epsilon)) / (1 - math.exp(-(m - k + 1) * epsilon))
+
+    def d_up(k: int) -> float:  # (19a); equals e^eps * d_low(k)
+        return math.exp(-(m - k - 1) * epsilon) * (1 - math.exp(-epsilon)) / (1 - math.exp(-(m - k + 1) * epsilon))
+
+    h = np.arange(m + 1)
+    if delta <= d_up(0) or m == 0:
+        f0 = (1 - math.exp(-epsilon)) / (1 - math.exp(-(m + 1) * epsilon))
+        return f0 * np.exp(-h * epsilon)
+    for k in range(1, m + 1):
+        lo = d_low(k)
+        if delta <= lo:  # linear region k: (21)
+            out = np.where(h <= m - k, delta * np.exp((m - k - h) * epsilon), 0.0)
+            tail = h > m - k
+            out[tail] = np.exp((m - h[tail]) * epsilon) * (e - 1) / (e ** k - 1) * (1 - delta / lo)
+            return out
+        if k == m or delta <= d_up(k):  # flat region k: (20)
+            return np.where(h <= m - k, lo * np.exp((m - k - h) * epsilon), 0.0)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def theorem2_sd(n: int, mu: int, epsilon: float, delta: float, *, remark3: str = "corrected") -> np.ndarray:
+    """Theorem 2 (with Remark 3): SD ``{mu}``, ``(eps, delta)``-PDP, error rate.
+
+    The sorted masses ``f_(h) = f(h mu mod (n+1))`` follow the flat/linear regions
+    (19)-(21). When ``gcd(n+1, mu) > 1`` only the orbit of 0 carries mass.
+    Remark 3 as printed says to replace ``n`` by ``N_mu = (n+1)/gcd(n+1, mu)``;
+    Lemma 3 (18c) and the solver need ``N_mu - 1`` (the chain has ``N_mu`` values):
+    ``remark3="printed"`` reproduces the printed rule (see docs/paper-notes.md).
+    """
+    size = n + 1
+    orbit = size // math.gcd(size, mu)
+    m = orbit - 1 if remark3 == "corrected" else min(orbit, n)
+    sorted_f = _theorem2_sorted(m, epsilon, delta)
+    f = np.zeros(size)
+    for k in range(min(orbit, sorted_f.size)):
+        f[(k * mu) % size] = sorted_f[k]
+    return f

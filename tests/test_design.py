@@ -1,0 +1,240 @@
+"""Finite-domain design (Kadam et al. 2024): solver vs paper tables and closed forms."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import KADAM_TABLE1
+from optnoise import CyclicPMF, DesignError, InvalidParameterError, Neighbourhood, privacy_profile
+from optnoise.cli import app
+from optnoise.design import design_finite, wrapped_squared_error
+from optnoise.design.closed_forms import (lemma3_sd, lemma4_bd, limit_error_rate_bd, limit_error_rate_bd_uncapped,
+                                          limit_error_rate_sd, theorem2_sd)
+
+BD3 = Neighbourhood.bd(3, directed=True)
+
+
+@pytest.mark.parametrize("delta", sorted(KADAM_TABLE1))
+def test_table1_with_the_papers_milp(delta):
+    r = design_finite(8, epsilon=1.5, delta=delta, neighbourhood=BD3, guarantee_notion="pdp",
+                      formulation="paper", use_closed_form=False)
+    # f*(6..8) are not unique at delta = 0.1238 (any split with the same sum is optimal): compare the
+    # objective and the certified masses that are unique
+    np.testing.assert_allclose(r.pmf.probs[:6], KADAM_TABLE1[delta][:6], atol=1e-4)
+    assert r.pmf.probs[6:].sum() == pytest.approx(sum(KADAM_TABLE1[delta][6:]), abs=2e-4)
+    assert r.optimal and r.method in ("lp", "milp")
+    assert r.certificate.delta_pdp <= delta + 1e-12
+
+
+def test_table1_under_correct_pdp_and_dp_is_better():
+    f0 = {}
+    for notion, form in (("pdp", "paper"), ("pdp", "standard"), ("dp", "standard")):
+        r = design_finite(8, epsilon=1.5, delta=0.1212, neighbourhood=BD3, guarantee_notion=notion, formulation=form)
+        f0[(notion, form)] = r.pmf.probs[0]
+    # the shared indicator of (13) is a restriction: per-distance PDP does better, standard DP better still
+    assert f0[("pdp", "paper")] == pytest.approx(0.5432, abs=1e-4)
+    assert f0[("pdp", "standard")] > f0[("pdp", "paper")] + 1e-3
+    assert f0[("dp", "standard")] > f0[("pdp", "standard")] + 1e-2
+
+
+def test_symmetric_bd_differs_from_directed():
+    d = design_finite(8, epsilon=1.5, neighbourhood=BD3)
+    s = design_finite(8, epsilon=1.5, neighbourhood=Neighbourhood.bd(3))
+    assert d.error_rate == pytest.approx(1 - 0.5432, abs=1e-4)
+    assert s.error_rate > d.error_rate + 0.1
+    # the symmetric optimum is symmetric around 0 on the cycle
+    np.testing.assert_allclose(s.pmf.probs[1:], s.pmf.probs[1:][::-1], atol=1e-8)
+    assert privacy_profile(s.pmf, Neighbourhood.bd(3)).epsilon_pure <= 1.5 + 1e-9
+
+
+@pytest.mark.parametrize("n", [5, 7, 8, 11])
+@pytest.mark.parametrize("eps", [0.3, 1.0, 2.0])
+def test_lemma3_both_cases_equal_the_lp(n, eps):
+    for mu in range(1, n + 1):
+        lp = design_finite(n, epsilon=eps, neighbourhood=Neighbourhood.sd(mu, directed=True), use_closed_form=False)
+        assert lp.error_rate == pytest.approx(1 - lemma3_sd(n, mu, eps)[0], abs=1e-9), (mu, math.gcd(n + 1, mu))
+
+
+@pytest.mark.parametrize("n", [5, 8, 11])
+@pytest.mark.parametrize("eps", [0.3, 1.0, 2.0])
+def test_lemma4_equals_the_lp(n, eps):
+    for mb in range(2, n + 1):
+        lp = design_finite(n, epsilon=eps, neighbourhood=Neighbourhood.bd(mb, directed=True), use_closed_form=False)
+        cf = lemma4_bd(n, mb, eps)
+        assert lp.error_rate == pytest.approx(1 - cf[0], abs=1e-9)
+        assert cf.sum() == pytest.approx(1.0, abs=1e-12)
+        assert privacy_profile(CyclicPMF(cf), Neighbourhood.bd(mb, directed=True)).epsilon_pure \
+            <= eps + 1e-12
+
+
+@pytest.mark.parametrize("n", [5, 7, 8])
+@pytest.mark.parametrize("eps", [0.4, 1.0])
+def test_theorem2_with_corrected_remark3_equals_the_milp(n, eps):
+    for mu in range(1, n + 1):
+        for delta in (0.01, 0.1, 0.2, 0.35, 0.6, 0.9):
+            milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.sd(mu, directed=True),
+                                 guarantee_notion="pdp", use_closed_form=False)
+            assert milp.pmf.probs[0] == pytest.approx(theorem2_sd(n, mu, eps, delta)[0], abs=1e-7)
+
+
+def test_remark3_as_printed_is_off_by_one():
+    # n = 7, mu = 2: orbit {0,2,4,6} of N = 4 values; "replace n by N" gives a chain of 5 values
+    truth = design_finite(7, epsilon=1.0, neighbourhood=Neighbourhood.sd(2, directed=True), use_closed_form=False)
+    printed = theorem2_sd(7, 2, 1.0, 0.0, remark3="printed")[0]
+    assert truth.pmf.probs[0] == pytest.approx(theorem2_sd(7, 2, 1.0, 0.0)[0], abs=1e-9)
+    assert abs(truth.pmf.probs[0] - printed) > 5e-3
+
+
+@pytest.mark.parametrize("eps", [0.3, 0.5])
+def test_limit_44_cap_at_one_half_is_wrong(eps):
+    r = design_finite(2000, epsilon=eps, neighbourhood=Neighbourhood.sd(1, directed=True))
+    assert r.error_rate == pytest.approx(math.exp(-eps), abs=1e-6)
+    # (44) as printed caps the error rate at 1/2; the optimum is e^-eps > 1/2 for eps < ln 2
+    assert limit_error_rate_sd(eps) == 0.5
+    assert r.error_rate > 0.55
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_limit_47_uncapped_is_right(eps):
+    r = design_finite(3000, epsilon=eps, neighbourhood=Neighbourhood.bd(3, directed=True), use_closed_form=False)
+    assert r.error_rate == pytest.approx(limit_error_rate_bd_uncapped(eps, 3), abs=1e-6)
+    if eps < math.log(4):
+        assert limit_error_rate_bd(eps, 3) == 0.5 != pytest.approx(r.error_rate, abs=1e-2)
+
+
+def test_min_delta_variant():
+    r = design_finite(8, epsilon=1.5, neighbourhood=BD3, guarantee_notion="pdp", minimize="delta", max_cost=0.445167)
+    assert r.delta_min == pytest.approx(0.1238, abs=2e-4)
+    assert r.expected_cost <= 0.445167 + 1e-9
+    dp = design_finite(8, epsilon=1.5, neighbourhood=BD3, guarantee_notion="dp", minimize="delta", max_cost=0.4)
+    assert dp.certificate.delta_dp <= dp.delta_min + 1e-9 and dp.expected_cost <= 0.4 + 1e-9
+
+
+def test_dp_design_certificate_meets_target():
+    r = design_finite(30, epsilon=0.7, delta=0.05, neighbourhood=Neighbourhood.bd(2), cost="mse")
+    assert r.certificate.delta_dp <= 0.05 + 1e-15
+    lp_cost = r.expected_cost
+    # the optimum must beat the best delta = 0 design
+    assert lp_cost < design_finite(30, epsilon=0.7, neighbourhood=Neighbourhood.bd(2), cost="mse").expected_cost
+
+
+def test_costs_and_reports():
+    r = design_finite(6, epsilon=1.0, neighbourhood=Neighbourhood.sd(1), cost="circular-mse")
+    f = r.pmf.probs
+    eta = np.arange(7)
+    assert r.noise_second_moment == pytest.approx(float(np.dot(f, eta ** 2)))
+    assert r.expected_cost == pytest.approx(float(np.dot(f, np.minimum(eta, 7 - eta) ** 2)))
+    assert r.error_rate == pytest.approx(1 - f[0])
+
+
+def test_wrapped_squared_error_by_brute_force(rng):
+    f = rng.dirichlet(np.ones(9))
+    errs = []
+    for q in range(9):
+        e = 0.0
+        for eta in range(9):
+            released = (q + eta) % 9
+            e += f[eta] * (released - q) ** 2
+        errs.append(e)
+    worst, avg = wrapped_squared_error(f)
+    assert worst == pytest.approx(max(errs)) and avg == pytest.approx(np.mean(errs))
+
+
+def test_vector_query_design_bd_staircase():
+    nb = Neighbourhood(((1, 0), (0, 1), (1, 1)), directed=True)
+    r = design_finite([3, 3], epsilon=1.0, neighbourhood=nb)
+    assert r.pmf.shape == (4, 4)
+    assert privacy_profile(r.pmf, nb).epsilon_pure <= 1.0 + 1e-9
+    assert r.pmf.probs[0, 0] == r.pmf.probs.max()
+
+
+def test_time_limit_is_an_error_with_bound_and_incumbent():
+    with pytest.raises(DesignError, match="time limit"):
+        design_finite(256, epsilon=0.2, delta=0.1, neighbourhood=Neighbourhood.bd(3), guarantee_notion="pdp",
+                      cost="mse", time_limit=0.05)
+
+
+def test_infeasible_min_delta_is_an_error():
+    with pytest.raises(DesignError, match="infeasible"):
+        design_finite(4, epsilon=1.0, cost=np.ones(5), minimize="delta", max_cost=0.5)
+
+
+@pytest.mark.parametrize("kwargs, parameter", [
+    (dict(epsilon=0.0), "epsilon"),
+    (dict(epsilon=-1.0), "epsilon"),
+    (dict(epsilon=1.0, delta=1.0), "delta"),
+    (dict(epsilon=1.0, neighbourhood=Neighbourhood.sd(9)), "distances"),
+    (dict(epsilon=1.0, cost="huber"), "cost"),
+    (dict(epsilon=1.0, minimize="delta"), "max_cost"),
+    (dict(epsilon=1.0, formulation="paper"), "formulation"),
+    (dict(epsilon=1.0, guarantee_notion="rdp"), "guarantee"),
+    (dict(epsilon=1.0, time_limit=0), "time_limit"),
+])
+def test_design_bad_input(kwargs, parameter):
+    with pytest.raises(InvalidParameterError) as info:
+        design_finite(8, **kwargs)
+    assert info.value.parameter == parameter
+
+
+# --------------------------------------------------------------------- CLI
+runner = CliRunner()
+
+
+def test_cli_design_json_keys(tmp_path):
+    out = tmp_path / "design.json"
+    r = runner.invoke(app, ["design", "--n", "8", "--epsilon", "1.5", "--delta", "0.1238", "--bd", "3", "--directed",
+                            "--guarantee", "pdp", "--formulation", "paper", "--json", "--output", str(out),
+                            "--plot", str(tmp_path / "pmf.png")])
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    for key in ("pmf", "expected_cost", "error_rate", "noise_second_moment", "guarantee", "certificate", "method",
+                "optimal", "solve_seconds"):
+        assert key in d
+    assert d["guarantee"]["notion"] == "pdp" and d["method"] == "milp" and d["optimal"] is True
+    assert d["pmf"][0] == pytest.approx(0.5548, abs=1e-4)
+    assert json.loads(out.read_text())["pmf"] == d["pmf"]
+    assert (tmp_path / "pmf.png").read_bytes()[:4] == b"\x89PNG"
+    # a design file is a PMF file for verify
+    v = runner.invoke(app, ["verify", "--pmf-file", str(out), "--bd", "3", "--directed", "--epsilon", "1.5", "--json"])
+    assert json.loads(v.stdout)["delta_pdp"] <= 0.1238 + 1e-12
+
+
+def test_cli_min_delta_reports_delta():
+    r = runner.invoke(app, ["design", "--n", "8", "--epsilon", "1.5", "--bd", "3", "--directed", "--guarantee", "pdp",
+                            "--minimize", "delta", "--max-cost", "0.445167", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["delta"] == pytest.approx(0.1238, abs=2e-4)
+
+
+@pytest.mark.parametrize("args, parameter", [
+    (["--n", "8", "--epsilon", "0"], "epsilon"),
+    (["--n", "8", "--epsilon", "1", "--delta", "1"], "delta"),
+    (["--n", "0", "--epsilon", "1"], "--n"),
+    (["--n", "8", "--epsilon", "1", "--sd", "9"], "distances"),
+    (["--n", "8", "--epsilon", "1", "--cost", "huber"], "cost"),
+    (["--n", "8", "--epsilon", "1", "--minimize", "delta"], "max_cost"),
+    (["--n", "8", "--epsilon", "1", "--formulation", "paper"], "formulation"),
+    (["--n", "8", "--epsilon", "1", "--max-cost", "1"], "--max-cost"),
+    (["--n", "3,3", "--epsilon", "1"], "--distances"),
+])
+def test_cli_design_bad_input_exits_2(args, parameter):
+    r = runner.invoke(app, ["design", *args])
+    assert r.exit_code == 2, (r.stdout, r.stderr)
+    assert parameter in r.stderr and r.stdout == ""
+
+
+def test_cli_design_time_limit_exits_1():
+    r = runner.invoke(app, ["design", "--n", "256", "--epsilon", "0.2", "--delta", "0.1", "--bd", "3",
+                            "--guarantee", "pdp", "--cost", "mse", "--time-limit", "0.05", "--json"])
+    assert r.exit_code == 1 and "time limit" in r.stderr and r.stdout == ""
+
+
+def test_cli_infeasible_exits_1(tmp_path):
+    cost = tmp_path / "cost.json"
+    cost.write_text(json.dumps([1, 1, 1, 1, 1]))
+    r = runner.invoke(app, ["design", "--n", "4", "--epsilon", "1", "--cost-file", str(cost), "--minimize", "delta",
+                            "--max-cost", "0.5"])
+    assert r.exit_code == 1 and "infeasible" in r.stderr
