@@ -238,3 +238,21 @@ def test_cli_infeasible_exits_1(tmp_path):
     r = runner.invoke(app, ["design", "--n", "4", "--epsilon", "1", "--cost-file", str(cost), "--minimize", "delta",
                             "--max-cost", "0.5"])
     assert r.exit_code == 1 and "infeasible" in r.stderr
+
+
+def test_kadam_vector_example_marginals():
+    """Kadam et al. (57): n = 4, eps = 3, mu in {0,1,2} per coordinate, delta = 0.
+
+    Reproduced by the *directed* set {0,1,2}^2 minus (0,0); the symmetric set gives
+    other marginals (0.6602, 0.085 x 4).
+    """
+    ds = tuple((a, b) for a in range(3) for b in range(3) if (a, b) != (0, 0))
+    r = design_finite([4, 4], epsilon=3.0, neighbourhood=Neighbourhood(ds, directed=True))
+    for axis in (0, 1):
+        np.testing.assert_allclose(r.pmf.probs.sum(axis=axis), [0.7681, 0.1073, 0.1073, 0.0086, 0.0086], atol=1e-4)
+    # not a product of the scalar optima (Remark 4); the scalar optimum has five masses, not the four printed
+    f1 = design_finite(4, epsilon=1.5, neighbourhood=Neighbourhood.bd(2, directed=True)).pmf.probs
+    np.testing.assert_allclose(f1, [0.6469, 0.1443, 0.1443, 0.0322, 0.0322], atol=1e-4)
+    assert not np.allclose(r.pmf.probs, np.outer(f1, f1), atol=1e-3)
+    sym = design_finite([4, 4], epsilon=3.0, neighbourhood=Neighbourhood(ds))
+    assert abs(sym.pmf.probs.sum(axis=1)[0] - 0.7681) > 0.05
