@@ -256,3 +256,24 @@ def test_kadam_vector_example_marginals():
     assert not np.allclose(r.pmf.probs, np.outer(f1, f1), atol=1e-3)
     sym = design_finite([4, 4], epsilon=3.0, neighbourhood=Neighbourhood(ds))
     assert abs(sym.pmf.probs.sum(axis=1)[0] - 0.7681) > 0.05
+
+
+def test_solver_output_on_fd1_is_silenced(capfd):
+    import os
+    from optnoise.design.finite import _solver_silenced
+    with _solver_silenced():
+        os.write(1, b"HighsMipSolverData::noise\n")
+    print("after")
+    assert capfd.readouterr().out == "after\n"
+
+
+def test_cli_design_json_stdout_is_one_object_in_a_real_process():
+    import subprocess
+    import sys
+    from pathlib import Path
+    exe = Path(sys.executable).parent / "optnoise"
+    proc = subprocess.run([str(exe), "design", "--n", "96", "--epsilon", "1", "--delta", "0.05", "--bd", "3",
+                           "--directed", "--guarantee", "pdp", "--cost", "mse", "--json"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["optimal"] is True

@@ -26,7 +26,10 @@ the returned PMF (:mod:`optnoise.analysis`), not the solver's claim.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
@@ -46,6 +49,29 @@ COSTS: tuple[str, ...] = ("er", "mse", "circular-mse", "abs", "circular-abs")
 RATIO_MARGIN = 1e-10
 _LP_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 MIP_REL_GAP = 1e-6
+
+
+@contextmanager
+def _solver_silenced():
+    """Send file descriptor 1 to /dev/null while HiGHS runs.
+
+    HiGHS's C++ code can print diagnostics straight to the process's stdout, which
+    would break the CLI's promise of exactly one JSON object there.
+    """
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no real fd 1 (embedded interpreters)
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 # ------------------------------------------------------------------ costs
@@ -215,7 +241,8 @@ def _linprog(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit):
     opts = dict(_LP_OPTIONS)
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
-    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs", options=opts)
+    with _solver_silenced():
+        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs", options=opts)
     if res.status == 1:
         raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved; no design returned")
     if res.status == 2:
@@ -322,7 +349,8 @@ def _solve_pdp_milp(sh: _Shifts, rho, e, delta, minimize, max_cost, time_limit, 
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
     from scipy.optimize import Bounds
-    res = milp(c, constraints=constraints, integrality=integrality, bounds=Bounds(lb, ub), options=opts)
+    with _solver_silenced():
+        res = milp(c, constraints=constraints, integrality=integrality, bounds=Bounds(lb, ub), options=opts)
     if res.status == 2:
         raise DesignError("the design problem is infeasible: no noise PMF meets these constraints")
     if res.status == 1:
