@@ -22,6 +22,7 @@ test: install
 
 bench: install
 	$(BIN)/python bench/verify.py
+	$(BIN)/python bench/design.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .hypothesis build src/*.egg-info

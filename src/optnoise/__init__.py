@@ -14,3 +14,6 @@ from .accounting import Composed, compose
 from .mechanism import Mechanism, additive, channel, geometric
 
 __all__ += ["Composed", "Mechanism", "additive", "channel", "compose", "geometric"]
+from .design import FiniteDesign, design_finite
+
+__all__ += ["FiniteDesign", "design_finite"]
