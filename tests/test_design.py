@@ -277,3 +277,30 @@ def test_cli_design_json_stdout_is_one_object_in_a_real_process():
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["optimal"] is True
+
+
+def test_large_pure_dp_design_is_feasible_and_converged():
+    """n = 4096: the optimum needs masses below the double floor; the lift keeps it exact.
+
+    The circular-MSE optimum decays geometrically, so beyond a few hundred values the
+    domain size no longer matters: n = 4096 must cost what n = 512 costs.
+    """
+    nb = Neighbourhood.bd(3)
+    big = design_finite(4096, epsilon=1.0, neighbourhood=nb, cost="circular-mse")
+    small = design_finite(512, epsilon=1.0, neighbourhood=nb, cost="circular-mse")
+    assert big.certificate.epsilon_pure <= 1.0 + 1e-12
+    assert big.pmf.probs.min() > 0
+    assert big.expected_cost == pytest.approx(small.expected_cost, rel=1e-9)
+
+
+def test_ratio_lift_is_the_smallest_feasible_pmf_above():
+    from optnoise.design.finite import _ratio_lift, _shifts
+    nb = Neighbourhood.sd(1)
+    sh = _shifts((6,), nb)
+    f = np.array([0.7, 0.3, 0.0, 0.0, 0.0, 0.0])
+    g = _ratio_lift(f, sh, math.e)
+    prof = privacy_profile(CyclicPMF(g), nb)
+    assert prof.epsilon_pure <= 1.0 + 1e-12
+    # before renormalising, the lift is f where feasible and f(neighbour)/e elsewhere
+    raw = g * (0.7 / g[0])
+    np.testing.assert_allclose(raw[:3], [0.7, 0.3, 0.3 / math.e], rtol=1e-12)

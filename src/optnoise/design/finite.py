@@ -238,11 +238,26 @@ def _cost_row(rho: np.ndarray, n_cols: int) -> sp.csr_matrix:
 
 
 def _linprog(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit):
+    """HiGHS LP with tight tolerances and a scaled objective.
+
+    If HiGHS reports a numerical failure at the tight tolerances (it can when the
+    optimum has masses near the double-precision floor, e.g. MSE at n = 4096), the LP
+    is solved again at HiGHS's default tolerances; the caller's certificate and
+    uniform-mixing repair then guarantee the target.
+    """
+    scale = float(np.max(np.abs(c))) or 1.0
     opts = dict(_LP_OPTIONS)
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
     with _solver_silenced():
-        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs", options=opts)
+        res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
+                      options=opts)
+        if res.status == 4:
+            opts = {k: v for k, v in opts.items() if k == "time_limit"}
+            res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
+                          options=opts)
+    if res.status == 0:
+        res.fun = float(res.fun) * scale
     if res.status == 1:
         raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved; no design returned")
     if res.status == 2:
@@ -423,6 +438,32 @@ def _meets(pmf: CyclicPMF, nb: Neighbourhood, eps: float, delta: float, notion: 
     return prof.delta_pdp(eps) <= delta + 1e-15
 
 
+#: Smallest mass a repaired pure-DP design may hold (far above the subnormal range).
+MASS_FLOOR = 1e-300
+
+
+def _ratio_lift(f: np.ndarray, sh: _Shifts, e: float) -> np.ndarray:
+    """Smallest ``g >= max(f, MASS_FLOOR)`` with ``g(eta) <= e g(eta + mu)`` for every shift.
+
+    Pure-DP repair. Raising ``g(eta + mu)`` to ``g(eta) / e`` never breaks a
+    constraint in which it is the smaller side, so repeated relaxation converges to
+    the pointwise-smallest feasible ``g`` above ``f`` (at most one round per step of
+    the neighbourhood graph's diameter). The floor matters: the exact optimum can
+    need masses like ``e^(-2730)`` (n = 16384, eps = 1, BD 3), below the smallest
+    double, and a zero facing a positive mass is infinite epsilon. Renormalising
+    keeps every ratio; the cost moves by about ``N * MASS_FLOOR`` times the largest cost.
+    """
+    g = np.maximum(f, MASS_FLOOR)
+    inv = np.empty_like(sh.partner)
+    for k in range(sh.k):
+        inv[k, sh.partner[k]] = np.arange(sh.n)   # inv[k, j]: the eta with eta + mu_k = j
+    while True:
+        need = (g[inv] / e).max(axis=0)
+        if np.all(need <= g):
+            return g / g.sum()
+        g = np.maximum(g, need)
+
+
 def _repair_with_uniform(f: np.ndarray, shape, nb, eps, delta, notion) -> tuple[np.ndarray, float]:
     """Smallest uniform mixing weight (doubling from 1e-12) that meets the target."""
     pmf = CyclicPMF(f.reshape(shape))
@@ -531,6 +572,10 @@ def design_finite(n: int | Sequence[int], *, epsilon: float, delta: float = 0.0,
     target_delta = float(target_delta) if target_delta is not None else 0.0
     if minimize == "delta":
         target_delta = target_delta + 1e-12
+    if target_delta == 0.0 and not _meets(CyclicPMF(f.reshape(shape)), nb, eps, 0.0, "dp"):
+        f = _ratio_lift(f, sh, e)
+        notes.append("masses below the ratio constraints (solver round-off, float underflow) lifted to the "
+                     "smallest feasible values, floor 1e-300")
     if guarantee_notion == "dp" or target_delta == 0.0:
         f, lam = _repair_with_uniform(f, shape, nb, eps, target_delta, "dp")
         if lam > 0:
