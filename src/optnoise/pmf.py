@@ -73,6 +73,30 @@ def _check_total(total: float, parameter: str, normalize: bool) -> None:
         )
 
 
+def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, exact) -> None:
+    """Set ``probs``, ``exact`` and ``normalized`` on a frozen PMF (shared by both PMF types).
+
+    With exact masses the floats are derived from them (normalised exactly when
+    asked); otherwise the floats are rescaled by ``total`` when normalising.
+    """
+    scaled = bool(normalize and total != 1.0)
+    if exact is not None:
+        ex = _as_fraction_array(exact, arr.shape)
+        ex_total = sum(ex.ravel(), Fraction(0))
+        if ex_total != 1:
+            if not normalize:
+                raise InvalidParameterError("pmf", f"exact sum = {ex_total}", "exact masses summing to exactly 1")
+            ex = _as_fraction_array([v / ex_total for v in ex.ravel()], arr.shape)
+        arr = np.array([float(v) for v in ex.ravel()], dtype=np.float64).reshape(arr.shape)
+        object.__setattr__(obj, "exact", ex)
+    else:
+        if scaled:
+            arr = arr / total
+        object.__setattr__(obj, "exact", None)
+    object.__setattr__(obj, "probs", _frozen(arr))
+    object.__setattr__(obj, "normalized", scaled)
+
+
 @dataclass(frozen=True)
 class CyclicPMF:
     """Noise PMF on the cyclic group ``{0..n}`` (or a product of such groups).
@@ -101,22 +125,7 @@ class CyclicPMF:
         arr = _as_float_array(probs, "pmf")
         total = float(arr.sum())
         _check_total(total, "pmf", normalize)
-        scaled = bool(normalize and total != 1.0)
-        if exact is not None:
-            ex = _as_fraction_array(exact, arr.shape)
-            ex_total = sum(ex.ravel(), Fraction(0))
-            if ex_total != 1:
-                if not normalize:
-                    raise InvalidParameterError("pmf", f"exact sum = {ex_total}", "exact masses summing to exactly 1")
-                ex = _as_fraction_array([v / ex_total for v in ex.ravel()], arr.shape)
-            arr = np.array([float(v) for v in ex.ravel()], dtype=np.float64).reshape(arr.shape)
-            object.__setattr__(self, "exact", ex)
-        else:
-            if scaled:
-                arr = arr / total
-            object.__setattr__(self, "exact", None)
-        object.__setattr__(self, "probs", _frozen(arr))
-        object.__setattr__(self, "normalized", scaled)
+        _assign_masses(self, arr, total, normalize, exact)
 
     @classmethod
     def from_weights(cls, weights: Sequence[int] | np.ndarray) -> "CyclicPMF":
@@ -221,22 +230,7 @@ class IntegerPMF:
         object.__setattr__(self, "right_tail", right_tail)
         total = float(arr.sum()) + self._tail_mass_of(arr)
         _check_total(total, "pmf", normalize)
-        scaled = bool(normalize and total != 1.0)
-        if exact is not None:
-            ex = _as_fraction_array(exact, arr.shape)
-            ex_total = sum(ex, Fraction(0))
-            if ex_total != 1:
-                if not normalize:
-                    raise InvalidParameterError("pmf", f"exact sum = {ex_total}", "exact masses summing to exactly 1")
-                ex = _as_fraction_array([v / ex_total for v in ex], arr.shape)
-            arr = np.array([float(v) for v in ex], dtype=np.float64)
-            object.__setattr__(self, "exact", ex)
-        else:
-            if scaled:
-                arr = arr / total
-            object.__setattr__(self, "exact", None)
-        object.__setattr__(self, "probs", _frozen(arr))
-        object.__setattr__(self, "normalized", scaled)
+        _assign_masses(self, arr, total, normalize, exact)
 
     def _tail_mass_of(self, arr: np.ndarray) -> float:
         mass = 0.0

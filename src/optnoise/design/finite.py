@@ -237,6 +237,21 @@ def _cost_row(rho: np.ndarray, n_cols: int) -> sp.csr_matrix:
     return sp.csr_matrix((rho, (np.zeros(rho.size, int), np.arange(rho.size))), shape=(1, n_cols))
 
 
+def _objective(rho: np.ndarray, n_cols: int, minimize: str, max_cost: float | None,
+               blocks: list, b: list) -> np.ndarray:
+    """Objective vector: the cost of ``f`` (first ``rho.size`` columns), or, for
+    ``minimize="delta"``, the last column ``d`` with the row ``cost . f <= max_cost``
+    appended to ``blocks``/``b`` (Kadam (15b))."""
+    c = np.zeros(n_cols)
+    if minimize == "delta":
+        blocks.append(_cost_row(rho, n_cols))
+        b.append(np.array([max_cost]))
+        c[n_cols - 1] = 1.0
+    else:
+        c[:rho.size] = rho
+    return c
+
+
 def _linprog(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit):
     """HiGHS LP with tight tolerances and a scaled objective.
 
@@ -291,13 +306,7 @@ def _solve_dp_lp(sh: _Shifts, rho, e, delta, minimize, max_cost, time_limit):
     else:
         blocks.append(ratio)
         b.append(np.zeros(kn))
-    c = np.zeros(n_cols)
-    if minimize == "delta":
-        blocks.append(_cost_row(rho, n_cols))
-        b.append(np.array([max_cost]))
-        c[d_col] = 1.0
-    else:
-        c[:n] = rho
+    c = _objective(rho, n_cols, minimize, max_cost, blocks, b)
     bounds = [(0.0, 1.0)] * n + [(0.0, None)] * (n_cols - n)
     res = _linprog(c, sp.vstack(blocks, format="csr"), np.concatenate(b), _f_eq(n, n_cols), [1.0], bounds, time_limit)
     return res.x[:n], float(res.fun)
@@ -413,13 +422,7 @@ def _polish_pdp(sh: _Shifts, rho, e, delta, minimize, max_cost, u, formulation, 
             else:
                 b.append(np.array([delta]))
             blocks.append(row)
-    c = np.zeros(n_cols)
-    if minimize == "delta":
-        blocks.append(_cost_row(rho, n_cols))
-        b.append(np.array([max_cost]))
-        c[d_col] = 1.0
-    else:
-        c[:n] = rho
+    c = _objective(rho, n_cols, minimize, max_cost, blocks, b)
     bounds = [(0.0, 1.0)] * n + ([(0.0, 1.0)] if minimize == "delta" else [])
     res = _linprog(c, sp.vstack(blocks, format="csr"), np.concatenate(b), _f_eq(n, n_cols), [1.0], bounds, time_limit)
     return res.x[:n], float(res.fun)
