@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from contextlib import nullcontext
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -251,11 +252,10 @@ def design(
         raise InvalidParameterError("--max-cost", max_cost, "only with --minimize delta")
     if minimize == "delta" and delta != 0.0:
         raise InvalidParameterError("--delta", delta, "no --delta with --minimize delta (delta is the objective)")
-    nb = neighbourhood_from_options(distances, sd, bd, directed,
-                                    default=(1,) if isinstance(dims, int) else (tuple([1] + [0] * (len(dims) - 1)),))
     if not isinstance(dims, int) and distances is None:
         raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a vector query")
-    with err.status("solving the design problem...", spinner="dots") if not as_json else _nullcontext():
+    nb = neighbourhood_from_options(distances, sd, bd, directed)
+    with err.status("solving the design problem...", spinner="dots") if not as_json else nullcontext():
         result = design_finite(dims, epsilon=epsilon, delta=delta, neighbourhood=nb, guarantee_notion=guarantee_,
                                cost=cost_value, minimize=minimize, max_cost=max_cost, formulation=formulation,
                                time_limit=time_limit)
@@ -271,14 +271,6 @@ def design(
         typer.echo(dumps(payload))
         return
     _print_design(payload)
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _print_design(p: dict[str, Any]) -> None:

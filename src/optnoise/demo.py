@@ -25,7 +25,7 @@ from .analysis import guarantee, privacy_profile
 from .design import design_finite, wrapped_squared_error
 from .design.finite import cost_vector
 from .families import rr_pmf
-from .io import atomic_path, dumps, write_text_atomic
+from .io import dumps, write_text_atomic
 from .neighbourhood import Neighbourhood
 from .pmf import CyclicPMF
 
@@ -119,9 +119,7 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
 
 
 def _plot(mechanisms: dict[str, CyclicPMF], path: Path, epsilon: float) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save_figure
     fig, ax = plt.subplots(figsize=(8, 4.2))
     x = np.arange(HOURS)
     # show noise as signed offsets -11..12 around 0 for readability
@@ -135,6 +133,4 @@ def _plot(mechanisms: dict[str, CyclicPMF], path: Path, epsilon: float) -> None:
     ax.set_title(f"Noise for the peak hour, eps = {epsilon:g}, pure DP, neighbours one hour apart")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, path)

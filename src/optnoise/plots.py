@@ -15,7 +15,8 @@ from .analysis import PrivacyProfile  # noqa: E402
 from .io import atomic_path  # noqa: E402
 
 
-def _save(fig, path: str | os.PathLike) -> None:
+def save_figure(fig, path: str | os.PathLike) -> None:
+    """Write ``fig`` as a PNG atomically and close it."""
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -39,7 +40,7 @@ def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = 
     ax.grid(alpha=0.3)
     ax.legend()
     ax.set_title(title or "Privacy profile")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offset: int = 0,
@@ -58,4 +59,4 @@ def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offse
         ax.set_ylabel(r"$\eta_1$")
     ax.set_title(title or "Noise PMF")
     ax.grid(alpha=0.3, axis="y")
-    _save(fig, path)
+    save_figure(fig, path)

@@ -35,7 +35,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import LinearConstraint, linprog, milp
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from ..analysis import Guarantee, guarantee, privacy_profile
 from ..errors import DesignError, InvalidParameterError
@@ -313,7 +313,7 @@ def _solve_dp_lp(sh: _Shifts, rho, e, delta, minimize, max_cost, time_limit):
 
 
 def _solve_pdp_milp(sh: _Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation):
-    """PDP as a MILP; returns (u pattern, objective, optimal, gap)."""
+    """PDP as a MILP; returns (indicator pattern u, objective, relative MIP gap)."""
     n, k = sh.n, sh.k
     if formulation == "paper":
         n_ind = n
@@ -372,7 +372,6 @@ def _solve_pdp_milp(sh: _Shifts, rho, e, delta, minimize, max_cost, time_limit, 
     opts = {"mip_rel_gap": MIP_REL_GAP}
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
-    from scipy.optimize import Bounds
     with _solver_silenced():
         res = milp(c, constraints=constraints, integrality=integrality, bounds=Bounds(lb, ub), options=opts)
     if res.status == 2:
