@@ -23,6 +23,7 @@ test: install
 bench: install
 	$(BIN)/python bench/verify.py
 	$(BIN)/python bench/design.py
+	$(BIN)/python bench/milp_models.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .hypothesis build src/*.egg-info

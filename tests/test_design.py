@@ -12,7 +12,7 @@ from optnoise import CyclicPMF, DesignError, InvalidParameterError, Neighbourhoo
 from optnoise.cli import app
 from optnoise.design import design_finite, wrapped_squared_error
 from optnoise.design.closed_forms import (lemma3_sd, lemma4_bd, limit_error_rate_bd, limit_error_rate_bd_uncapped,
-                                          limit_error_rate_sd, theorem2_sd)
+                                          limit_error_rate_sd, theorem2_sd, theorem3_bd)
 
 BD3 = Neighbourhood.bd(3, directed=True)
 
@@ -304,3 +304,58 @@ def test_ratio_lift_is_the_smallest_feasible_pmf_above():
     # before renormalising, the lift is f where feasible and f(neighbour)/e elsewhere
     raw = g * (0.7 / g[0])
     np.testing.assert_allclose(raw[:3], [0.7, 0.3, 0.3 / math.e], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- Theorem 3 (BD, delta > 0)
+def _shared_violation(f: np.ndarray, mu_bar: int, eps: float) -> float:
+    """Kadam (13c) as printed: mass of values violating f(h) <= e^eps f(h + mu) for *some* mu."""
+    shifted = np.stack([np.roll(f, -m) for m in range(1, mu_bar + 1)])
+    return float(f[(f > math.exp(eps) * shifted * (1 + 1e-9)).any(axis=0)].sum())
+
+
+@pytest.mark.parametrize("n, mu_bar", [(6, 3), (9, 4), (11, 5), (15, 5), (16, 5), (23, 7), (30, 9)])
+def test_theorem3_error_rate_equals_the_paper_milp_for_b_up_to_3(n, mu_bar):
+    for eps in (0.2, 0.5, 1.0, 2.0):
+        for delta in np.linspace(0.005, 0.9, 9):
+            closed = theorem3_bd(n, mu_bar, eps, delta)
+            assert closed.sum() == pytest.approx(1.0, abs=1e-12) and closed.min() >= 0
+            milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.bd(mu_bar, directed=True),
+                                 guarantee_notion="pdp", formulation="paper", use_closed_form=False)
+            assert milp.pmf.probs[0] == pytest.approx(closed[0], abs=1e-7), (eps, delta)
+
+
+def test_theorem3_normaliser_as_printed_is_wrong_when_j_equals_h():
+    # (34) is 1 / sum_i l_i e^{-i eps}; (35)-(36) as printed drop (mu_bar - 1) e^{-(b+1) eps} when j = h
+    n, mu_bar, eps = 6, 3, 0.3
+    b, r = divmod(n, mu_bar)
+    e = math.exp(-eps)
+    h = j = 1
+    xi = lambda a: sum(e ** i for i in range(a))  # noqa: E731
+    lengths = [1] + [mu_bar] * (b - h) + [mu_bar - 1] * h + [r + h]
+    direct = sum(length * e ** i for i, length in enumerate(lengths))
+    alpha = e * xi(b) - math.exp(-(b - h + j + 1) * eps)
+    beta = 1 + math.exp(-(b - h + 1) * eps) * (math.exp(-j * eps) - xi(h)) + (r + h) * math.exp(-(b + 1) * eps)
+    assert mu_bar * alpha + beta == pytest.approx(direct - (mu_bar - 1) * e ** (b + 1), rel=1e-12)
+    assert abs(mu_bar * alpha + beta - direct) > 0.1
+    assert theorem3_bd(n, mu_bar, 1.0, 0.0)[0] == pytest.approx(lemma4_bd(n, mu_bar, 1.0)[0])
+
+
+def test_theorem3_linear_region_pmf_can_violate_but_its_f0_is_right():
+    n, mu_bar, eps, delta = 21, 7, 1.0, 0.0762
+    closed = theorem3_bd(n, mu_bar, eps, delta)
+    assert _shared_violation(closed, mu_bar, eps) > delta + 0.02
+    milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.bd(mu_bar, directed=True),
+                         guarantee_notion="pdp", formulation="paper", use_closed_form=False)
+    assert _shared_violation(milp.pmf.probs, mu_bar, eps) <= delta * (1 + 1e-6)
+    assert milp.pmf.probs[0] == pytest.approx(closed[0], abs=1e-7)
+
+
+def test_theorem3_fails_for_b_at_least_4():
+    n, mu_bar, eps, delta = 35, 7, 0.5, 0.0829  # b = 5, r = 0: flat region (h, j) = (4, 1)
+    with pytest.raises(InvalidParameterError, match="n // mu_bar <= 3"):
+        theorem3_bd(n, mu_bar, eps, delta)
+    printed = theorem3_bd(n, mu_bar, eps, delta, unverified=True)
+    assert _shared_violation(printed, mu_bar, eps) > delta * 1.1
+    milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.bd(mu_bar, directed=True),
+                         guarantee_notion="pdp", formulation="paper", use_closed_form=False)
+    assert milp.pmf.probs[0] < printed[0] - 1e-4

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import math
 
+from typing import Sequence
+
 import numpy as np
 
+from ..errors import InvalidParameterError
 from ..neighbourhood import Neighbourhood
 
 
@@ -126,3 +129,86 @@ def theorem2_sd(n: int, mu: int, epsilon: float, delta: float, *, remark3: str =
     for k in range(min(orbit, sorted_f.size)):
         f[(k * mu) % size] = sorted_f[k]
     return f
+
+
+def _xi(a: int, epsilon: float) -> float:
+    """``xi_a = sum_{i'=0}^{a-1} e^(-i' eps)`` (Kadam, after (35))."""
+    return sum(math.exp(-i * epsilon) for i in range(a))
+
+
+def _groups_to_pmf(lengths: Sequence[int], heights: Sequence[float]) -> np.ndarray:
+    """Expand staircase groups ``(length, height)`` into a PMF on ``{0..n}``."""
+    return np.repeat(np.asarray(heights, dtype=float), np.asarray(lengths, dtype=int))
+
+
+def theorem3_bd(n: int, mu_bar: int, epsilon: float, delta: float, *, unverified: bool = False) -> np.ndarray:
+    """Theorem 3: BD ``{1..mu_bar}``, ``(eps, delta)``-PDP, error rate, ``b + r < mu_bar``.
+
+    ``f*(0)`` against ``delta`` alternates flat regions (30)-(37) and linear
+    regions (38)-(39) over the pairs ``(h, j)``, ``h in 1..b-1``, ``j in 1..h``,
+    then ``f*(0) = delta`` (40)-(41). Before the first boundary
+    ``delta_bar_{0,0} = phi_0 e^{-(b-1) eps}`` (37b) the Lemma 4 staircase is optimal.
+
+    The theorem is about Kadam's PDP as printed in (13): one violation indicator
+    per noise value shared by all distances (``formulation="paper"``); the
+    per-distance PDP allows more. Two corrections (docs/paper-notes.md):
+
+    * in a linear region the groups of length ``mu_bar - 1`` are
+      ``i in [b-h+1 : b+1]`` minus the singleton ``b-h+j+1``; (38) prints
+      ``[b-h+1 : b]``, whose lengths do not add up to ``n + 1`` when ``j < h``;
+    * ``f(0) = delta`` with the rest uniform, (40)-(41), is feasible as soon as
+      ``(1 - delta) / n <= e^eps delta``, not only in the last segment; where it
+      beats the staircase (small ``eps``) it is the optimum.
+
+    Verified against the MILP for ``b <= 3`` (tests/test_design.py): ``f*(0)``,
+    hence the optimal error rate ``1 - f*(0)``, is exact there. The *PMF* of a
+    linear region (39) is not always feasible: its singleton group can exceed
+    ``e^eps`` times the value ``mu_bar`` further on, adding a second violating
+    value; the optimum spreads that mass differently with the same ``f*(0)``. For
+    ``b >= 4`` the printed flat regions with ``h >= 3`` put a length-``mu_bar``
+    group where it leaves extra violating values: the PMF breaks the ``delta``
+    it claims (counter-example in the notes), so the function refuses ``b > 3``
+    unless ``unverified=True``.
+    """
+    b, r = divmod(n, mu_bar)
+    if b + r >= mu_bar:
+        raise InvalidParameterError("n", n, f"n = b*mu_bar + r with b + r < mu_bar (Theorem 3); "
+                                    f"here b = {b}, r = {r}, mu_bar = {mu_bar}")
+    if b > 3 and not unverified:
+        raise InvalidParameterError("n", n, f"n // mu_bar <= 3 (Theorem 3 is wrong for b >= 4, see "
+                                    f"docs/paper-notes.md; pass unverified=True for the printed form)")
+    if not 0 <= delta <= 1:
+        raise InvalidParameterError("delta", delta, "a number in [0, 1]")
+    staircase = _theorem3_printed(n, mu_bar, epsilon, delta, b, r)
+    if delta > staircase[0] and (1 - delta) <= n * math.exp(epsilon) * delta:
+        return np.concatenate(([delta], np.full(n, (1 - delta) / n)))  # (40)-(41)
+    return staircase
+
+
+def _theorem3_printed(n: int, mu_bar: int, epsilon: float, delta: float, b: int, r: int) -> np.ndarray:
+    """Theorem 3's regions as printed, with the (38) length correction."""
+    lemma4 = lemma4_bd(n, mu_bar, epsilon)
+    if b < 1 or delta <= lemma4[0] * math.exp(-(b - 1) * epsilon):
+        return lemma4
+    e = math.exp(-epsilon)
+    for h in range(1, b):
+        for j in range(1, h + 1):
+            u = 1 if j != h else 0
+            flat = [1] + [mu_bar] * (b - h) + [mu_bar - 1] * h + [r + h - u]
+            if u:
+                flat[b - h + j + 1] = mu_bar
+            phi0 = 1.0 / sum(length * e ** i for i, length in enumerate(flat))  # (34)
+            low = phi0 * e ** (b - h) * _xi(j, epsilon)  # (37c)
+            high = phi0 * e ** (b - h - 1) if j == h else phi0 * e ** (b - h) * _xi(j + 1, epsilon)  # (37a,b)
+            if delta <= low:  # linear region (38)-(39)
+                single = b - h + j + 1
+                lengths = [1] + [mu_bar] * (b - h) + [mu_bar - 1] * (h + 1) + [r + h - 1]
+                lengths[single] = 1
+                heights = [delta * e ** (i - (b - h)) / _xi(j, epsilon) if i < single
+                           else delta * e ** (i - 1 - (b - h)) / _xi(j, epsilon) for i in range(b + 3)]
+                heights[single] = 0.0
+                heights[single] = (1 - sum(lg * ht for lg, ht in zip(lengths, heights))) / lengths[single]
+                return _groups_to_pmf(lengths, heights)
+            if delta <= high:  # flat region (30)
+                return _groups_to_pmf(flat, [phi0 * e ** i for i in range(b + 2)])
+    return np.concatenate(([delta], np.full(n, (1 - delta) / n)))  # (40)-(41)
