@@ -11,7 +11,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,spark]"
 	touch $(STAMP)
 
 demo: install
@@ -24,6 +24,7 @@ bench: install
 	$(BIN)/python bench/verify.py
 	$(BIN)/python bench/design.py
 	$(BIN)/python bench/milp_models.py
+	$(BIN)/python bench/sampling.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .hypothesis build src/*.egg-info

@@ -22,6 +22,13 @@ def test_demo_writes_its_files(tmp_path):
         assert rows["optimal"]["circular_mse"] <= row["circular_mse"] + 1e-12
     design = json.loads((tmp_path / "out" / "design.json").read_text())
     assert design["certificate"]["epsilon_pure"] <= 1.0 + 1e-9
+    # the release: the column of the example data, with a manifest whose certificate is exact
+    manifest = json.loads((tmp_path / "out" / "released.csv.manifest.json").read_text())
+    assert manifest["input"]["rows"] == summary["households"] and manifest["private"] is True
+    assert manifest["certificate"]["exact"] and manifest["certificate"]["epsilon_pure"] <= 1.0
+    released = (tmp_path / "out" / "released.csv").read_text().splitlines()
+    assert released[0] == "peak_hour" and len(released) == summary["households"] + 1
+    assert 0.3 < summary["release"]["changed_fraction"] < 0.8  # error rate of the design is 0.538
 
 
 def test_example_data_is_on_the_hour_domain():

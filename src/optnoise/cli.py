@@ -325,6 +325,121 @@ def families(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
     out.print(table)
 
 
+# ------------------------------------------------------------------ sample / release ---
+def _load_for_release(mechanism: Path, distances, sd, bd, directed, epsilon, delta, guarantee_):
+    from .release import load_mechanism
+    nb = None if (distances is None and sd is None and bd is None and not directed) else \
+        neighbourhood_from_options(distances, sd, bd, directed)
+    if epsilon is not None:
+        check_epsilon(epsilon, allow_zero=False, parameter="--epsilon")
+    if delta is not None:
+        check_delta(delta, "--delta")
+    if guarantee_ is not None and guarantee_ not in ("dp", "pdp"):
+        raise InvalidParameterError("--guarantee", guarantee_, "dp or pdp")
+    return load_mechanism(mechanism, neighbourhood=nb, epsilon=epsilon, delta=delta, notion=guarantee_)
+
+
+def _seed_warning(seed: Optional[int], as_json: bool) -> None:
+    if seed is not None and not as_json:
+        err.print("[bold yellow]warning:[/] --seed given: the noise is reproducible and NOT private "
+                  "(output marked \"private\": false)")
+
+
+@app.command()
+@cli_errors
+def sample(
+    mechanism: Path = typer.Option(..., "--mechanism", help="A design JSON (its guarantee is the target) or a PMF file."),
+    count: int = typer.Option(..., "--count", help="Number of draws (>= 0)."),
+    output: Optional[Path] = typer.Option(None, "--output", help="Write the draws to PATH.npy or PATH.csv (atomically)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded generator: reproducible and NOT private."),
+    distances: Optional[str] = typer.Option(None, "--distances", help="Neighbourhood for a plain PMF file (default: the design's, else SD 1)."),
+    sd: Optional[int] = typer.Option(None, "--sd", help="Single distance MU."),
+    bd: Optional[int] = typer.Option(None, "--bd", help="Bounded difference 1..MUBAR."),
+    directed: bool = typer.Option(False, "--directed", help="Exactly the listed distances."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", help="Target epsilon for a plain PMF file (a design JSON carries its own)."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="Target delta for a plain PMF file."),
+    guarantee_: Optional[str] = typer.Option(None, "--guarantee", help="dp or pdp: the notion of the target."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Draw noise from a mechanism, exactly as certified (quantized PMF, OS CSPRNG by default)."""
+    from .sampling import random_source, sample_quantized
+    from .release import certify_mechanism
+    if isinstance(count, bool) or count < 0:
+        raise InvalidParameterError("--count", count, "an integer >= 0")
+    if output is not None and output.suffix.lower() not in (".npy", ".csv"):
+        raise InvalidParameterError("--output", str(output), "a path ending in .npy or .csv")
+    mech = _load_for_release(mechanism, distances, sd, bd, directed, epsilon, delta, guarantee_)
+    q = certify_mechanism(mech)
+    src = random_source(seed)
+    _seed_warning(seed, as_json)
+    draws = sample_quantized(q, count, src)
+    values = np.stack(np.unravel_index(draws, q.shape), axis=-1) if len(q.shape) > 1 else draws
+    if output is not None:
+        from .io import atomic_path
+        with atomic_path(output) as tmp:
+            if output.suffix.lower() == ".npy":
+                with open(tmp, "wb") as fh:
+                    np.save(fh, values)
+            else:
+                np.savetxt(tmp, values.reshape(len(draws), -1), fmt="%d", delimiter=",",
+                           header="noise" if values.ndim == 1 else ",".join(f"noise_{i}" for i in range(len(q.shape))),
+                           comments="")
+    payload = {"count": int(count), "certificate": q.certificate.to_json(), "private": bool(src.private),
+               "randomness": src.description, "bits": q.bits, "mixing": str(q.mixing), "target": q.target,
+               "output": str(output) if output is not None else None}
+    if output is None:
+        payload["samples"] = values.tolist()
+    if as_json:
+        typer.echo(dumps(payload))
+        return
+    c = q.certificate
+    out.print(f"{count} draws from {mechanism} (quantized to 2^{q.bits}, mixing {q.mixing}); "
+              f"certified pure eps {_fmt(c.epsilon_pure)}"
+              + (f", delta_DP {_fmt(c.delta_dp)}, delta_PDP {_fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
+    out.print(f"randomness: {src.description}; private: {src.private}")
+    if output is not None:
+        out.print(f"wrote {output}")
+    else:
+        out.print(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if count > 200 else ""))
+
+
+@app.command()
+@cli_errors
+def release(
+    input_path: Path = typer.Option(..., "--input", help="CSV or Parquet file."),
+    column: str = typer.Option(..., "--column", help="The column to privatize."),
+    mechanism: Path = typer.Option(..., "--mechanism", help="A design JSON (its guarantee is the target) or a PMF file."),
+    output: Path = typer.Option(..., "--output", help="Output .csv or .parquet (only the privatized column); PATH.manifest.json beside it."),
+    categories: Optional[str] = typer.Option(None, "--categories", help="Categorical column: the n+1 categories in domain order, comma-separated."),
+    lower: int = typer.Option(0, "--lower", help="Numeric column: values lower..lower+n map to 0..n (default 0)."),
+    engine: str = typer.Option("local", "--engine", help="local, or spark (pyspark; the output is a dataset directory)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seeded generator: reproducible and NOT private."),
+    distances: Optional[str] = typer.Option(None, "--distances", help="Neighbourhood for a plain PMF file."),
+    sd: Optional[int] = typer.Option(None, "--sd", help="Single distance MU."),
+    bd: Optional[int] = typer.Option(None, "--bd", help="Bounded difference 1..MUBAR."),
+    directed: bool = typer.Option(False, "--directed", help="Exactly the listed distances."),
+    epsilon: Optional[float] = typer.Option(None, "--epsilon", help="Target epsilon for a plain PMF file."),
+    delta: Optional[float] = typer.Option(None, "--delta", help="Target delta for a plain PMF file."),
+    guarantee_: Optional[str] = typer.Option(None, "--guarantee", help="dp or pdp: the notion of the target."),
+    as_json: bool = typer.Option(False, "--json", help="Print the manifest as one JSON object on stdout."),
+) -> None:
+    """Privatize a column of a CSV/Parquet file: noise mod n+1 from the certified mechanism, atomic output + manifest."""
+    from .release import release as do_release
+    mech = _load_for_release(mechanism, distances, sd, bd, directed, epsilon, delta, guarantee_)
+    cats = [c.strip() for c in categories.split(",")] if categories is not None else None
+    _seed_warning(seed, as_json)
+    with err.status("releasing...", spinner="dots") if not as_json else nullcontext():
+        manifest = do_release(input_path, column, mech, output, categories=cats, lower=lower, engine=engine, seed=seed)
+    if as_json:
+        typer.echo(dumps(manifest))
+        return
+    c = manifest["certificate"]
+    out.print(f"released {manifest['input']['rows']} values of '{column}' into {output} "
+              f"(+ {output}.manifest.json); certified pure eps {_fmt(c['epsilon_pure'])}"
+              + (f", delta_DP {_fmt(c['delta_dp'])} at eps {c['epsilon']:g}" if c.get("epsilon") else "")
+              + f"; randomness: {manifest['randomness']['source']}")
+
+
 # ------------------------------------------------------------------ demo ---
 @app.command()
 @cli_errors

@@ -1,0 +1,103 @@
+"""The Spark engine of :func:`optnoise.release.release` (optional extra ``spark``).
+
+The same release as the local engine, on a Spark DataFrame: validation and
+noise run in ``pandas_udf`` batches on the executors. Each batch reads its own
+bits from the executor's operating-system CSPRNG (no shared generator state);
+in seeded (not private) mode each partition and batch gets a derived seed.
+The output is a Spark dataset directory (part files), written to a temporary
+directory beside ``--output`` and renamed onto it only after the manifest is
+written; a failure leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+from .errors import InvalidParameterError, OptnoiseError
+from .io import dumps, write_text_atomic
+from .release import Domain, describe_value, move_dir_atomic, seeded_child, temp_dir_beside
+from .sampling import QuantizedPMF, RandomSource, draw_indices
+
+
+def spark_session():
+    """The active SparkSession, or a local one using this interpreter for workers."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise OptnoiseError("--engine spark needs pyspark: pip install 'optnoise[spark]'") from exc
+    return (SparkSession.builder.master("local[2]").appName("optnoise-release")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .getOrCreate())
+
+
+def _quiet(spark) -> None:
+    spark.sparkContext.setLogLevel("ERROR")
+
+
+def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain: Domain, output_path: Path,
+                  out_fmt: str, src: RandomSource, manifest_fn: Callable[[list, int], dict],
+                  manifest_path: Path) -> tuple[int, list]:
+    from pyspark import TaskContext
+    from pyspark.sql import functions as F
+    from pyspark.sql.functions import pandas_udf
+
+    spark = spark_session()
+    _quiet(spark)
+    reader = spark.read.option("header", True).option("inferSchema", False)
+    df = reader.csv(str(input_path)) if in_fmt == "csv" else spark.read.parquet(str(input_path))
+    if column not in df.columns:
+        raise InvalidParameterError("--column", column, f"a column of {Path(input_path).name}: {df.columns}")
+    lookup = {c: i for i, c in enumerate(domain.categories)} if domain.categories is not None else None
+    cum = np.cumsum(q.weights.astype(np.uint64))
+    bits, size = q.bits, domain.size
+
+    def index_of(v):
+        i = domain._one(v, lookup)
+        return -1 if i is None else i
+
+    @pandas_udf("long")
+    def to_index(s: pd.Series) -> pd.Series:
+        return pd.Series([index_of(v) for v in s], dtype="int64")
+
+    out_type = "string" if domain.categories is not None else "long"
+
+    @pandas_udf(out_type)
+    def privatize(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+        part = TaskContext.get().partitionId()
+        for b, s in enumerate(batches):
+            rng = seeded_child(src, part, b)
+            noisy = (s.to_numpy(dtype=np.int64) + draw_indices(cum, bits, len(s), rng)) % size
+            yield pd.Series(domain.from_index(noisy))
+
+    indexed = df.select(to_index(F.col(column)).alias("_idx"))
+    if indexed.filter(F.col("_idx") < 0).limit(1).count():
+        row, value = (df.select(column).rdd.zipWithIndex()
+                      .filter(lambda t: index_of(t[0][0]) < 0).map(lambda t: (t[1], t[0][0])).first())
+        raise InvalidParameterError("--input", f"row {row + 1}: {describe_value(value)}", domain._accepted())
+    n_rows = df.count()
+    released = indexed.select(privatize(F.col("_idx")).alias(column))
+    tmp = temp_dir_beside(output_path)
+    shutil.rmtree(tmp)  # Spark creates the directory itself
+    try:
+        writer = released.write.mode("error")
+        if out_fmt == "csv":
+            writer.option("header", True).csv(str(tmp))
+        else:
+            writer.parquet(str(tmp))
+        parts = sorted(p for p in tmp.iterdir() if p.name.startswith("part-"))
+        write_text_atomic(manifest_path, dumps(manifest_fn(parts, n_rows)))
+        move_dir_atomic(tmp, output_path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return n_rows, parts
