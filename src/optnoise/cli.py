@@ -325,6 +325,98 @@ def families(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
     out.print(table)
 
 
+# ------------------------------------------------------------------ rr / compare ---
+@app.command()
+@cli_errors
+def rr(
+    categories: int = typer.Option(..., "--categories", help="Number of categories K (>= 2)."),
+    epsilon: float = typer.Option(..., "--epsilon", help="Target epsilon (>= 0)."),
+    delta: float = typer.Option(0.0, "--delta", help="Target delta (0 <= delta < 1)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Optimal (eps, delta) K-ary randomized response (Holohan et al. Theorems 8-10), verified exactly."""
+    from .families.rr import rr_error_bounds, rr_optimal_p, rr_pmf
+    check_epsilon(epsilon, parameter="--epsilon")
+    check_delta(delta, "--delta")
+    p = rr_optimal_p(categories, epsilon, delta)
+    pmf = rr_pmf(categories, p)
+    g = guarantee(privacy_profile(pmf, Neighbourhood((1,))), epsilon=epsilon)
+    lower, upper = rr_error_bounds(categories, epsilon, delta)
+    payload = {"categories": categories, "epsilon": epsilon, "delta": delta, "p_keep": 1.0 - (categories - 1) * p,
+               "p_other": p, "error_rate": (categories - 1) * p,
+               "error_bounds": {"lower": lower, "upper": upper},
+               "certificate": g.to_json()}
+    if as_json:
+        typer.echo(dumps(payload))
+        return
+    out.print(f"{categories}-ary randomized response at ({epsilon:g}, {delta:g})-DP: keep with "
+              f"p_keep = {payload['p_keep']:.6g}, move to each other category with p_other = {p:.6g}; "
+              f"error rate {payload['error_rate']:.6g} (Theorem 9 lower bound {lower:.6g})")
+    out.print(f"verified: delta_DP at eps {epsilon:g} = {_fmt(g.delta_dp)}, pure eps {_fmt(g.epsilon_pure)}")
+
+
+@app.command()
+@cli_errors
+def compare(
+    n: int = typer.Option(..., "--n", help="Domain {0..N}."),
+    epsilons: str = typer.Option(..., "--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2."),
+    delta: float = typer.Option(0.0, "--delta", help="Target delta (0 <= delta < 1)."),
+    cost: str = typer.Option("er", "--cost", help="er | mse | circular-mse | abs | circular-abs (applied to (y - q) mod (n+1))."),
+    mechanisms: str = typer.Option(",".join(("optimal", "geometric", "discrete-gaussian", "exponential", "rr")),
+                                   "--mechanisms", help="Comma-separated: optimal, geometric, discrete-gaussian, exponential, rr."),
+    boundary: str = typer.Option("modulo", "--boundary", help="How line noise meets {0..n}: modulo, clamp, or truncate (not post-processing)."),
+    target_cost: Optional[float] = typer.Option(None, "--target-cost", help="Dual view: fix the expected cost, report delta at each eps."),
+    distances: Optional[str] = typer.Option(None, "--distances", help="Query distances (default SD 1)."),
+    sd: Optional[int] = typer.Option(None, "--sd", help="Single distance MU."),
+    bd: Optional[int] = typer.Option(None, "--bd", help="Bounded difference 1..MUBAR."),
+    directed: bool = typer.Option(False, "--directed", help="Exactly the listed distances."),
+    guarantee_: str = typer.Option("dp", "--guarantee", help="dp or pdp."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Cost (or delta) vs eps as a PNG."),
+) -> None:
+    """Error vs eps (or delta vs eps at a fixed error) of the optimal design and the usual mechanisms."""
+    from . import compare as cmp
+    try:
+        eps_list = [float(e) for e in epsilons.split(",") if e.strip()]
+    except ValueError as exc:
+        raise InvalidParameterError("--epsilons", epsilons, "comma-separated numbers > 0") from exc
+    mech_list = [m.strip() for m in mechanisms.split(",") if m.strip()]
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    nb = neighbourhood_from_options(distances, sd, bd, directed)
+    total = len(eps_list) * len(mech_list)
+    from rich.progress import Progress
+    with (Progress(console=err, transient=True) if not as_json else nullcontext()) as prog:
+        task = prog.add_task("calibrating", total=total) if prog else None
+        tick = (lambda: prog.advance(task)) if prog else None
+        if target_cost is None:
+            rows = cmp.compare(n, eps_list, delta=delta, cost=cost, mechanisms=mech_list, boundary=boundary,
+                               neighbourhood=nb, notion=guarantee_, progress=tick)
+        else:
+            rows = cmp.compare_at_cost(n, eps_list, target_cost, cost=cost, mechanisms=mech_list, boundary=boundary,
+                                       neighbourhood=nb, notion=guarantee_, progress=tick)
+    payload = {"n": n, "cost": cost, "boundary": boundary, "guarantee": guarantee_, "neighbourhood": nb.to_json(),
+               "target_cost": target_cost, "rows": [r.to_json() for r in rows]}
+    if plot is not None:
+        from .plots import plot_compare
+        plot_compare(rows, plot, dual=target_cost is not None,
+                     title=(f"n={n}, {guarantee_.upper()}, {nb.describe()}, "
+                            + (f"{cost} = {target_cost:g}" if target_cost is not None else f"delta={delta:g}, {cost}")
+                            + f", {boundary}"))
+        payload["plot"] = str(plot)
+    if as_json:
+        typer.echo(dumps(payload))
+        return
+    table = Table(title=payload["plot"] if plot else f"compare on {{0..{n}}}, {nb.describe()}, {guarantee_.upper()}")
+    for col in ("mechanism", "epsilon", "delta", f"{cost} (worst q)", f"{cost} (avg q)", "error rate", "parameter"):
+        table.add_column(col, justify="left" if col == "mechanism" else "right")
+    for r in rows:
+        table.add_row(r.mechanism, f"{r.epsilon:g}", _fmt(r.delta), f"{r.expected_cost:.5g}",
+                      f"{r.expected_cost_average:.5g}", f"{r.error_rate:.4f}",
+                      "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}")
+    out.print(table)
+
+
 # ------------------------------------------------------------------ sample / release ---
 def _load_for_release(mechanism: Path, distances, sd, bd, directed, epsilon, delta, guarantee_):
     from .release import load_mechanism

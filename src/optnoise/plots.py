@@ -60,3 +60,18 @@ def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offse
     ax.set_title(title or "Noise PMF")
     ax.grid(alpha=0.3, axis="y")
     save_figure(fig, path)
+
+
+def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = False) -> None:
+    """Expected cost (or, ``dual``, delta) against epsilon, one line per mechanism."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    names = list(dict.fromkeys(r.mechanism for r in rows))
+    for name in names:
+        rs = [r for r in rows if r.mechanism == name]
+        ax.plot([r.epsilon for r in rs], [r.delta if dual else r.expected_cost for r in rs], marker="o", label=name)
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("delta" if dual else "expected cost (worst case over q)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    save_figure(fig, path)

@@ -8,6 +8,7 @@ from typing import Callable
 from ..errors import InvalidParameterError
 from ..pmf import CyclicPMF, IntegerPMF
 from .geometric import alpha_for_epsilon, geometric_pmf
+from .baselines import discrete_gaussian_pmf
 from .rr import rr_pmf
 
 
@@ -45,6 +46,10 @@ FAMILIES: dict[str, Family] = {
         "geometric", "ALPHA", "integer",
         "two-sided geometric, p(k) proportional to ALPHA^|k| (Ghosh et al. 2009); eps = -ln(ALPHA) per unit of sensitivity",
         lambda ps: geometric_pmf(_floats("geometric", ps)[0]), (1, 1)),
+    "discrete-gaussian": Family(
+        "discrete-gaussian", "SIGMA[,MU]", "integer",
+        "discrete Gaussian (Canonne, Kamath, Steinke 2020), p(k) proportional to exp(-(k-MU)^2 / 2 SIGMA^2)",
+        lambda ps: discrete_gaussian_pmf(*_floats("discrete-gaussian", ps)), (1, 2)),
     "rr": Family(
         "rr", "K,P", "cyclic",
         "K-ary randomized response as cyclic noise on {0..K-1}: mass 1-(K-1)P at 0 and P elsewhere",

@@ -8,6 +8,7 @@ mechanism"; Holohan et al., product sanitisation with ``m = K - 1``).
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -29,3 +30,56 @@ def rr_pmf(k: int, p: float | Fraction) -> CyclicPMF:
     probs = np.full(k, float(p))
     probs[0] = 1.0 - (k - 1) * float(p)
     return CyclicPMF(probs)
+
+
+def rr_optimal_p(k: int, epsilon: float, delta: float = 0.0) -> float:
+    """Holohan et al. Theorems 8 and 10: the smallest ``(eps, delta)``-DP off-diagonal
+    probability ``p = (1 - delta) / (e^eps + m)`` with ``m = K - 1``, which is also the
+    most accurate product sanitisation.
+    """
+    if int(k) != k or k < 2:
+        raise InvalidParameterError("--categories", k, "an integer number of categories >= 2")
+    if not epsilon >= 0:
+        raise InvalidParameterError("--epsilon", epsilon, "a number >= 0")
+    if not 0 <= delta < 1:
+        raise InvalidParameterError("--delta", delta, "a number with 0 <= delta < 1")
+    return (1.0 - delta) / (math.exp(epsilon) + (int(k) - 1))
+
+
+def rr_error_bounds(k: int, epsilon: float, delta: float, rows: int = 1) -> tuple[float, float]:
+    """Holohan Theorem 9: ``(1 - delta) / (1 + e^eps / m) <= E / n <= m / (m + 1)``
+    for the expected number of changed rows ``E`` of an ``(eps, delta)``-DP product
+    sanitisation on ``rows`` rows; the lower bound is attained by :func:`rr_optimal_p`."""
+    m = int(k) - 1
+    return rows * (1.0 - delta) / (1.0 + math.exp(epsilon) / m), rows * m / (m + 1)
+
+
+def hamming_exponential_k_max(m: int, epsilon: float, delta: float) -> float:
+    """Holohan Theorem 4: the discrete exponential mechanism with utility ``-k x Hamming``
+    on ``D^n``, ``|D| = m + 1``, is ``(eps, delta)``-DP iff ``e^k <= (e^eps + m delta)/(1 - delta)``.
+    Returns the largest such ``k``."""
+    return math.log((math.exp(epsilon) + m * delta) / (1.0 - delta))
+
+
+def hamming_channel(m: int, rows: int, k: float) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """Holohan's discrete exponential mechanism on ``D^rows`` with ``|D| = m + 1``:
+    ``P(x | d) ∝ exp(-k H(x, d))`` as a matrix over all ``(m+1)^rows`` databases
+    (row ``i`` is database ``i`` in lexicographic order), and the database list."""
+    import itertools
+    dbs = list(itertools.product(range(m + 1), repeat=rows))
+    arr = np.array(dbs)
+    ham = (arr[:, None, :] != arr[None, :, :]).sum(axis=2)
+    w = np.exp(-k * ham)
+    return w / w.sum(axis=1, keepdims=True), dbs
+
+
+def hamming_neighbours(dbs: list[tuple[int, ...]]) -> list[tuple[int, int]]:
+    """Pairs of databases that differ in exactly one row."""
+    index = {d: i for i, d in enumerate(dbs)}
+    pairs = []
+    for d, i in index.items():
+        for pos in range(len(d)):
+            for v in range(max(max(x) for x in dbs) + 1):
+                if v != d[pos]:
+                    pairs.append((i, index[d[:pos] + (v,) + d[pos + 1:]]))
+    return pairs
