@@ -215,3 +215,30 @@ def test_compare_cli_json_and_errors(tmp_path):
                        (["--epsilons", "0,1"], "--epsilons")):
         bad = runner.invoke(app, ["compare", "--n", "8", "--epsilons", "1"] + args)
         assert bad.exit_code == 2 and name in bad.output
+
+
+def test_holohan_example2_sufficient_set_counts():
+    """D = {0,1,2}, n = 2, u = -l1: the paper says 21 pairs need 7 checks and 15 need 63 (1,092 in all).
+    Counting per ordered neighbour pair gives 24 and 12, i.e. 924 (docs/paper-notes.md)."""
+    import itertools
+    from optnoise.analysis import subset_check_counts, sufficient_set
+    dbs = list(itertools.product(range(3), repeat=2))
+    a = np.array(dbs)
+    w = np.exp(-np.abs(a[:, None, :] - a[None, :, :]).sum(axis=2))
+    matrix = w / w.sum(axis=1, keepdims=True)
+    pairs = hamming_neighbours(dbs)
+    counts = subset_check_counts(matrix, pairs)
+    assert counts.pairs == 36 and counts.without == 18_360
+    assert sorted(dbs[i] for i in sufficient_set(matrix, dbs.index((1, 1)), dbs.index((2, 1)))) == \
+        [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]  # as printed
+    assert sorted(dbs[i] for i in sufficient_set(matrix, dbs.index((0, 1)), dbs.index((2, 1)))) == \
+        [(0, 0), (0, 1), (0, 2)]  # as printed
+    assert counts.set_sizes.count(3) == 24 and counts.set_sizes.count(6) == 12
+    assert counts.with_sufficient_sets == 924
+    # the sets are sufficient: the worst subset is S itself, brute force over all 2^9 subsets
+    eps = 0.4
+    for x, y in pairs[:6]:
+        worst = max(matrix[x, list(s)].sum() - math.exp(eps) * matrix[y, list(s)].sum()
+                    for r in range(10) for s in itertools.combinations(range(9), r))
+        s = sufficient_set(matrix, x, y)
+        assert worst == pytest.approx(max(0.0, matrix[x, s].sum() - math.exp(eps) * matrix[y, s].sum()), abs=1e-12)
