@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from typer.testing import CliRunner
 
-from optnoise import Channel, CyclicPMF, InputPairs, Neighbourhood, privacy_profile
+from optnoise import Channel, InputPairs, Neighbourhood, privacy_profile
 from optnoise.cli import app
 from optnoise.compare import build, calibrate, compare, compare_at_cost, costs
 from optnoise.families.baselines import (clamp_channel, data_independent_pmf, discrete_gaussian_pmf,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from optnoise import CyclicPMF, Neighbourhood, design_finite, privacy_profile
+from optnoise import CyclicPMF, Neighbourhood, design_finite
 from optnoise.design.closed_forms import lemma3_sd
 from optnoise.errors import InvalidParameterError, OptnoiseError
 from optnoise.exact import exact_profile

@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,7 +228,7 @@ def release(input_path: str | os.PathLike, column: str, mechanism: LoadedMechani
             tmp_manifest.write_text(dumps(manifest))
         return manifest
     from . import spark as spark_engine
-    rows, parts = spark_engine.release_spark(input_path, in_fmt, column, q, domain, output_path, out_fmt, src,
+    spark_engine.release_spark(input_path, in_fmt, column, q, domain, output_path, out_fmt, src,
                                              lambda parts, n_rows: _manifest(
                                                  input_path, in_fmt, column, n_rows, output_path, out_fmt, parts,
                                                  mechanism, q, domain, src, engine),
@@ -288,7 +287,3 @@ def temp_dir_beside(target: Path) -> Path:
     if not directory.is_dir():
         raise InvalidParameterError("--output", str(target), "a path in an existing directory")
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=directory))
-
-
-def _python_for_spark() -> str:
-    return sys.executable
