@@ -1,7 +1,7 @@
 """Analysis against values worked out by hand and closed forms."""
 
 import math
-from fractions import Fraction
+
 
 import numpy as np
 import pytest

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optnoise import Channel, CyclicPMF, InputPairs, Neighbourhood, privacy_profile

@@ -176,7 +176,7 @@ def theorem3_bd(n: int, mu_bar: int, epsilon: float, delta: float, *, unverified
                                     f"here b = {b}, r = {r}, mu_bar = {mu_bar}")
     if b > 3 and not unverified:
         raise InvalidParameterError("n", n, f"n // mu_bar <= 3 (Theorem 3 is wrong for b >= 4, see "
-                                    f"docs/paper-notes.md; pass unverified=True for the printed form)")
+                                    "docs/paper-notes.md; pass unverified=True for the printed form)")
     if not 0 <= delta <= 1:
         raise InvalidParameterError("delta", delta, "a number in [0, 1]")
     staircase = _theorem3_printed(n, mu_bar, epsilon, delta, b, r)
