@@ -175,7 +175,7 @@ def theorem3_bd(n: int, mu_bar: int, epsilon: float, delta: float, *, unverified
         raise InvalidParameterError("n", n, f"n = b*mu_bar + r with b + r < mu_bar (Theorem 3); "
                                     f"here b = {b}, r = {r}, mu_bar = {mu_bar}")
     if b > 3 and not unverified:
-        raise InvalidParameterError("n", n, f"n // mu_bar <= 3 (Theorem 3 is wrong for b >= 4, see "
+        raise InvalidParameterError("n", n, "n // mu_bar <= 3 (Theorem 3 is wrong for b >= 4, see "
                                     "docs/paper-notes.md; pass unverified=True for the printed form)")
     if not 0 <= delta <= 1:
         raise InvalidParameterError("delta", delta, "a number in [0, 1]")
