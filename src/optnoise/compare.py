@@ -94,11 +94,12 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
 
 
 def _meets(mech, nb: Neighbourhood, epsilon: float, delta: float, notion: str) -> bool:
+    """Strict: a bisection needs no slack, so a calibrated baseline never exceeds the target."""
     prof = privacy_profile(mech, nb)
     if delta == 0:
-        return prof.epsilon_pure <= epsilon * (1 + 1e-12)
+        return prof.epsilon_pure <= epsilon
     got = prof.delta_dp(epsilon) if notion == "dp" else prof.delta_pdp(epsilon)
-    return got <= delta * (1 + 1e-12)
+    return got <= delta
 
 
 def _bisect(ok: Callable[[float], bool], lo: float, hi: float, increasing: bool) -> float:
