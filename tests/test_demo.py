@@ -5,7 +5,9 @@ import json
 from typer.testing import CliRunner
 
 from optnoise.cli import app
-from optnoise.demo import meter_peak_hours, wrapped_geometric
+from optnoise.demo import meter_peak_hours
+from optnoise.families.baselines import wrap
+from optnoise.families.geometric import geometric_pmf
 
 
 def test_demo_writes_its_files(tmp_path):
@@ -40,4 +42,4 @@ def test_wrapped_geometric_is_the_wrap_of_the_integer_pmf():
     a, size = 0.6, 5
     k = np.arange(-400, 401)
     direct = np.bincount(k % size, weights=(1 - a) / (1 + a) * a ** np.abs(k), minlength=size)
-    np.testing.assert_allclose(wrapped_geometric(a, size).probs, direct / direct.sum(), rtol=1e-12)
+    np.testing.assert_allclose(wrap(geometric_pmf(a), size).probs, direct / direct.sum(), rtol=1e-12)

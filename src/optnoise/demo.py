@@ -25,7 +25,10 @@ from rich.table import Table
 from .analysis import guarantee, privacy_profile
 from .design import design_finite, wrapped_squared_error
 from .design.finite import cost_vector
-from .families import rr_pmf
+from .compare import calibrate
+from .families.baselines import discrete_gaussian_pmf, wrap
+from .families.geometric import geometric_pmf
+from .families.rr import rr_optimal_p, rr_pmf
 from .io import atomic_path, dumps, write_text_atomic
 from .neighbourhood import Neighbourhood
 from .pmf import CyclicPMF
@@ -45,34 +48,6 @@ def meter_peak_hours(households: int = 10_000, seed: int = 2024) -> np.ndarray:
     return np.mod(np.rint(hours), HOURS).astype(np.int64)
 
 
-def wrapped_geometric(alpha: float, size: int) -> CyclicPMF:
-    """Two-sided geometric noise wrapped modulo ``size`` (tails summed in closed form)."""
-    k = np.arange(size, dtype=float)
-    # sum_j alpha^|k + j size| = (alpha^k + alpha^(size - k)) / (1 - alpha^size) for 0 < k < size
-    w = (np.power(alpha, k) + np.power(alpha, size - k)) / (1 - alpha ** size)
-    w[0] = (1 + alpha ** size) / (1 - alpha ** size)
-    return CyclicPMF(w / w.sum())
-
-
-def wrapped_discrete_gaussian(sigma: float, size: int, terms: int = 50) -> CyclicPMF:
-    """Discrete Gaussian exp(-k^2 / 2 sigma^2) on Z wrapped modulo ``size``."""
-    k = np.arange(-terms * size, (terms + 1) * size)
-    w = np.exp(-(k.astype(float) ** 2) / (2 * sigma ** 2))
-    return CyclicPMF(np.bincount(k % size, weights=w, minlength=size), normalize=True)
-
-
-def _calibrate_sigma(epsilon: float, size: int, nb: Neighbourhood) -> float:
-    """Smallest-noise wrapped discrete Gaussian with pure epsilon <= ``epsilon`` (bisection)."""
-    lo, hi = 0.1, 100.0
-    for _ in range(60):
-        mid = math.sqrt(lo * hi)
-        if privacy_profile(wrapped_discrete_gaussian(mid, size), nb).epsilon_pure <= epsilon:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0) -> dict[str, Any]:
     """Design, compare, and write the demo's files into ``out_dir``."""
     out_dir = Path(out_dir)
@@ -81,12 +56,13 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
     nb = Neighbourhood.sd(1)  # one household changes the peak hour by one (either direction)
     design = design_finite(HOURS - 1, epsilon=epsilon, neighbourhood=nb, cost="circular-mse")
     write_text_atomic(out_dir / "design.json", dumps(design.to_json()))
-    sigma = _calibrate_sigma(epsilon, HOURS, nb)
+    # the smallest-noise wrapped discrete Gaussian with the same pure epsilon
+    sigma = calibrate("discrete-gaussian", HOURS - 1, epsilon, 0.0, nb)
     mechanisms = {
         "optimal (circular MSE)": design.pmf,
-        f"geometric, alpha=e^-{epsilon:g}": wrapped_geometric(math.exp(-epsilon), HOURS),
-        f"discrete Gaussian, sigma={sigma:.3f}": wrapped_discrete_gaussian(sigma, HOURS),
-        "randomized response": rr_pmf(HOURS, 1.0 / (math.exp(epsilon) + HOURS - 1)),
+        f"geometric, alpha=e^-{epsilon:g}": wrap(geometric_pmf(math.exp(-epsilon)), HOURS),
+        f"discrete Gaussian, sigma={sigma:.3f}": wrap(discrete_gaussian_pmf(sigma), HOURS),
+        "randomized response": rr_pmf(HOURS, rr_optimal_p(HOURS, epsilon)),
     }
     circ = cost_vector("circular-mse", (HOURS,))
     rows = []
