@@ -33,6 +33,8 @@ from .neighbourhood import Neighbourhood
 from .pmf import Channel, CyclicPMF
 
 MECHANISMS = ("optimal", "geometric", "discrete-gaussian", "exponential", "rr")
+#: Noises on the integer line, used on {0..n} through a boundary.
+_LINE_NOISES = ("geometric", "discrete-gaussian")
 _ITER = 60
 
 
@@ -91,6 +93,14 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
     per_q = (mech.matrix * rho[eta]).sum(axis=1)
     per_q_er = (mech.matrix * er[eta]).sum(axis=1)
     return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
+
+
+def _row(name: str, epsilon: float, delta: float, mech: CyclicPMF | Channel, param: float | None,
+         boundary: str, cost: str, n: int) -> CompareRow:
+    worst, avg, er = costs(mech, cost, n)
+    return CompareRow(name, float(epsilon), float(delta), worst, avg, er, param,
+                      None if param is None else _FAMILIES[name][0],
+                      boundary if name in _LINE_NOISES else None)
 
 
 def _meets(mech, nb: Neighbourhood, epsilon: float, delta: float, notion: str) -> bool:
@@ -164,14 +174,10 @@ def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str 
         for name in mechanisms:
             if name == "optimal":
                 d = design_finite(n, epsilon=eps, delta=delta, neighbourhood=nb, guarantee_notion=notion, cost=cost)
-                mech, param, pname, bnd = d.pmf, None, None, None
+                rows.append(_row(name, eps, delta, d.pmf, None, boundary, cost, n))
             else:
                 param = calibrate(name, n, eps, delta, nb, notion, boundary)
-                pname = _FAMILIES[name][0]
-                bnd = boundary if name in ("geometric", "discrete-gaussian") else None
-                mech = build(name, param, n, boundary)
-            worst, avg, er = costs(mech, cost, n)
-            rows.append(CompareRow(name, float(eps), float(delta), worst, avg, er, param, pname, bnd))
+                rows.append(_row(name, eps, delta, build(name, param, n, boundary), param, boundary, cost, n))
             if progress:
                 progress()
     return rows
@@ -194,15 +200,13 @@ def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, co
             if name == "optimal":
                 d = design_finite(n, epsilon=eps, neighbourhood=nb, guarantee_notion=notion, cost=cost,
                                   minimize="delta", max_cost=target_cost)
-                mech, param, pname, bnd = d.pmf, None, None, None
+                mech, param = d.pmf, None
             else:
                 param = fixed[name]
-                mech, pname = build(name, param, n, boundary), _FAMILIES[name][0]
-                bnd = boundary if name in ("geometric", "discrete-gaussian") else None
+                mech = build(name, param, n, boundary)
             prof = privacy_profile(mech, nb)
             dl = prof.delta_dp(eps) if notion == "dp" else prof.delta_pdp(eps)
-            worst, avg, er = costs(mech, cost, n)
-            rows.append(CompareRow(name, float(eps), float(dl), worst, avg, er, param, pname, bnd))
+            rows.append(_row(name, eps, dl, mech, param, boundary, cost, n))
             if progress:
                 progress()
     return rows

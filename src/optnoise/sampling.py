@@ -232,8 +232,7 @@ def quantize(pmf: CyclicPMF, neighbourhood: Neighbourhood, *, epsilon: float | N
         weights = np.array(w, dtype=np.uint64).reshape(pmf.shape)
         candidate = CyclicPMF.from_weights(np.array(w, dtype=object).reshape(pmf.shape))
         profile = exact_profile(candidate, neighbourhood)
-        cert = guarantee(profile, epsilon=epsilon if epsilon is not None else None,
-                         delta=delta if epsilon is not None else None)
+        cert = guarantee(profile, epsilon=epsilon, delta=delta if epsilon is not None else None)
         if epsilon is None or _meets(cert, notion, delta):
             target = None if epsilon is None else {"notion": notion, "epsilon": epsilon, "delta": delta}
             return QuantizedPMF(weights, b, lam, neighbourhood, cert, target)

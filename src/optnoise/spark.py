@@ -23,7 +23,7 @@ import pandas as pd
 from .errors import InvalidParameterError, OptnoiseError
 from .io import dumps, write_text_atomic
 from .release import Domain, describe_value, move_dir_atomic, seeded_child, temp_dir_beside
-from .sampling import QuantizedPMF, RandomSource, draw_indices
+from .sampling import QuantizedPMF, RandomSource, add_noise_cyclic
 
 
 def spark_session():
@@ -34,14 +34,12 @@ def spark_session():
         from pyspark.sql import SparkSession
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise OptnoiseError("--engine spark needs pyspark: pip install 'optnoise[spark]'") from exc
-    return (SparkSession.builder.master("local[2]").appName("optnoise-release")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "4")
-            .getOrCreate())
-
-
-def _quiet(spark) -> None:
+    spark = (SparkSession.builder.master("local[2]").appName("optnoise-release")
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "4")
+             .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain: Domain, output_path: Path,
@@ -52,14 +50,11 @@ def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain:
     from pyspark.sql.functions import pandas_udf
 
     spark = spark_session()
-    _quiet(spark)
     reader = spark.read.option("header", True).option("inferSchema", False)
     df = reader.csv(str(input_path)) if in_fmt == "csv" else spark.read.parquet(str(input_path))
     if column not in df.columns:
         raise InvalidParameterError("--column", column, f"a column of {Path(input_path).name}: {df.columns}")
     lookup = {c: i for i, c in enumerate(domain.categories)} if domain.categories is not None else None
-    cum = np.cumsum(q.weights.astype(np.uint64))
-    bits, size = q.bits, domain.size
 
     def index_of(v):
         i = domain._one(v, lookup)
@@ -76,8 +71,7 @@ def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain:
         part = TaskContext.get().partitionId()
         for b, s in enumerate(batches):
             rng = seeded_child(src, part, b)
-            noisy = (s.to_numpy(dtype=np.int64) + draw_indices(cum, bits, len(s), rng)) % size
-            yield pd.Series(domain.from_index(noisy))
+            yield pd.Series(domain.from_index(add_noise_cyclic(s.to_numpy(dtype=np.int64), q, rng)))
 
     indexed = df.select(to_index(F.col(column)).alias("_idx"))
     if indexed.filter(F.col("_idx") < 0).limit(1).count():

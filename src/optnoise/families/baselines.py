@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
+from ..pmf import Channel, CyclicPMF, IntegerPMF
 
 BOUNDARIES = ("modulo", "clamp", "truncate")
 
@@ -127,5 +127,5 @@ def data_independent_pmf(n: int, rho: float) -> CyclicPMF:
     return CyclicPMF(probs)
 
 
-__all__ = ["BOUNDARIES", "GeometricTail", "clamp_channel", "data_independent_pmf", "discrete_gaussian_pmf",
+__all__ = ["BOUNDARIES", "clamp_channel", "data_independent_pmf", "discrete_gaussian_pmf",
            "exponential_channel", "on_domain", "truncate_channel", "wrap"]

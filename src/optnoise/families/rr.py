@@ -76,10 +76,11 @@ def hamming_channel(m: int, rows: int, k: float) -> tuple[np.ndarray, list[tuple
 def hamming_neighbours(dbs: list[tuple[int, ...]]) -> list[tuple[int, int]]:
     """Pairs of databases that differ in exactly one row."""
     index = {d: i for i, d in enumerate(dbs)}
+    values = range(max(max(x) for x in dbs) + 1)
     pairs = []
     for d, i in index.items():
         for pos in range(len(d)):
-            for v in range(max(max(x) for x in dbs) + 1):
+            for v in values:
                 if v != d[pos]:
                     pairs.append((i, index[d[:pos] + (v,) + d[pos + 1:]]))
     return pairs
