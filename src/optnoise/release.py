@@ -228,12 +228,11 @@ def release(input_path: str | os.PathLike, column: str, mechanism: LoadedMechani
             tmp_manifest.write_text(dumps(manifest))
         return manifest
     from . import spark as spark_engine
-    spark_engine.release_spark(input_path, in_fmt, column, q, domain, output_path, out_fmt, src,
-                                             lambda parts, n_rows: _manifest(
-                                                 input_path, in_fmt, column, n_rows, output_path, out_fmt, parts,
-                                                 mechanism, q, domain, src, engine),
-                                             manifest_path)
-    return json.loads(manifest_path.read_text())
+    return spark_engine.release_spark(
+        input_path, in_fmt, column, q, domain, output_path, out_fmt, src,
+        lambda parts, n_rows: _manifest(input_path, in_fmt, column, n_rows, output_path, out_fmt, parts,
+                                        mechanism, q, domain, src, engine),
+        manifest_path)
 
 
 def _manifest(input_path, in_fmt, column, rows, output_path, out_fmt, written_files, mechanism: LoadedMechanism,

@@ -44,7 +44,8 @@ def spark_session():
 
 def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain: Domain, output_path: Path,
                   out_fmt: str, src: RandomSource, manifest_fn: Callable[[list, int], dict],
-                  manifest_path: Path) -> tuple[int, list]:
+                  manifest_path: Path) -> dict:
+    """Run the release on Spark; returns the manifest written beside the output."""
     from pyspark import TaskContext
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
@@ -89,9 +90,14 @@ def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain:
         else:
             writer.parquet(str(tmp))
         parts = sorted(p for p in tmp.iterdir() if p.name.startswith("part-"))
-        write_text_atomic(manifest_path, dumps(manifest_fn(parts, n_rows)))
-        move_dir_atomic(tmp, output_path)
+        manifest = manifest_fn(parts, n_rows)
+        write_text_atomic(manifest_path, dumps(manifest))
+        try:
+            move_dir_atomic(tmp, output_path)
+        except BaseException:
+            manifest_path.unlink(missing_ok=True)  # no manifest without its output
+            raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return n_rows, parts
+    return manifest
