@@ -30,7 +30,7 @@ import numpy as np
 
 from .analysis import Guarantee, guarantee
 from .errors import InvalidParameterError, OptnoiseError
-from .exact import exact_profile
+from .exact import _fractions, exact_profile
 from .neighbourhood import Neighbourhood
 from .pmf import CyclicPMF
 
@@ -212,9 +212,7 @@ def quantize(pmf: CyclicPMF, neighbourhood: Neighbourhood, *, epsilon: float | N
         raise InvalidParameterError("notion", notion, "'dp' or 'pdp'")
     if bits is not None and not (isinstance(bits, int) and 8 <= bits <= MAX_BITS):
         raise InvalidParameterError("bits", bits, f"an integer in [8, {MAX_BITS}]")
-    exact = pmf.exact if pmf.exact is not None else np.array([Fraction(float(x)) for x in pmf.probs.ravel()],
-                                                             dtype=object)
-    flat = list(exact.ravel())
+    flat = list(_fractions(pmf.exact, pmf.probs).ravel())
     total_mass = sum(flat)
     flat = [x / total_mass for x in flat]
     keep = pmf.probs.ravel() > 0
