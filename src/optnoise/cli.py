@@ -145,10 +145,19 @@ def verify(
     if plot is not None and plot.suffix.lower() != ".png":
         raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
     obj = load_pmf(pmf, pmf_file, family, space, offset, normalize)
-    if isinstance(obj, CyclicPMF) and len(obj.shape) > 1 and distances is None:
-        raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a joint PMF")
-    nb = neighbourhood_from_options(distances, sd, bd, directed)
-    profile = privacy_profile(obj, nb, exact=exact)
+    from .families import ChannelFamily
+    if isinstance(obj, ChannelFamily):
+        if any(x is not None for x in (distances, sd, bd)) or directed:
+            raise InvalidParameterError("--distances/--sd/--bd/--directed", "given",
+                                        "no neighbourhood flags with a channel family (its neighbours differ in one row)")
+        profile = privacy_profile(obj.channel, obj.pairs, exact=exact)
+        nb_text = f"{len(obj.pairs.pairs)} ordered pairs of databases differing in one row"
+    else:
+        if isinstance(obj, CyclicPMF) and len(obj.shape) > 1 and distances is None:
+            raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a joint PMF")
+        nb = neighbourhood_from_options(distances, sd, bd, directed)
+        profile = privacy_profile(obj, nb, exact=exact)
+        nb_text = nb.describe()
     g = guarantee(profile, eps, dlt)
     result: dict[str, Any] = g.to_json()
     result["space"] = profile.space
@@ -159,24 +168,25 @@ def verify(
         result["worst_pair_pdp"] = profile.worst_pair(eps, "pdp")
     if compose_k is not None:
         from .accounting import compose
-        result["composed"] = compose(privacy_profile(obj, nb), compose_k, epsilon=eps, delta=dlt).to_json()
+        result["composed"] = compose(privacy_profile(obj.channel, obj.pairs) if isinstance(obj, ChannelFamily)
+                                     else privacy_profile(obj, nb), compose_k, epsilon=eps, delta=dlt).to_json()
     if plot is not None:
         from .plots import plot_profile
-        plot_profile(profile, plot, title=f"Privacy profile, neighbourhood {nb.describe()}")
+        plot_profile(profile, plot, title=f"Privacy profile, neighbourhood {nb_text}")
         result["plot"] = str(plot)
     if as_json:
         typer.echo(dumps(result))
         return
-    _print_verify(result, nb)
+    _print_verify(result, nb_text)
 
 
-def _print_verify(r: dict[str, Any], nb: Neighbourhood) -> None:
+def _print_verify(r: dict[str, Any], nb_text: str) -> None:
     table = Table(title="optnoise verify", show_header=True, header_style="bold")
     table.add_column("quantity")
     table.add_column("value", justify="right")
     table.add_column("meaning")
     table.add_row("space", r["space"], "cyclic: added mod n+1; integer: noise on Z")
-    table.add_row("neighbourhood", nb.describe(), "query distances mu = Q(X) - Q(X')")
+    table.add_row("neighbourhood", nb_text, "query distances mu = Q(X) - Q(X'), or input pairs")
     table.add_row("epsilon_pure", _fmt(r["epsilon_pure"]), "tight pure epsilon (delta = 0)")
     if r["epsilon"] is not None:
         table.add_row(f"delta_dp @ eps={_fmt(r['epsilon'])}", _fmt(r["delta_dp"]), "approximate DP (hockey-stick), tight")

@@ -1,0 +1,132 @@
+"""Costs of noise on the integer and real line: ``|x|``, ``x^2``, ``|x|^k`` and user callables.
+
+A cost ``L`` maps a noise value to a non-negative number; the expected cost of a PMF
+on ``Z`` is ``sum_i L(i) P(i)`` (Geng & Viswanath (78)), including the exact geometric
+tails of an :class:`~optnoise.pmf.IntegerPMF`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import mpmath
+import numpy as np
+
+from .errors import InvalidParameterError
+from .pmf import GeometricTail, IntegerPMF
+
+COST_NAMES = ("abs", "sq", "pow:K")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A cost function ``L(x)``.
+
+    ``power`` is ``k`` for the moment costs ``|x|^k`` (``abs`` is 1, ``sq`` is 2), which
+    have closed-form tail sums; ``None`` for a user callable (vectorised over numpy
+    arrays), whose sums are evaluated numerically.
+    """
+
+    name: str
+    power: float | None
+    fn: Callable[[np.ndarray], np.ndarray]
+
+    def __call__(self, x: np.ndarray | float) -> np.ndarray:
+        return np.asarray(self.fn(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+
+def power_cost(k: float) -> Cost:
+    """``L(x) = |x|^k`` for ``k > 0``."""
+    if not (isinstance(k, (int, float)) and math.isfinite(k) and k > 0):
+        raise InvalidParameterError("--cost", f"pow:{k}", "pow:K with a real K > 0")
+    k = float(k)
+    name = {1.0: "abs", 2.0: "sq"}.get(k, f"pow:{k:g}")
+    return Cost(name, k, lambda x: np.abs(x) ** k)
+
+
+def parse_cost(spec: str | Cost | Callable) -> Cost:
+    """``abs``, ``sq``, ``pow:K``, a :class:`Cost` or a vectorised callable."""
+    if isinstance(spec, Cost):
+        return spec
+    if callable(spec):
+        return Cost(getattr(spec, "__name__", "callable"), None, spec)
+    text = str(spec).strip()
+    if text == "abs":
+        return power_cost(1)
+    if text == "sq":
+        return power_cost(2)
+    if text.startswith("pow:"):
+        try:
+            k = float(text[4:])
+        except ValueError:
+            raise InvalidParameterError("--cost", spec, "abs, sq or pow:K with a real K > 0") from None
+        return power_cost(k)
+    raise InvalidParameterError("--cost", spec, "abs, sq or pow:K with a real K > 0")
+
+
+def shifted_power_sum(ratio: float, k: float, start: float, step: float) -> float:
+    """``sum_{b>=1} ratio^b (start + b*step)^k`` for ``start + step > 0``, ``step > 0``.
+
+    Closed form ``step^k ratio Phi(ratio, -k, 1 + start/step)`` with the Lerch
+    transcendent ``Phi`` (exact up to mpmath's working precision).
+    """
+    if k == 0:
+        return ratio / (1.0 - ratio)
+    if float(k).is_integer():
+        # binomial expansion with Li_{-j}(ratio) = sum_b b^j ratio^b (a rational function)
+        k = int(k)
+        return float(sum(math.comb(k, j) * start ** (k - j) * step ** j * _neg_polylog(j, ratio)
+                         for j in range(k + 1)))
+    return float(step ** k * ratio * mpmath.lerchphi(ratio, -k, 1.0 + start / step))
+
+
+def _neg_polylog(j: int, z: float) -> float:
+    """``Li_{-j}(z) = sum_{b>=1} b^j z^b`` for integer ``j >= 0`` and ``0 < z < 1``."""
+    return float(mpmath.polylog(-j, z))
+
+
+def _numeric_tail_sum(cost: Cost, ratio: float, positions: np.ndarray, step: int) -> np.ndarray:
+    """``sum_{b>=1} ratio^b L(x + b*step)`` for each ``x`` in ``positions`` (numerically)."""
+    out = np.zeros(positions.size)
+    chunk = 512
+    start = 1
+    while True:
+        b = np.arange(start, start + chunk, dtype=np.float64)
+        w = np.power(ratio, b)
+        terms = cost(positions[:, None] + step * b[None, :]) * w[None, :]
+        part = terms.sum(axis=1)
+        out += part
+        if np.all(part <= 1e-18 * np.maximum(out, 1e-300)) or w[-1] == 0.0 or start > 10 ** 7:
+            return out
+        start += chunk
+
+
+def _tail_cost(pmf: IntegerPMF, tail: GeometricTail, cost: Cost, right: bool) -> float:
+    period = tail.period
+    if right:
+        block = pmf.probs[-period:]
+        first = np.arange(pmf.hi - period + 1, pmf.hi + 1, dtype=np.float64)
+        step = period
+    else:
+        block = pmf.probs[:period]
+        first = np.arange(pmf.lo, pmf.lo + period, dtype=np.float64)
+        step = -period
+    if cost.power is not None and (np.all(first + step > 0) if right else np.all(first + step < 0)):
+        sums = np.array([shifted_power_sum(tail.ratio, cost.power, abs(x), period) for x in first])
+    else:
+        sums = _numeric_tail_sum(cost, tail.ratio, first, step)
+    return float(block @ sums)
+
+
+def expected_cost(pmf: IntegerPMF, cost: str | Cost | Callable) -> float:
+    """``sum_i L(i) P(i)`` over all of ``Z``, tails included exactly (Geng & Viswanath (78))."""
+    c = parse_cost(cost)
+    k = np.arange(pmf.lo, pmf.hi + 1, dtype=np.float64)
+    total = float(pmf.probs @ c(k))
+    if pmf.right_tail is not None:
+        total += _tail_cost(pmf, pmf.right_tail, c, right=True)
+    if pmf.left_tail is not None:
+        total += _tail_cost(pmf, pmf.left_tail, c, right=False)
+    return total

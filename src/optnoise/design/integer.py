@@ -1,0 +1,278 @@
+"""Optimal eps-DP noise on the integer line by linear programming (Geng & Viswanath, Section VI).
+
+The variables are the masses on a window ``-L..L``. Beyond the window the PMF is
+continued by exact *geometric-staircase tails*: ``p(L + t) = e^-eps p(L + t - Delta)``
+(and the mirror image on the left), the fastest decay eps-DP allows, so the tail's mass
+and cost are linear in the window's last block of ``Delta`` masses. This is not a
+truncation: the returned PMF is a PMF on all of ``Z`` and its guarantee is exact.
+
+Numerics: masses far from the centre are as small as ``e^(-eps L / Delta)``, far below
+HiGHS's tolerances, which would zero them and break the ratio constraints. The LP is
+therefore solved for ``q = p / s`` with ``s_i = e^(-eps |i| / Delta)``, which makes every
+variable and every DP row O(1); the answer is then lifted to restore the ratio
+constraints exactly (``lift_ratios``) and renormalised.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..analysis import privacy_profile
+from ..costs import Cost, _numeric_tail_sum, parse_cost, shifted_power_sum
+from ..errors import DesignError, InvalidParameterError
+from ..neighbourhood import Neighbourhood
+from ..pmf import GeometricTail, IntegerPMF
+from .finite import RATIO_MARGIN, _linprog
+
+#: Extra blocks of tail written into the extension used to state the DP rows.
+_EXT_BLOCKS = 1
+
+
+@dataclass(frozen=True)
+class TailedWindow:
+    """A window ``-half..half`` of variables with geometric-staircase tails.
+
+    ``expand`` is a sparse matrix mapping the window's masses to the masses on the
+    extended range ``-half-period .. half+period`` (the tail's first block is ``ratio``
+    times the window's last block), which is all the DP rows need: any pair of points
+    at distance ``<= period`` in a tail is a block-shifted copy of such a pair.
+    """
+
+    half: int
+    period: int
+    ratio: float
+
+    @property
+    def size(self) -> int:
+        return 2 * self.half + 1
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.arange(-self.half, self.half + 1)
+
+    def expand(self) -> sp.csr_matrix:
+        n, m = self.size, self.period
+        rows = [np.arange(n)]
+        cols = [np.arange(n)]
+        data = [np.ones(n)]
+        # right tail: point half + s (s = 1..m) = ratio * p(half - m + s)
+        rows.append(n + m + np.arange(m))
+        cols.append(n - m + np.arange(m))
+        data.append(np.full(m, self.ratio))
+        # left tail: point -half - s = ratio * p(-half + m - s); extended index m - s
+        rows.append(np.arange(m))
+        cols.append(np.arange(m))
+        data.append(np.full(m, self.ratio))
+        r = np.concatenate(rows)
+        r[: n] += m  # window rows sit after the left extension
+        return sp.csr_matrix((np.concatenate(data), (r, np.concatenate(cols))), shape=(n + 2 * m, n))
+
+    def mass_row(self) -> np.ndarray:
+        """Coefficients of the total mass (window plus both tails)."""
+        w = np.ones(self.size)
+        f = self.ratio / (1.0 - self.ratio)
+        w[: self.period] += f
+        w[-self.period:] += f
+        return w
+
+    def tail_masses(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows giving the left and right tail masses."""
+        f = self.ratio / (1.0 - self.ratio)
+        left = np.zeros(self.size)
+        right = np.zeros(self.size)
+        left[: self.period] = f
+        right[-self.period:] = f
+        return left, right
+
+    def pmf(self, probs: np.ndarray) -> IntegerPMF:
+        tail = GeometricTail(self.ratio, self.period)
+        return IntegerPMF(probs, offset=self.half, left_tail=tail, right_tail=tail, normalize=True)
+
+
+def dp_rows(window: TailedWindow, factor: float, *, symmetric: bool = False) -> sp.csr_matrix:
+    """Rows ``p(i) - factor * p(j) <= 0`` for all ``0 < |i - j| <= period`` on the extension.
+
+    With ``symmetric`` only pairs with ``i + j >= 0`` are kept: for a PMF with
+    ``p(-i) = p(i)`` the others are mirror images of these.
+    """
+    ext = window.expand()
+    n_ext = ext.shape[0]
+    m = window.period
+    ii, jj = [], []
+    for d in range(1, m + 1):
+        a = np.arange(0, n_ext - d)
+        ii += [a, a + d]
+        jj += [a + d, a]
+    i = np.concatenate(ii)
+    j = np.concatenate(jj)
+    if symmetric:
+        keep = (i + j) >= 2 * (window.half + m)
+        i, j = i[keep], j[keep]
+    k = i.size
+    sel = sp.csr_matrix((np.concatenate([np.ones(k), np.full(k, -factor)]),
+                         (np.concatenate([np.arange(k), np.arange(k)]), np.concatenate([i, j]))), shape=(k, n_ext))
+    rows = (sel @ ext).tocsr()
+    rows.eliminate_zeros()
+    # A pair (i, i + period) across the window's end maps both points to one variable:
+    # its row is (1 - factor * ratio) p <= 0, exactly 0 <= 0 in real arithmetic but
+    # +-1 ulp in floating point, which row normalisation would blow up into p <= 0.
+    nnz = np.diff(rows.indptr)
+    single = nnz == 1
+    trivial = np.zeros(rows.shape[0], dtype=bool)
+    trivial[single] = rows.data[rows.indptr[:-1][single]] <= 1e-12
+    return rows[~trivial]
+
+
+def symmetric_map(window: TailedWindow) -> sp.csr_matrix:
+    """``p = S q`` with ``q`` the masses at ``0..half`` and ``p(-i) = p(i)``."""
+    n, h = window.size, window.half
+    return sp.csr_matrix((np.ones(n), (np.arange(n), np.abs(np.arange(n) - h))), shape=(n, h + 1))
+
+
+def lift_ratios(p: np.ndarray, window: TailedWindow, epsilon: float) -> np.ndarray:
+    """Smallest pointwise increase of ``p`` meeting every ratio constraint with margin.
+
+    Enforces ``p(i) >= e^-eps (1 + margin) p(j)`` for ``|i - j| <= period`` and the tail
+    condition (each end block non-increasing outwards), by iterating to the fixpoint.
+    The LP's answer violates these by round-off only, so the lift moves masses by about
+    the solver tolerance.
+    """
+    c = math.exp(-epsilon) * (1.0 + RATIO_MARGIN)
+    m = window.period
+    q = np.maximum(p, 0.0)
+    for _ in range(10_000):
+        old = q.copy()
+        for d in range(1, m + 1):
+            np.maximum(q[:-d], c * q[d:], out=q[:-d])
+            np.maximum(q[d:], c * q[:-d], out=q[d:])
+        q[-m:] = np.maximum.accumulate(q[-m:][::-1])[::-1]
+        q[:m] = np.maximum.accumulate(q[:m])
+        if np.array_equal(q, old):
+            return q
+    raise DesignError("the ratio lift did not converge; the LP answer is far from eps-DP")
+
+
+def tail_cost_rows(window: TailedWindow, cost: Cost) -> np.ndarray:
+    """Cost coefficients of the window masses, tails included exactly."""
+    x = window.values.astype(np.float64)
+    c = cost(x).astype(np.float64)
+    m, rho = window.period, window.ratio
+    right_first = x[-m:]
+    left_first = x[:m]
+    if cost.power is not None and window.half >= m:
+        right = np.array([shifted_power_sum(rho, cost.power, v, m) for v in right_first])
+        left = np.array([shifted_power_sum(rho, cost.power, -v, m) for v in left_first])
+    else:
+        right = _numeric_tail_sum(cost, rho, right_first, m)
+        left = _numeric_tail_sum(cost, rho, left_first, -m)
+    c[-m:] += right
+    c[:m] += left
+    return c
+
+
+@dataclass(frozen=True)
+class IntegerDesign:
+    """Result of :func:`design_integer`."""
+
+    pmf: IntegerPMF
+    expected_cost: float
+    epsilon: float
+    sensitivity: int
+    cost: str
+    epsilon_certified: float
+    solve_seconds: float
+
+    def to_json(self) -> dict:
+        return {"pmf": self.pmf.probs.tolist(), "offset": self.pmf.offset, "tail_mass": self.pmf.tail_mass,
+                "tail": {"period": self.sensitivity, "ratio": math.exp(-self.epsilon)},
+                "expected_cost": self.expected_cost, "epsilon": self.epsilon, "sensitivity": self.sensitivity,
+                "cost": self.cost, "epsilon_pure": self.epsilon_certified, "solve_seconds": self.solve_seconds}
+
+
+def check_window(half_width: int, sensitivity: int) -> int:
+    if int(half_width) != half_width or half_width < sensitivity:
+        raise InvalidParameterError("--window", half_width, f"an integer half-width >= the sensitivity {sensitivity}")
+    return int(half_width)
+
+
+def solve_tailed_lp(window: TailedWindow, epsilon: float, objective: np.ndarray,
+                    extra_ub: tuple[sp.spmatrix, np.ndarray] | None = None, n_extra: int = 0,
+                    time_limit: float | None = None, symmetric: bool = False) -> np.ndarray:
+    """Minimise ``objective @ p (+ extra variables)`` over eps-DP PMFs with tails; return ``p``.
+
+    ``extra_ub`` holds rows ``[A_p, A_t] @ [p, t] <= b`` over the window masses and
+    ``n_extra`` auxiliary variables (used by the Wasserstein epigraph). With
+    ``symmetric`` the PMF is restricted to ``p(-i) = p(i)``, which loses nothing when
+    the objective is symmetric (average an optimum with its mirror image: the problem
+    is convex) and halves the LP. The masses are rescaled as described in the module
+    docstring.
+    """
+    n = window.size
+    vmap = symmetric_map(window) if symmetric else sp.identity(n, format="csr")
+    nv = vmap.shape[1]
+    values = np.arange(nv) if symmetric else window.values
+    s = np.exp(-epsilon * np.abs(values) / window.period)
+    scale = sp.block_diag([vmap @ sp.diags(s), sp.identity(n_extra)], format="csr") if n_extra else vmap @ sp.diags(s)
+    dp = dp_rows(window, math.exp(epsilon), symmetric=symmetric)  # tails saturate e^eps exactly: no margin
+    blocks = [sp.hstack([dp, sp.csr_matrix((dp.shape[0], n_extra))]) if n_extra else dp]
+    rhs = [np.zeros(dp.shape[0])]
+    if extra_ub is not None:
+        blocks.append(sp.csr_matrix(extra_ub[0]))
+        rhs.append(extra_ub[1])
+    a_ub = (sp.vstack(blocks, format="csr") @ scale).tocsr()
+    # row-normalise: every row's largest coefficient becomes 1
+    row_max = np.maximum(abs(a_ub).max(axis=1).toarray().ravel(), 1e-300)
+    a_ub = (sp.diags(1.0 / row_max) @ a_ub).tocsr()
+    b_ub = np.concatenate(rhs) / row_max
+    mass = np.concatenate([window.mass_row(), np.zeros(n_extra)])
+    a_eq = sp.csr_matrix((scale.T @ mass)[None, :])
+    c = scale.T @ np.asarray(objective, dtype=np.float64)
+    bounds = [(0, None)] * nv + [(None, None)] * n_extra
+    res = _linprog(c, a_ub, b_ub, a_eq, [1.0], bounds, time_limit)
+    return vmap @ (res.x[:nv] * s)
+
+
+def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Callable = "abs", *,
+                   half_width: int | None = None, time_limit: float | None = None) -> IntegerDesign:
+    """Minimum-cost eps-DP noise on ``Z`` for integer sensitivity ``Delta`` (problem (78)).
+
+    Solves the LP over the window with exact staircase tails; for a symmetric cost that
+    is increasing in ``|x|`` (Property 3) its optimum equals ``min_r`` of the cost of
+    ``P_r`` (Theorem 13), which the tests check. Any cost vector works, including
+    asymmetric ones, for which no closed form exists.
+
+    Parameters
+    ----------
+    epsilon, sensitivity:
+        The target: ``p(i) <= e^eps p(i + d)`` for ``|d| <= Delta``.
+    cost:
+        ``abs``, ``sq``, ``pow:K`` or a vectorised callable ``L(x)``.
+    half_width:
+        Window ``-L..L``; default ``max(4 Delta, 8)``.
+    """
+    from ..families.staircase import _check_eps, _check_sensitivity
+
+    eps = _check_eps(epsilon)
+    d = _check_sensitivity(sensitivity, integer=True)
+    c = parse_cost(cost)
+    half = check_window(max(4 * d, 8) if half_width is None else half_width, d)
+    window = TailedWindow(half, d, math.exp(-eps))
+    t0 = time.perf_counter()
+    objective = tail_cost_rows(window, c)
+    symmetric = bool(np.allclose(objective, objective[::-1], rtol=1e-13, atol=0.0))
+    p = solve_tailed_lp(window, eps, objective, time_limit=time_limit, symmetric=symmetric)
+    p = lift_ratios(p, window, eps)
+    pmf = window.pmf(p / float(window.mass_row() @ p))
+    seconds = time.perf_counter() - t0
+    from ..costs import expected_cost
+
+    certified = privacy_profile(pmf, Neighbourhood.sensitivity(d)).epsilon_pure
+    if certified > eps * (1 + 1e-9):
+        raise DesignError(f"the LP answer certifies eps = {certified!r} > target {eps!r}; widen the window")
+    return IntegerDesign(pmf, expected_cost(pmf, c), eps, d, c.name, certified, seconds)
