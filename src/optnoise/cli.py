@@ -335,6 +335,144 @@ def families(as_json: bool = typer.Option(False, "--json", help="Print one JSON 
     out.print(table)
 
 
+# -------------------------------------------------------- staircase / wasserstein ---
+@app.command()
+@cli_errors
+def staircase(
+    epsilon: float = typer.Option(..., "--epsilon", help="Target epsilon (> 0): pure eps-DP."),
+    sensitivity: float = typer.Option(1.0, "--sensitivity", help="Sensitivity Delta (> 0; an integer with --discrete)."),
+    cost: str = typer.Option("abs", "--cost", help="abs (|x|), sq (x^2) or pow:K (|x|^K)."),
+    discrete: bool = typer.Option(False, "--discrete", help="Integer-valued query: the staircase PMF P_r (82)."),
+    gamma: Optional[float] = typer.Option(None, "--gamma", help="Evaluate this gamma in [0, 1] instead of the optimum."),
+    r: Optional[int] = typer.Option(None, "--r", help="With --discrete: evaluate P_r for this 1 <= R <= Delta."),
+    lp: bool = typer.Option(False, "--lp", help="With --discrete: also solve the integer-line LP (Theorem 13 check)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the PDF (or PMF) against Laplace (or geometric) as a PNG."),
+) -> None:
+    """Geng & Viswanath's staircase mechanism: optimal gamma* (or r*), its cost and the gain over Laplace.
+
+    Example: optnoise staircase --epsilon 10 --cost sq
+    """
+    from .families import staircase as st
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    eps = check_epsilon(epsilon, allow_zero=False, parameter="--epsilon")
+    c = st.parse_cost(cost)
+    result: dict[str, Any] = {"epsilon": eps, "sensitivity": sensitivity, "cost": c.name, "discrete": discrete}
+    if discrete:
+        if gamma is not None:
+            raise InvalidParameterError("--gamma", gamma, "--r R with --discrete (gamma is for the continuous staircase)")
+        d = st._check_sensitivity(sensitivity, integer=True)
+        choice = st.r_star(eps, d, c)
+        chosen = choice.r if r is None else st._check_r(r, d)
+        value = choice.costs[chosen - 1]
+        base = st.geometric_cost(eps, d, c)
+        result.update({"sensitivity": d, "r": chosen, "r_star": choice.r, "optimal": chosen == choice.r,
+                       "expected_cost": value, "geometric_cost": base, "gain": base / value,
+                       "costs_by_r": list(choice.costs)})
+        if lp:
+            from .design.integer import design_integer
+            des = design_integer(eps, d, c)
+            result["lp_expected_cost"] = des.expected_cost
+            result["lp_relative_gap"] = abs(des.expected_cost - choice.expected_cost) / choice.expected_cost
+        if plot is not None:
+            from .families.geometric import alpha_for_epsilon, geometric_pmf
+            from .plots import plot_density
+            k = np.arange(-4 * d, 4 * d + 1)
+            geo = geometric_pmf(alpha_for_epsilon(eps, d))
+            plot_density(k, {f"staircase P_{chosen}": st.discrete_staircase_pmf(eps, d, chosen).mass(k),
+                             "geometric": geo.mass(k)}, plot, xlabel="noise i", ylabel="mass",
+                         title=f"Discrete staircase P_{chosen}, eps={eps:g}, Delta={d}, cost {c.name}")
+    else:
+        if r is not None or lp:
+            raise InvalidParameterError("--r/--lp", r if r is not None else "--lp", "only with --discrete")
+        d = st._check_sensitivity(sensitivity)
+        g_star = st.gamma_star(eps, c, d)
+        g = g_star if gamma is None else gamma
+        mech = st.Staircase(eps, d, g)
+        value = mech.expected_cost(c)
+        base = st.laplace_cost(eps, c, d)
+        heur = st.gamma_heuristic(eps)
+        result.update({"sensitivity": d, "gamma": g, "gamma_star": g_star, "optimal": gamma is None,
+                       "expected_cost": value, "laplace_cost": base, "gain": base / value,
+                       "gamma_heuristic": heur, "heuristic_cost": st.Staircase(eps, d, heur).expected_cost(c),
+                       "gamma_source": {"abs": "closed form (43)", "sq": "closed form (50)"}.get(
+                           c.name, "numeric minimisation over gamma (Theorem 4)")})
+        if c.name == "abs":
+            result["closed_form_cost"] = st.cost_star_abs(eps, d)
+        elif c.name == "sq":
+            result["closed_form_cost"] = st.cost_star_sq(eps, d)
+        if plot is not None:
+            from .plots import plot_density
+            x = np.linspace(-4 * d, 4 * d, 2001)
+            lam = d / eps
+            plot_density(x, {f"staircase gamma={g:.4g}": mech.pdf(x),
+                             "Laplace": np.exp(-np.abs(x) / lam) / (2 * lam)}, plot,
+                         title=f"Staircase pdf, eps={eps:g}, Delta={d:g}, cost {c.name}")
+    if plot is not None:
+        result["plot"] = str(plot)
+    if as_json:
+        typer.echo(dumps(result))
+        return
+    table = Table(title="optnoise staircase (Geng & Viswanath)")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    keys = ["epsilon", "sensitivity", "cost", "r", "r_star", "gamma", "gamma_star", "gamma_source", "expected_cost",
+            "closed_form_cost", "laplace_cost", "geometric_cost", "gain", "gamma_heuristic", "heuristic_cost",
+            "lp_expected_cost", "lp_relative_gap"]
+    for k in keys:
+        if k in result:
+            table.add_row(k, _fmt(result[k]) if not isinstance(result[k], str) else result[k])
+    out.print(table)
+    if "plot" in result:
+        out.print(f"[dim]plot written to {result['plot']}[/]")
+
+
+@app.command()
+@cli_errors
+def wasserstein(
+    input_spec: str = typer.Option(..., "--input", help="gaussian:MU,SIGMA | poisson:LAMBDA | pmf-file:PATH (the input X on Z)."),
+    sensitivity: int = typer.Option(..., "--sensitivity", help="Adjacency m (integer >= 1): neighbours differ by at most m."),
+    epsilon: float = typer.Option(..., "--epsilon", help="Target epsilon (> 0): pure eps-DP."),
+    objective: str = typer.Option("w1", "--objective", help="w1 (exact W1(X, X+noise)) or expected-abs (the paper's P2 = E|noise|)."),
+    window: Optional[int] = typer.Option(None, "--window", help="Noise window half-width L (default max(span of X, 4m))."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", help="Solver time limit in seconds."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the noise PMF as a PNG."),
+) -> None:
+    """Qin et al.: eps-DP noise on Z minimising the Wasserstein distance W1(X, X + noise), solved exactly by LP.
+
+    Example: optnoise wasserstein --input gaussian:0,10 --sensitivity 15 --epsilon 2
+    """
+    from .design.wasserstein import design_wasserstein, input_distribution
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    eps = check_epsilon(epsilon, allow_zero=False, parameter="--epsilon")
+    if sensitivity < 1:
+        raise InvalidParameterError("--sensitivity", sensitivity, "an integer >= 1")
+    x, dropped, desc = input_distribution(input_spec)
+    with err.status("solving the Wasserstein LP", spinner="dots"):
+        des = design_wasserstein(x, eps, sensitivity, objective=objective, half_width=window,
+                                 input_description=desc, input_dropped_mass=dropped, time_limit=time_limit)
+    result = des.to_json()
+    if plot is not None:
+        from .plots import plot_pmf
+        plot_pmf(des.pmf.probs, plot, offset=des.pmf.offset,
+                 title=f"{objective}-optimal noise, input {desc}, m={sensitivity}, eps={eps:g}")
+        result["plot"] = str(plot)
+    if as_json:
+        typer.echo(dumps(result))
+        return
+    table = Table(title="optnoise wasserstein (Qin et al.)")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for k in ("input", "objective", "epsilon", "sensitivity", "w1", "expected_abs_noise", "epsilon_pure",
+              "tail_mass", "solve_seconds"):
+        table.add_row(k, _fmt(result[k]) if not isinstance(result[k], str) else result[k])
+    table.add_row("window", f"{des.pmf.lo}..{des.pmf.hi} + geometric tails (period {sensitivity})")
+    out.print(table)
+
+
 # ------------------------------------------------------------------ rr / compare ---
 @app.command()
 @cli_errors

@@ -83,8 +83,33 @@ def shifted_power_sum(ratio: float, k: float, start: float, step: float) -> floa
 
 
 def _neg_polylog(j: int, z: float) -> float:
-    """``Li_{-j}(z) = sum_{b>=1} b^j z^b`` for integer ``j >= 0`` and ``0 < z < 1``."""
-    return float(mpmath.polylog(-j, z))
+    """``Li_{-j}(z) = sum_{b>=1} b^j z^b = z A_j(z) / (1 - z)^(j+1)`` for integer ``j >= 0``,
+    with the Eulerian polynomial ``A_j`` (``A_0 = 1``)."""
+    if j == 0:
+        return z / (1.0 - z)
+    coeffs = [1]  # Eulerian numbers A(j, i), i = 0..j-1, by the usual recurrence
+    for n in range(2, j + 1):
+        coeffs = [(i + 1) * (coeffs[i] if i < len(coeffs) else 0) + (n - i) * (coeffs[i - 1] if i >= 1 else 0)
+                  for i in range(n)]
+    poly = sum(c * z ** i for i, c in enumerate(coeffs))
+    return z * poly / (1.0 - z) ** (j + 1)
+
+
+def lerch_nonneg(z: float, p: float, c: float) -> float:
+    """``sum_{n>=0} z^n (n + c)^p`` for ``p >= 0``, ``c >= 0`` (``0^0 = 1``).
+
+    Integer ``p``: binomial expansion over ``Li_{-j}``; otherwise mpmath's Lerch
+    transcendent ``Phi(z, -p, c)``.
+    """
+    if float(p).is_integer():
+        p = int(p)
+        total = c ** p / (1.0 - z) if p > 0 or c > 0 else 1.0 / (1.0 - z)
+        for j in range(1, p + 1):
+            total += math.comb(p, j) * c ** (p - j) * _neg_polylog(j, z)
+        return total
+    if c == 0:
+        return float(z * mpmath.lerchphi(z, -p, 1))
+    return float(mpmath.lerchphi(z, -p, c))
 
 
 def _numeric_tail_sum(cost: Cost, ratio: float, positions: np.ndarray, step: int) -> np.ndarray:

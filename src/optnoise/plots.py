@@ -75,3 +75,17 @@ def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = Fa
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     save_figure(fig, path)
+
+
+def plot_density(x: np.ndarray, series: dict[str, np.ndarray], path: str | os.PathLike, title: str = "",
+                 xlabel: str = "noise x", ylabel: str = "density") -> None:
+    """One or more curves over the same x (e.g. a staircase pdf against Laplace)."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for label, y in series.items():
+        ax.plot(x, y, label=label, drawstyle="steps-mid" if "staircase" in label else "default")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    save_figure(fig, path)

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
-import mpmath
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ..costs import Cost, expected_cost, parse_cost
+from ..costs import Cost, expected_cost, lerch_nonneg, parse_cost
 from ..errors import InvalidParameterError
 from ..pmf import GeometricTail, IntegerPMF
 from ..sampling import RandomSource, bernoulli_exp
@@ -122,7 +121,7 @@ class Staircase:
         if k == 0:
             return 1.0
         b, g, d = self.b, self.gamma, self.sensitivity
-        phi = mpmath.lerchphi(b, -(k + 1), g) if g > 0 else b * mpmath.lerchphi(b, -(k + 1), 1)
+        phi = lerch_nonneg(b, k + 1, g)
         return float(2 * self.a * (1 - b) * d ** (k + 1) * phi / (k + 1))
 
     @property
