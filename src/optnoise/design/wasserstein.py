@@ -101,12 +101,13 @@ def w1_distance(x: IntegerPMF, noise: IntegerPMF, *, tail_tol: float = 1e-18) ->
         if tail is not None:
             extra = tail.period * int(math.ceil(math.log(tail_tol) / math.log(tail.ratio)) + 1)
             lo, hi = (lo - extra, hi) if side < 0 else (lo, hi + extra)
-    q = noise.window(lo, hi)
-    out = np.convolve(x.probs, q)  # support x.lo + lo .. x.hi + hi
-    start = x.lo + lo
-    fx = np.zeros(out.size)
-    pos = np.arange(x.probs.size) + (x.lo - start)
-    fx[pos] = x.probs
+    conv = np.convolve(x.probs, noise.window(lo, hi))  # support x.lo + lo .. x.hi + hi
+    start = min(x.lo, x.lo + lo)
+    size = max(x.hi, x.hi + hi) - start + 1
+    fx = np.zeros(size)
+    fx[x.lo - start: x.hi - start + 1] = x.probs
+    out = np.zeros(size)
+    out[x.lo + lo - start: x.lo + lo - start + conv.size] = conv
     return float(np.abs(np.cumsum(fx) - np.cumsum(out)).sum())
 
 

@@ -135,7 +135,8 @@ def table5(m: int = 1, *, sigma: float = 10.0, mu: float = 0.0, big_m: float = 3
            a: int = 5, rho: float = 0.5, uniform: tuple[int, int] = (-10, 10), eta: float = 0.5) -> list[Table5Row]:
     """Table V's (eps, delta) for adjacency ``m`` (``Delta = 1``) against the tight analysis.
 
-    The printed formulas: Gaussian ``eps = (m+1)(2M+1-m-2mu)/(2 sigma^2)``,
+    The printed formulas: Gaussian ``eps = (m+1)(2M+1-m-2mu)/(2 sigma^2)`` (Table V; the row
+    ``gaussian (14)`` takes the sup over ``m0`` in (14) instead),
     ``delta = 2 sum_{k>=M} p(k)``; Laplace ``(m+1)/lambda``; staircase
     ``ceil(m/a) ln(1/rho)``; uniform ``eps = 0``, ``delta = m/(b-a+1)``; exponential
     ``eta m``. Tight values: pure eps and delta_DP at the printed eps under the symmetric
@@ -148,7 +149,11 @@ def table5(m: int = 1, *, sigma: float = 10.0, mu: float = 0.0, big_m: float = 3
     entries = [
         ("gaussian", f"sigma={sigma:g}, mu={mu:g}, M={big_m:g}", gauss,
          (m + 1) * (2 * big_m + 1 - m - 2 * mu) / (2 * sigma ** 2), 2 * float(gauss.mass(k).sum()),
-         "a sufficient condition with a free M; the tight delta at that eps is far smaller"),
+         "Table V takes m0 = +m in (14); the sup is at m0 = -m, so for large m this eps is too small"),
+        ("gaussian (14)", f"sigma={sigma:g}, mu={mu:g}, M={big_m:g}", gauss,
+         max((abs(s) + 1) * (2 * big_m + 1 - s - 2 * mu) for s in range(-m, m + 1)) / (2 * sigma ** 2),
+         2 * float(gauss.mass(k).sum()),
+         "(14) with the sup over m0 in [-m, m] taken (m0 = -m): a valid but loose pair"),
         ("laplace", f"lambda={lam:g}, mu=0", qin_laplace_pmf(lam), (m + 1) / lam, 0.0,
          "discretisation by (2) keeps the ratio e^(1/lambda) per step: tight eps is m/lambda, not (m+1)/lambda"),
         ("staircase", f"a={a}, rho={rho:g}", qin_staircase_pmf(a, rho), math.ceil(m / a) * math.log(1 / rho), 0.0,
