@@ -30,8 +30,10 @@ from ..neighbourhood import Neighbourhood
 from ..pmf import GeometricTail, IntegerPMF
 from .finite import RATIO_MARGIN, _linprog
 
-#: Extra blocks of tail written into the extension used to state the DP rows.
-_EXT_BLOCKS = 1
+#: Smallest column scale: masses far below it are resolved by :func:`lift_ratios`.
+SCALE_FLOOR = 1e-12
+#: Masses below this are trimmed from the window (the tails then carry them exactly).
+UNDERFLOW = 1e-250
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,28 @@ def tail_cost_rows(window: TailedWindow, cost: Cost) -> np.ndarray:
     return c
 
 
+def finish(p: np.ndarray, window: TailedWindow, epsilon: float) -> IntegerPMF:
+    """Lift an LP answer to exact eps-DP, trim masses near double underflow, normalise.
+
+    Far from the centre the masses of a wide window can fall below ``1e-300`` and
+    underflow to 0, which would make the ratio constraints infinite. The window is cut
+    where the masses drop below ``UNDERFLOW``; the cut PMF continues with the same
+    geometric-staircase tails and is lifted again, which changes the cost by less
+    than ``1e-240``.
+    """
+    p = lift_ratios(p, window, epsilon)
+    if p.min() < UNDERFLOW:
+        centre = window.half
+        ok = p >= UNDERFLOW
+        half = 0
+        while half < window.half and ok[centre - half - 1] and ok[centre + half + 1]:
+            half += 1
+        half = max(half, window.period)
+        window = TailedWindow(half, window.period, window.ratio)
+        p = lift_ratios(p[centre - half: centre + half + 1], window, epsilon)
+    return window.pmf(p / float(window.mass_row() @ p))
+
+
 @dataclass(frozen=True)
 class IntegerDesign:
     """Result of :func:`design_integer`."""
@@ -217,7 +241,9 @@ def solve_tailed_lp(window: TailedWindow, epsilon: float, objective: np.ndarray,
     vmap = symmetric_map(window) if symmetric else sp.identity(n, format="csr")
     nv = vmap.shape[1]
     values = np.arange(nv) if symmetric else window.values
-    s = np.exp(-epsilon * np.abs(values) / window.period)
+    # the scale follows the fastest decay DP allows, floored so that the mass row keeps
+    # coefficients HiGHS does not drop (below ~1e-9 they are treated as zero)
+    s = np.maximum(np.exp(-epsilon * np.abs(values) / window.period), SCALE_FLOOR)
     scale = sp.block_diag([vmap @ sp.diags(s), sp.identity(n_extra)], format="csr") if n_extra else vmap @ sp.diags(s)
     dp = dp_rows(window, math.exp(epsilon), symmetric=symmetric)  # tails saturate e^eps exactly: no margin
     blocks = [sp.hstack([dp, sp.csr_matrix((dp.shape[0], n_extra))]) if n_extra else dp]
@@ -267,8 +293,7 @@ def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Call
     objective = tail_cost_rows(window, c)
     symmetric = bool(np.allclose(objective, objective[::-1], rtol=1e-13, atol=0.0))
     p = solve_tailed_lp(window, eps, objective, time_limit=time_limit, symmetric=symmetric)
-    p = lift_ratios(p, window, eps)
-    pmf = window.pmf(p / float(window.mass_row() @ p))
+    pmf = finish(p, window, eps)
     seconds = time.perf_counter() - t0
     from ..costs import expected_cost
 

@@ -37,7 +37,7 @@ from ..costs import expected_cost, power_cost
 from ..errors import DesignError, InvalidParameterError
 from ..neighbourhood import Neighbourhood
 from ..pmf import IntegerPMF
-from .integer import TailedWindow, check_window, lift_ratios, solve_tailed_lp, tail_cost_rows
+from .integer import TailedWindow, check_window, finish, solve_tailed_lp, tail_cost_rows
 
 #: Input mass dropped on each side when an infinite input (Gaussian, Poisson) is cut to a window.
 INPUT_TAIL = 1e-15
@@ -200,8 +200,7 @@ def design_wasserstein(x: IntegerPMF, epsilon: float, sensitivity: int, *, objec
     else:
         p = solve_tailed_lp(window, eps, tail_cost_rows(window, power_cost(1)), time_limit=time_limit,
                             symmetric=True)
-    p = lift_ratios(p, window, eps)
-    pmf = window.pmf(p / float(window.mass_row() @ p))
+    pmf = finish(p, window, eps)
     seconds = time.perf_counter() - t0
     certified = privacy_profile(pmf, Neighbourhood.bd(m)).epsilon_pure
     if certified > eps * (1 + 1e-9):
