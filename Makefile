@@ -25,6 +25,7 @@ bench: install
 	$(BIN)/python bench/design.py
 	$(BIN)/python bench/milp_models.py
 	$(BIN)/python bench/sampling.py
+	$(BIN)/python bench/staircase.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .hypothesis build src/*.egg-info

@@ -16,7 +16,7 @@ from optnoise.design.wasserstein import design_wasserstein, input_distribution, 
 from optnoise.errors import InvalidParameterError
 from optnoise.families import parse_family
 from optnoise.families.qin import (qin_exponential_pmf, qin_exponential_printed_total, qin_gaussian_pmf,
-                                   qin_laplace_pmf, qin_staircase_pmf, qin_uniform_pmf, table5)
+                                   qin_laplace_pmf, qin_staircase_pmf, table5)
 from optnoise.families.staircase import r_star
 from optnoise.neighbourhood import Neighbourhood
 from optnoise.pmf import IntegerPMF

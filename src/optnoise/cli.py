@@ -473,6 +473,56 @@ def wasserstein(
     out.print(table)
 
 
+# ------------------------------------------------------------------ reproduce ---
+@app.command()
+@cli_errors
+def reproduce(
+    item_id: Optional[str] = typer.Argument(None, metavar="ID", help="Item to regenerate (see --list)."),
+    list_items: bool = typer.Option(False, "--list", help="List the reproducible tables and figures."),
+    run_all: bool = typer.Option(False, "--all", help="Regenerate every item."),
+    out_dir: Path = typer.Option(Path("reproduction"), "--out", help="Directory for the CSV and PNG files."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Regenerate a paper's table or figure (CSV + PNG); verdicts are in docs/reproduction.md.
+
+    Example: optnoise reproduce kadam-table1 --out reproduction
+    """
+    from rich.progress import Progress
+
+    from . import reproduce as rep
+    chosen = sum([list_items, run_all, item_id is not None])
+    if chosen != 1:
+        raise InvalidParameterError("ID/--list/--all", "none" if chosen == 0 else "several", "exactly one of them")
+    if list_items:
+        items = [it.to_json() for it in rep.items()]
+        if as_json:
+            typer.echo(dumps({"items": items}))
+            return
+        table = Table(title="optnoise reproduce --list")
+        for col in ("id", "paper", "what"):
+            table.add_column(col)
+        for it in items:
+            table.add_row(it["id"], it["paper"], it["what"])
+        out.print(table)
+        return
+    ids = [it.id for it in rep.items()] if run_all else [item_id]
+    if item_id is not None and item_id not in rep.REGISTRY:
+        raise InvalidParameterError("ID", item_id, "one of " + ", ".join(rep.REGISTRY))
+    results = []
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task("reproducing", total=len(ids))
+        for i in ids:
+            progress.update(task, description=f"reproducing {i}")
+            results.append(rep.run(i, out_dir))
+            progress.advance(task)
+    if as_json:
+        typer.echo(dumps({"out": str(out_dir), "results": results}))
+        return
+    for r in results:
+        files = ", ".join(str(out_dir / f) for f in r.get("files", []))
+        out.print(f"[bold]{r['id']}[/] ({r['paper']}): {r['what']}\n  wrote {files}")
+
+
 # ------------------------------------------------------------------ rr / compare ---
 @app.command()
 @cli_errors

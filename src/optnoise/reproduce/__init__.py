@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
-from . import geng, holohan, kadam, qin  # noqa: F401  (registration)
+from . import kadam, geng, qin, holohan  # noqa: F401,I001  (registration, in paper order)
 from ._common import REGISTRY, Item
 
 
@@ -32,4 +32,4 @@ def run(item_id: str, out_dir: Path) -> dict[str, Any]:
     return {"id": it.id, "paper": it.paper, "what": it.what, **summary}
 
 
-__all__ = ["Item", "REGISTRY", "items", "run"]
+__all__ = ["Item", "REGISTRY", "geng", "holohan", "items", "kadam", "qin", "run"]
