@@ -21,6 +21,7 @@ from optnoise.families.staircase import (Staircase, a_r, cost_star_abs, cost_sta
                                          gamma_heuristic, gamma_star, gamma_star_abs, gamma_star_numeric,
                                          gamma_star_sq, laplace_cost, r_star, sample_discrete_staircase)
 from optnoise.neighbourhood import Neighbourhood
+from optnoise.pmf import GeometricTail, IntegerPMF
 from optnoise.sampling import SeededRandomSource
 
 ALPHA = 1e-3  # false-alarm rate of every statistical test in this file
@@ -140,6 +141,16 @@ def test_discrete_costs_against_mpmath_sums():
                                 * (1 if i % delta < r else mpmath.exp(-eps)) for i in range(1, 4000))
         mpmath.mp.dps = 15
         assert expected_cost(discrete_staircase_pmf(eps, delta, r), f"pow:{k}") == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_expected_cost_tail_blocks_straddling_zero():
+    """Tail blocks that contain both signs: the closed-form tail sums must start at the signed position."""
+    tail = GeometricTail(0.5, 3)
+    k = np.arange(-400, 400)
+    for offset in (5, 1):  # right block -1, 0, 1 / left block -1, 0, 1
+        p = IntegerPMF(np.arange(1.0, 8.0), offset=offset, left_tail=tail, right_tail=tail, normalize=True)
+        for cost, fn in (("abs", np.abs), ("sq", np.square), ("pow:3", lambda x: np.abs(x) ** 3)):
+            assert expected_cost(p, cost) == pytest.approx(float(p.mass(k) @ fn(k.astype(float))), rel=1e-12)
 
 
 LP_CASES = [(d, e, c) for d in (2, 5, 10) for e in (0.5, 1.0, 2.0, 5.0) for c in ("abs", "sq")]

@@ -15,10 +15,7 @@ import mpmath
 import numpy as np
 
 from .errors import InvalidParameterError
-from .pmf import GeometricTail, IntegerPMF
-
-COST_NAMES = ("abs", "sq", "pow:K")
-
+from .pmf import IntegerPMF
 
 @dataclass(frozen=True)
 class Cost:
@@ -128,21 +125,18 @@ def _numeric_tail_sum(cost: Cost, ratio: float, positions: np.ndarray, step: int
         start += chunk
 
 
-def _tail_cost(pmf: IntegerPMF, tail: GeometricTail, cost: Cost, right: bool) -> float:
-    period = tail.period
-    if right:
-        block = pmf.probs[-period:]
-        first = np.arange(pmf.hi - period + 1, pmf.hi + 1, dtype=np.float64)
-        step = period
-    else:
-        block = pmf.probs[:period]
-        first = np.arange(pmf.lo, pmf.lo + period, dtype=np.float64)
-        step = -period
-    if cost.power is not None and (np.all(first + step > 0) if right else np.all(first + step < 0)):
-        sums = np.array([shifted_power_sum(tail.ratio, cost.power, abs(x), period) for x in first])
-    else:
-        sums = _numeric_tail_sum(cost, tail.ratio, first, step)
-    return float(block @ sums)
+def tail_sums(cost: Cost, ratio: float, first: np.ndarray, step: int) -> np.ndarray:
+    """``sum_{b>=1} ratio^b L(x + b*step)`` for each ``x`` in ``first``.
+
+    The tail of a block ``first`` continuing with period ``|step|`` (``step > 0`` to the
+    right, ``< 0`` to the left). Moment costs use :func:`shifted_power_sum` in closed form
+    when every tail point lies on the far side of 0; anything else is summed numerically.
+    """
+    first = np.asarray(first, dtype=np.float64)
+    sign = 1.0 if step > 0 else -1.0
+    if cost.power is not None and np.all(sign * (first + step) > 0):
+        return np.array([shifted_power_sum(ratio, cost.power, sign * x, abs(step)) for x in first])
+    return _numeric_tail_sum(cost, ratio, first, step)
 
 
 def expected_cost(pmf: IntegerPMF, cost: str | Cost | Callable) -> float:
@@ -151,7 +145,9 @@ def expected_cost(pmf: IntegerPMF, cost: str | Cost | Callable) -> float:
     k = np.arange(pmf.lo, pmf.hi + 1, dtype=np.float64)
     total = float(pmf.probs @ c(k))
     if pmf.right_tail is not None:
-        total += _tail_cost(pmf, pmf.right_tail, c, right=True)
+        t = pmf.right_tail
+        total += float(pmf.probs[-t.period:] @ tail_sums(c, t.ratio, k[-t.period:], t.period))
     if pmf.left_tail is not None:
-        total += _tail_cost(pmf, pmf.left_tail, c, right=False)
+        t = pmf.left_tail
+        total += float(pmf.probs[:t.period] @ tail_sums(c, t.ratio, k[:t.period], -t.period))
     return total

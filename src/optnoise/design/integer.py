@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..analysis import privacy_profile
-from ..costs import Cost, _numeric_tail_sum, parse_cost, shifted_power_sum
+from ..costs import Cost, expected_cost, parse_cost, tail_sums
 from ..errors import DesignError, InvalidParameterError
 from ..neighbourhood import Neighbourhood
 from ..pmf import GeometricTail, IntegerPMF
@@ -165,16 +165,8 @@ def tail_cost_rows(window: TailedWindow, cost: Cost) -> np.ndarray:
     x = window.values.astype(np.float64)
     c = cost(x).astype(np.float64)
     m, rho = window.period, window.ratio
-    right_first = x[-m:]
-    left_first = x[:m]
-    if cost.power is not None and window.half >= m:
-        right = np.array([shifted_power_sum(rho, cost.power, v, m) for v in right_first])
-        left = np.array([shifted_power_sum(rho, cost.power, -v, m) for v in left_first])
-    else:
-        right = _numeric_tail_sum(cost, rho, right_first, m)
-        left = _numeric_tail_sum(cost, rho, left_first, -m)
-    c[-m:] += right
-    c[:m] += left
+    c[-m:] += tail_sums(cost, rho, x[-m:], m)
+    c[:m] += tail_sums(cost, rho, x[:m], -m)
     return c
 
 
@@ -295,8 +287,6 @@ def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Call
     p = solve_tailed_lp(window, eps, objective, time_limit=time_limit, symmetric=symmetric)
     pmf = finish(p, window, eps)
     seconds = time.perf_counter() - t0
-    from ..costs import expected_cost
-
     certified = privacy_profile(pmf, Neighbourhood.sensitivity(d)).epsilon_pure
     if certified > eps * (1 + 1e-9):
         raise DesignError(f"the LP answer certifies eps = {certified!r} > target {eps!r}; widen the window")
