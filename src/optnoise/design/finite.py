@@ -252,7 +252,7 @@ def _objective(rho: np.ndarray, n_cols: int, minimize: str, max_cost: float | No
     return c
 
 
-def _linprog(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit, method: str = "highs"):
+def _linprog(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit):
     """HiGHS LP with tight tolerances and a scaled objective.
 
     If HiGHS reports a numerical failure at the tight tolerances (it can when the
@@ -265,11 +265,11 @@ def _linprog(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit, method: str = "highs
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
     with _solver_silenced():
-        res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method=method,
+        res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
                       options=opts)
         if res.status == 4:
             opts = {k: v for k, v in opts.items() if k == "time_limit"}
-            res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method=method,
+            res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
                           options=opts)
     if res.status == 0:
         res.fun = float(res.fun) * scale

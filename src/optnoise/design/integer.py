@@ -77,11 +77,8 @@ class TailedWindow:
 
     def mass_row(self) -> np.ndarray:
         """Coefficients of the total mass (window plus both tails)."""
-        w = np.ones(self.size)
-        f = self.ratio / (1.0 - self.ratio)
-        w[: self.period] += f
-        w[-self.period:] += f
-        return w
+        left, right = self.tail_masses()
+        return 1.0 + left + right
 
     def tail_masses(self) -> tuple[np.ndarray, np.ndarray]:
         """Rows giving the left and right tail masses."""
@@ -170,8 +167,11 @@ def tail_cost_rows(window: TailedWindow, cost: Cost) -> np.ndarray:
     return c
 
 
-def finish(p: np.ndarray, window: TailedWindow, epsilon: float) -> IntegerPMF:
-    """Lift an LP answer to exact eps-DP, trim masses near double underflow, normalise.
+def finish(p: np.ndarray, window: TailedWindow, epsilon: float) -> tuple[IntegerPMF, float]:
+    """Lift an LP answer to exact eps-DP, trim masses near double underflow, normalise, certify.
+
+    Returns the PMF and its tight pure epsilon for sensitivity ``period`` (the
+    certificate); raises :class:`DesignError` if that exceeds ``epsilon``.
 
     Far from the centre the masses of a wide window can fall below ``1e-300`` and
     underflow to 0, which would make the ratio constraints infinite. The window is cut
@@ -189,7 +189,11 @@ def finish(p: np.ndarray, window: TailedWindow, epsilon: float) -> IntegerPMF:
         half = max(half, window.period)
         window = TailedWindow(half, window.period, window.ratio)
         p = lift_ratios(p[centre - half: centre + half + 1], window, epsilon)
-    return window.pmf(p / float(window.mass_row() @ p))
+    pmf = window.pmf(p / float(window.mass_row() @ p))
+    certified = privacy_profile(pmf, Neighbourhood.sensitivity(window.period)).epsilon_pure
+    if certified > epsilon * (1 + 1e-9):
+        raise DesignError(f"the LP answer certifies eps = {certified!r} > target {epsilon!r}; widen the window")
+    return pmf, certified
 
 
 @dataclass(frozen=True)
@@ -274,10 +278,10 @@ def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Call
     half_width:
         Window ``-L..L``; default ``max(4 Delta, 8)``.
     """
-    from ..families.staircase import _check_eps, _check_sensitivity
+    from ..families.staircase import check_eps, check_sensitivity
 
-    eps = _check_eps(epsilon)
-    d = _check_sensitivity(sensitivity, integer=True)
+    eps = check_eps(epsilon)
+    d = check_sensitivity(sensitivity, integer=True)
     c = parse_cost(cost)
     half = check_window(max(4 * d, 8) if half_width is None else half_width, d)
     window = TailedWindow(half, d, math.exp(-eps))
@@ -285,9 +289,6 @@ def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Call
     objective = tail_cost_rows(window, c)
     symmetric = bool(np.allclose(objective, objective[::-1], rtol=1e-13, atol=0.0))
     p = solve_tailed_lp(window, eps, objective, time_limit=time_limit, symmetric=symmetric)
-    pmf = finish(p, window, eps)
+    pmf, certified = finish(p, window, eps)
     seconds = time.perf_counter() - t0
-    certified = privacy_profile(pmf, Neighbourhood.sensitivity(d)).epsilon_pure
-    if certified > eps * (1 + 1e-9):
-        raise DesignError(f"the LP answer certifies eps = {certified!r} > target {eps!r}; widen the window")
     return IntegerDesign(pmf, expected_cost(pmf, c), eps, d, c.name, certified, seconds)

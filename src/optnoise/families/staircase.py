@@ -24,13 +24,15 @@ from ..sampling import RandomSource, bernoulli_exp
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
 
 
-def _check_eps(epsilon: float) -> float:
+def check_eps(epsilon: float) -> float:
+    """A finite real epsilon ``> 0`` (stricter than :func:`~optnoise.analysis.check_epsilon`,
+    which also takes 0, infinity and numeric strings)."""
     if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
         raise InvalidParameterError("--epsilon", epsilon, "a real number > 0")
     return float(epsilon)
 
 
-def _check_sensitivity(sensitivity: float, integer: bool = False) -> float | int:
+def check_sensitivity(sensitivity: float, integer: bool = False) -> float | int:
     ok = isinstance(sensitivity, (int, float)) and math.isfinite(sensitivity) and sensitivity > 0
     if integer:
         ok = ok and int(sensitivity) == sensitivity and sensitivity >= 1
@@ -58,8 +60,8 @@ class Staircase:
     gamma: float = 0.5
 
     def __post_init__(self) -> None:
-        _check_eps(self.epsilon)
-        _check_sensitivity(self.sensitivity)
+        check_eps(self.epsilon)
+        check_sensitivity(self.sensitivity)
         if not (isinstance(self.gamma, (int, float)) and 0.0 <= self.gamma <= 1.0):
             raise InvalidParameterError("--gamma", self.gamma, "a number in [0, 1]")
 
@@ -177,32 +179,32 @@ def _staircase_integral(st: Staircase, cost: Cost) -> float:
 
 def gamma_star_abs(epsilon: float) -> float:
     """Optimal ``gamma`` for ``L(x) = |x|``: ``1 / (1 + e^(eps/2))`` (43)."""
-    return 1.0 / (1.0 + math.exp(_check_eps(epsilon) / 2.0))
+    return 1.0 / (1.0 + math.exp(check_eps(epsilon) / 2.0))
 
 
 def gamma_star_sq(epsilon: float) -> float:
     """Optimal ``gamma`` for ``L(x) = x^2`` (50)."""
-    b = math.exp(-_check_eps(epsilon))
+    b = math.exp(-check_eps(epsilon))
     inner = b - 2 * b ** 2 + 2 * b ** 4 - b ** 5
     return -b / (1 - b) + inner ** (1.0 / 3.0) / (2 ** (1.0 / 3.0) * (1 - b) ** 2)
 
 
 def cost_star_abs(epsilon: float, sensitivity: float = 1.0) -> float:
     """Minimum ``E|X|``: ``Delta e^(eps/2) / (e^eps - 1)`` (44)."""
-    e = _check_eps(epsilon)
-    return _check_sensitivity(sensitivity) * math.exp(e / 2) / math.expm1(e)
+    e = check_eps(epsilon)
+    return check_sensitivity(sensitivity) * math.exp(e / 2) / math.expm1(e)
 
 
 def cost_star_sq(epsilon: float, sensitivity: float = 1.0) -> float:
     """Minimum ``E X^2``: ``Delta^2 (2^(-2/3) b^(2/3) (1+b)^(2/3) + b) / (1-b)^2`` (51)."""
-    b = math.exp(-_check_eps(epsilon))
-    d = _check_sensitivity(sensitivity)
+    b = math.exp(-check_eps(epsilon))
+    d = check_sensitivity(sensitivity)
     return d ** 2 * (2 ** (-2 / 3) * b ** (2 / 3) * (1 + b) ** (2 / 3) + b) / (1 - b) ** 2
 
 
 def gamma_heuristic(epsilon: float) -> float:
     """Geng & Viswanath's cost-independent choice ``e^-eps / 2`` (62)."""
-    return math.exp(-_check_eps(epsilon)) / 2.0
+    return math.exp(-check_eps(epsilon)) / 2.0
 
 
 def gamma_star_numeric(epsilon: float, cost: str | Cost | Callable, sensitivity: float = 1.0) -> float:
@@ -234,7 +236,7 @@ def gamma_star(epsilon: float, cost: str | Cost | Callable = "abs", sensitivity:
 def laplace_cost(epsilon: float, cost: str | Cost | Callable = "abs", sensitivity: float = 1.0) -> float:
     """Cost of Laplace noise with scale ``Delta/eps`` (45): ``E|X|^k = lambda^k Gamma(k+1)``,
     so ``Delta/eps`` for ``|x|`` (46) and ``2 Delta^2/eps^2`` for ``x^2`` (52)."""
-    lam = _check_sensitivity(sensitivity) / _check_eps(epsilon)
+    lam = check_sensitivity(sensitivity) / check_eps(epsilon)
     c = parse_cost(cost)
     if c.power is not None:
         return lam ** c.power * math.gamma(c.power + 1.0)
@@ -250,7 +252,7 @@ def a_r(epsilon: float, sensitivity: int, r: int) -> float:
     return (1.0 - b) / (2 * r + 2 * b * (sensitivity - r) - (1.0 - b))
 
 
-def _check_r(r: int, sensitivity: int) -> int:
+def check_r(r: int, sensitivity: int) -> int:
     if not (isinstance(r, (int, np.integer)) or (isinstance(r, float) and r.is_integer())) or not 1 <= r <= sensitivity:
         raise InvalidParameterError("--r", r, f"an integer with 1 <= r <= Delta = {sensitivity}")
     return int(r)
@@ -263,9 +265,9 @@ def discrete_staircase_pmf(epsilon: float, sensitivity: int, r: int, *, blocks: 
     tails continue ``P_r(i + Delta) = e^-eps P_r(i)`` exactly. For ``Delta = 1`` this is
     the geometric mechanism (Theorem 12).
     """
-    eps = _check_eps(epsilon)
-    d = _check_sensitivity(sensitivity, integer=True)
-    r = _check_r(r, d)
+    eps = check_eps(epsilon)
+    d = check_sensitivity(sensitivity, integer=True)
+    r = check_r(r, d)
     if int(blocks) != blocks or blocks < 0:
         raise InvalidParameterError("blocks", blocks, "an integer >= 0")
     b = math.exp(-eps)
@@ -292,7 +294,7 @@ class DiscreteStaircaseChoice:
 
 def r_star(epsilon: float, sensitivity: int, cost: str | Cost | Callable = "abs") -> DiscreteStaircaseChoice:
     """``r* = argmin_{1<=r<=Delta} sum_i L(i) P_r(i)`` (84); ``r = 1`` for ``Delta = 1`` (Theorem 12)."""
-    d = _check_sensitivity(sensitivity, integer=True)
+    d = check_sensitivity(sensitivity, integer=True)
     c = parse_cost(cost)
     costs = tuple(discrete_staircase_cost(epsilon, d, r, c) for r in range(1, d + 1))
     r = int(np.argmin(costs)) + 1
@@ -316,9 +318,9 @@ def sample_discrete_staircase(epsilon: float, sensitivity: int, r: int, count: i
     ``0..Delta-1`` accepted with probability 1 if ``i < r`` else ``b``) and a sign,
     rejecting ``(-, 0)`` so that 0 is not counted twice.
     """
-    eps = _check_eps(epsilon)
-    d = _check_sensitivity(sensitivity, integer=True)
-    r = _check_r(r, d)
+    eps = check_eps(epsilon)
+    d = check_sensitivity(sensitivity, integer=True)
+    r = check_r(r, d)
     if int(count) != count or count < 0:
         raise InvalidParameterError("count", count, "an integer >= 0")
     e = Fraction(eps)
