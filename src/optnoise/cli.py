@@ -83,6 +83,12 @@ def _fmt(x: float | None) -> str:
     return f"{x:.6g}"
 
 
+def _check_png(plot: Path | None) -> None:
+    """``--plot`` must name a PNG file."""
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+
+
 # ---------------------------------------------------------------- verify ---
 def load_pmf(pmf: str | None, pmf_file: Path | None, family: str | None, space: str, offset: int | None,
              normalize: bool):
@@ -142,8 +148,7 @@ def verify(
         raise InvalidParameterError("--compose", compose_k, "an integer K >= 1")
     if compose_k is not None and eps is None and dlt is None:
         raise InvalidParameterError("--compose", compose_k, "together with --epsilon and/or --delta")
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    _check_png(plot)
     obj = load_pmf(pmf, pmf_file, family, space, offset, normalize)
     from .families import ChannelFamily
     if isinstance(obj, ChannelFamily):
@@ -256,8 +261,7 @@ def design(
             raise InvalidParameterError("--cost-file", str(cost_file), "finite costs")
     else:
         cost_value = cost
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    _check_png(plot)
     if max_cost is not None and minimize != "delta":
         raise InvalidParameterError("--max-cost", max_cost, "only with --minimize delta")
     if minimize == "delta" and delta != 0.0:
@@ -354,17 +358,16 @@ def staircase(
     Example: optnoise staircase --epsilon 10 --cost sq
     """
     from .families import staircase as st
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    _check_png(plot)
     eps = check_epsilon(epsilon, allow_zero=False, parameter="--epsilon")
     c = st.parse_cost(cost)
     result: dict[str, Any] = {"epsilon": eps, "sensitivity": sensitivity, "cost": c.name, "discrete": discrete}
     if discrete:
         if gamma is not None:
             raise InvalidParameterError("--gamma", gamma, "--r R with --discrete (gamma is for the continuous staircase)")
-        d = st._check_sensitivity(sensitivity, integer=True)
+        d = st.check_sensitivity(sensitivity, integer=True)
         choice = st.r_star(eps, d, c)
-        chosen = choice.r if r is None else st._check_r(r, d)
+        chosen = choice.r if r is None else st.check_r(r, d)
         value = choice.costs[chosen - 1]
         base = st.geometric_cost(eps, d, c)
         result.update({"sensitivity": d, "r": chosen, "r_star": choice.r, "optimal": chosen == choice.r,
@@ -386,7 +389,7 @@ def staircase(
     else:
         if r is not None or lp:
             raise InvalidParameterError("--r/--lp", r if r is not None else "--lp", "only with --discrete")
-        d = st._check_sensitivity(sensitivity)
+        d = st.check_sensitivity(sensitivity)
         g_star = st.gamma_star(eps, c, d)
         g = g_star if gamma is None else gamma
         mech = st.Staircase(eps, d, g)
@@ -445,8 +448,7 @@ def wasserstein(
     Example: optnoise wasserstein --input gaussian:0,10 --sensitivity 15 --epsilon 2
     """
     from .design.wasserstein import design_wasserstein, input_distribution
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    _check_png(plot)
     eps = check_epsilon(epsilon, allow_zero=False, parameter="--epsilon")
     if sensitivity < 1:
         raise InvalidParameterError("--sensitivity", sensitivity, "an integer >= 1")
@@ -579,8 +581,7 @@ def compare(
     except ValueError as exc:
         raise InvalidParameterError("--epsilons", epsilons, "comma-separated numbers > 0") from exc
     mech_list = [m.strip() for m in mechanisms.split(",") if m.strip()]
-    if plot is not None and plot.suffix.lower() != ".png":
-        raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
+    _check_png(plot)
     nb = neighbourhood_from_options(distances, sd, bd, directed)
     total = len(eps_list) * len(mech_list)
     from rich.progress import Progress
