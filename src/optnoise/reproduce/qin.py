@@ -132,10 +132,11 @@ def empirical_w1(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(fa - fb).sum())
 
 
-def _draw(pmf: IntegerPMF, count: int, rng: np.random.Generator, reach: int = 3000) -> np.ndarray:
+def _support(pmf: IntegerPMF, reach: int = 3000) -> tuple[np.ndarray, np.ndarray]:
+    """Values ``-reach..reach`` and their renormalised masses, for ``rng.choice``."""
     k = np.arange(-reach, reach + 1)
     p = pmf.mass(k)
-    return rng.choice(k, size=count, p=p / p.sum())
+    return k, p / p.sum()
 
 
 @item("qin-fig10", PAPER, "Fig. 10: statistics of the empirical W1 over 100 runs (1000 records each), seeded simulation")
@@ -147,11 +148,13 @@ def fig10(out: Path) -> dict[str, Any]:
     for eps, m in settings:
         noises = {"optimal (W1 LP)": design_wasserstein(x, eps, m).pmf}
         noises.update({k: v for k, v in baselines(eps, m).items() if "paper" not in k})
+        xk, xp = _support(x, reach=200)
         for mech, pmf in noises.items():
+            nk, np_ = _support(pmf)
             ws = []
             for _ in range(100):
-                data = _draw(x, 1000, rng, reach=200)
-                ws.append(empirical_w1(data, data + _draw(pmf, 1000, rng)))
+                data = rng.choice(xk, size=1000, p=xp)
+                ws.append(empirical_w1(data, data + rng.choice(nk, size=1000, p=np_)))
             ws = np.array(ws)
             rows.append((eps, m, mech, ws.mean(), ws.min(), ws.max(), ws.std(ddof=1)))
             summary[f"eps={eps},m={m},{mech}"] = float(ws.mean())
