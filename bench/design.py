@@ -44,12 +44,12 @@ def main() -> None:
     for n in milp_sizes:
         for cost in ("er", "mse"):
             t, s = _time(lambda: design_finite(n, epsilon=1.0, delta=0.05, neighbourhood=Neighbourhood.bd(3, directed=True),
-                                               guarantee_notion="pdp", cost=cost, time_limit=args.time_limit), rep)
+                                               notion="pdp", cost=cost, time_limit=args.time_limit), rep)
             rows.append((f"PDP MILP, directed BD 3, eps 1, delta 0.05, {cost.upper()}", n, t, s))
     for n in (64, 256):
         for directed in (True, False):
             t, s = _time(lambda: design_finite(n, epsilon=0.2, delta=0.1, neighbourhood=Neighbourhood.bd(3, directed=directed),
-                                               guarantee_notion="pdp", cost="mse", time_limit=args.time_limit), 1)
+                                               notion="pdp", cost="mse", time_limit=args.time_limit), 1)
             rows.append((f"hard: PDP eps 0.2 delta 0.1 MSE BD 3 {'directed' if directed else 'symmetric'}", n, t, s))
     print(f"{'case':<58} {'n':>6} {'seconds':>9}  status")
     for name, n, t, s in rows:

@@ -63,5 +63,5 @@ def test_composed_geometric_matches_closed_form_and_dp_accounting(k):
 
 def test_compose_rejects_bad_k():
     from optnoise import InvalidParameterError
-    with pytest.raises(InvalidParameterError, match="compose"):
+    with pytest.raises(InvalidParameterError, match="invalid k"):
         compose(privacy_profile(CyclicPMF([0.5, 0.5])), 0, epsilon=1.0)

@@ -9,9 +9,10 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from typer.testing import CliRunner
 
-from optnoise import Channel, InputPairs, Neighbourhood, privacy_profile
+from optnoise import Channel, InputPairs, Neighbourhood, Target, privacy_profile
 from optnoise.cli import app
-from optnoise.compare import build, calibrate, compare, compare_at_cost, costs
+from optnoise.compare import build, compare, compare_at_cost, costs
+from optnoise.families import calibrate
 from optnoise.families.baselines import (clamp_channel, data_independent_pmf, discrete_gaussian_pmf,
                                          exponential_channel, on_domain, truncate_channel, wrap)
 from optnoise.families.geometric import geometric_pmf
@@ -188,7 +189,7 @@ def test_compare_optimal_is_never_worse_and_calibration_is_tight(delta, cost, no
 
 def test_rr_calibration_equals_holohan_closed_form():
     for eps, delta in ((0.5, 0.0), (1.0, 0.2)):
-        rho = calibrate("rr", 7, eps, delta, SD1)
+        rho = calibrate("rr", 7, Target(eps, delta), SD1)
         assert rho == pytest.approx(7 * rr_optimal_p(8, eps, delta), rel=1e-9)
 
 

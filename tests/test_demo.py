@@ -5,7 +5,7 @@ import json
 from typer.testing import CliRunner
 
 from optnoise.cli import app
-from optnoise.demo import meter_peak_hours
+from optnoise.datasets import meter_peak_hours
 from optnoise.families.baselines import wrap
 from optnoise.families.geometric import geometric_pmf
 

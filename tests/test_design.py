@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from conftest import KADAM_TABLE1
 from optnoise import CyclicPMF, DesignError, InvalidParameterError, Neighbourhood, privacy_profile
 from optnoise.cli import app
-from optnoise.design import design_finite, wrapped_squared_error
+from optnoise.costs import wrapped_squared_error
+from optnoise.design import design_finite
 from optnoise.design.closed_forms import (lemma3_sd, lemma4_bd, limit_error_rate_bd, limit_error_rate_bd_uncapped,
                                           limit_error_rate_sd, theorem2_sd, theorem3_bd)
 
@@ -19,20 +20,20 @@ BD3 = Neighbourhood.bd(3, directed=True)
 
 @pytest.mark.parametrize("delta", sorted(KADAM_TABLE1))
 def test_table1_with_the_papers_milp(delta):
-    r = design_finite(8, epsilon=1.5, delta=delta, neighbourhood=BD3, guarantee_notion="pdp",
+    r = design_finite(8, epsilon=1.5, delta=delta, neighbourhood=BD3, notion="pdp",
                       formulation="paper", use_closed_form=False)
     # f*(6..8) are not unique at delta = 0.1238 (any split with the same sum is optimal): compare the
     # objective and the certified masses that are unique
     np.testing.assert_allclose(r.pmf.probs[:6], KADAM_TABLE1[delta][:6], atol=1e-4)
     assert r.pmf.probs[6:].sum() == pytest.approx(sum(KADAM_TABLE1[delta][6:]), abs=2e-4)
     assert r.optimal and r.method in ("lp", "milp")
-    assert r.certificate.delta_pdp <= delta + 1e-12
+    assert r.analysis.delta_pdp <= delta + 1e-12
 
 
 def test_table1_under_correct_pdp_and_dp_is_better():
     f0 = {}
     for notion, form in (("pdp", "paper"), ("pdp", "standard"), ("dp", "standard")):
-        r = design_finite(8, epsilon=1.5, delta=0.1212, neighbourhood=BD3, guarantee_notion=notion, formulation=form)
+        r = design_finite(8, epsilon=1.5, delta=0.1212, neighbourhood=BD3, notion=notion, formulation=form)
         f0[(notion, form)] = r.pmf.probs[0]
     # the shared indicator of (13) is a restriction: per-distance PDP does better, standard DP better still
     assert f0[("pdp", "paper")] == pytest.approx(0.5432, abs=1e-4)
@@ -76,7 +77,7 @@ def test_theorem2_with_corrected_remark3_equals_the_milp(n, eps):
     for mu in range(1, n + 1):
         for delta in (0.01, 0.1, 0.2, 0.35, 0.6, 0.9):
             milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.sd(mu, directed=True),
-                                 guarantee_notion="pdp", use_closed_form=False)
+                                 notion="pdp", use_closed_form=False)
             assert milp.pmf.probs[0] == pytest.approx(theorem2_sd(n, mu, eps, delta)[0], abs=1e-7)
 
 
@@ -106,16 +107,16 @@ def test_limit_47_uncapped_is_right(eps):
 
 
 def test_min_delta_variant():
-    r = design_finite(8, epsilon=1.5, neighbourhood=BD3, guarantee_notion="pdp", minimize="delta", max_cost=0.445167)
+    r = design_finite(8, epsilon=1.5, neighbourhood=BD3, notion="pdp", minimize="delta", max_cost=0.445167)
     assert r.delta_min == pytest.approx(0.1238, abs=2e-4)
     assert r.expected_cost <= 0.445167 + 1e-9
-    dp = design_finite(8, epsilon=1.5, neighbourhood=BD3, guarantee_notion="dp", minimize="delta", max_cost=0.4)
-    assert dp.certificate.delta_dp <= dp.delta_min + 1e-9 and dp.expected_cost <= 0.4 + 1e-9
+    dp = design_finite(8, epsilon=1.5, neighbourhood=BD3, notion="dp", minimize="delta", max_cost=0.4)
+    assert dp.analysis.delta_dp <= dp.delta_min + 1e-9 and dp.expected_cost <= 0.4 + 1e-9
 
 
 def test_dp_design_certificate_meets_target():
     r = design_finite(30, epsilon=0.7, delta=0.05, neighbourhood=Neighbourhood.bd(2), cost="mse")
-    assert r.certificate.delta_dp <= 0.05 + 1e-15
+    assert r.analysis.delta_dp <= 0.05 + 1e-15
     lp_cost = r.expected_cost
     # the optimum must beat the best delta = 0 design
     assert lp_cost < design_finite(30, epsilon=0.7, neighbourhood=Neighbourhood.bd(2), cost="mse").expected_cost
@@ -153,7 +154,7 @@ def test_vector_query_design_bd_staircase():
 
 def test_time_limit_is_an_error_with_bound_and_incumbent():
     with pytest.raises(DesignError, match="time limit"):
-        design_finite(256, epsilon=0.2, delta=0.1, neighbourhood=Neighbourhood.bd(3), guarantee_notion="pdp",
+        design_finite(256, epsilon=0.2, delta=0.1, neighbourhood=Neighbourhood.bd(3), notion="pdp",
                       cost="mse", time_limit=0.05)
 
 
@@ -170,7 +171,7 @@ def test_infeasible_min_delta_is_an_error():
     (dict(epsilon=1.0, cost="huber"), "cost"),
     (dict(epsilon=1.0, minimize="delta"), "max_cost"),
     (dict(epsilon=1.0, formulation="paper"), "formulation"),
-    (dict(epsilon=1.0, guarantee_notion="rdp"), "guarantee"),
+    (dict(epsilon=1.0, notion="rdp"), "notion"),
     (dict(epsilon=1.0, time_limit=0), "time_limit"),
 ])
 def test_design_bad_input(kwargs, parameter):
@@ -260,8 +261,8 @@ def test_kadam_vector_example_marginals():
 
 def test_solver_output_on_fd1_is_silenced(capfd):
     import os
-    from optnoise.design.finite import _solver_silenced
-    with _solver_silenced():
+    from optnoise.design.solver import solver_silenced
+    with solver_silenced():
         os.write(1, b"HighsMipSolverData::noise\n")
     print("after")
     assert capfd.readouterr().out == "after\n"
@@ -288,17 +289,18 @@ def test_large_pure_dp_design_is_feasible_and_converged():
     nb = Neighbourhood.bd(3)
     big = design_finite(4096, epsilon=1.0, neighbourhood=nb, cost="circular-mse")
     small = design_finite(512, epsilon=1.0, neighbourhood=nb, cost="circular-mse")
-    assert big.certificate.epsilon_pure <= 1.0 + 1e-12
+    assert big.analysis.epsilon_pure <= 1.0 + 1e-12
     assert big.pmf.probs.min() > 0
     assert big.expected_cost == pytest.approx(small.expected_cost, rel=1e-9)
 
 
 def test_ratio_lift_is_the_smallest_feasible_pmf_above():
-    from optnoise.design.finite import _ratio_lift, _shifts
+    from optnoise.design.finite import ratio_lift
+    from optnoise.design.model import cyclic_shift_table
     nb = Neighbourhood.sd(1)
-    sh = _shifts((6,), nb)
+    sh = cyclic_shift_table((6,), nb)
     f = np.array([0.7, 0.3, 0.0, 0.0, 0.0, 0.0])
-    g = _ratio_lift(f, sh, math.e)
+    g = ratio_lift(f, sh, math.e)
     prof = privacy_profile(CyclicPMF(g), nb)
     assert prof.epsilon_pure <= 1.0 + 1e-12
     # before renormalising, the lift is f where feasible and f(neighbour)/e elsewhere
@@ -320,7 +322,7 @@ def test_theorem3_error_rate_equals_the_paper_milp_for_b_up_to_3(n, mu_bar):
             closed = theorem3_bd(n, mu_bar, eps, delta)
             assert closed.sum() == pytest.approx(1.0, abs=1e-12) and closed.min() >= 0
             milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.bd(mu_bar, directed=True),
-                                 guarantee_notion="pdp", formulation="paper", use_closed_form=False)
+                                 notion="pdp", formulation="paper", use_closed_form=False)
             assert milp.pmf.probs[0] == pytest.approx(closed[0], abs=1e-7), (eps, delta)
 
 
@@ -345,7 +347,7 @@ def test_theorem3_linear_region_pmf_can_violate_but_its_f0_is_right():
     closed = theorem3_bd(n, mu_bar, eps, delta)
     assert _shared_violation(closed, mu_bar, eps) > delta + 0.02
     milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.bd(mu_bar, directed=True),
-                         guarantee_notion="pdp", formulation="paper", use_closed_form=False)
+                         notion="pdp", formulation="paper", use_closed_form=False)
     assert _shared_violation(milp.pmf.probs, mu_bar, eps) <= delta * (1 + 1e-6)
     assert milp.pmf.probs[0] == pytest.approx(closed[0], abs=1e-7)
 
@@ -357,5 +359,5 @@ def test_theorem3_fails_for_b_at_least_4():
     printed = theorem3_bd(n, mu_bar, eps, delta, unverified=True)
     assert _shared_violation(printed, mu_bar, eps) > delta * 1.1
     milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.bd(mu_bar, directed=True),
-                         guarantee_notion="pdp", formulation="paper", use_closed_form=False)
+                         notion="pdp", formulation="paper", use_closed_form=False)
     assert milp.pmf.probs[0] < printed[0] - 1e-4

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optnoise import Channel, CyclicPMF, IntegerPMF, Neighbourhood, privacy_profile
-from optnoise.exact import exp_lower, float_up, log_up
+from optnoise.analysis.exact import exp_lower, float_up, log_up
 
 
 def test_log_up_and_exp_lower_bracket_the_truth():

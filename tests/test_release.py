@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from optnoise import Neighbourhood, design_finite
 from optnoise.cli import app
 from optnoise.io import dumps
-from optnoise.release import load_mechanism, release
+from optnoise.mechanism import load_mechanism
+from optnoise.table import release
 from test_sampling import ALPHA, chi2_pvalue
 
 runner = CliRunner()
@@ -107,7 +108,7 @@ def test_release_distribution_matches_the_certified_pmf(tmp_path, mech_path):
     mech = load_mechanism(mech_path)
     src = tmp_path / "in.csv"
     pd.DataFrame({"x": np.full(100_000, 5)}).to_csv(src, index=False)
-    from optnoise.sampling import SeededRandomSource
+    from optnoise.randomness import SeededRandomSource
     man = release(src, "x", mech, tmp_path / "o.csv", source=SeededRandomSource(21))
     noise = (pd.read_csv(tmp_path / "o.csv")["x"].to_numpy() - 5) % (N + 1)
     weights = np.array([int(w) for w in man["mechanism"]["quantized"]["weights"]], dtype=float)
@@ -129,7 +130,7 @@ def test_empirical_hockey_stick_of_release(tmp_path):
     path = tmp_path / "m.json"
     path.write_text(dumps(design.to_json()))
     mech = load_mechanism(path)
-    from optnoise.sampling import SeededRandomSource
+    from optnoise.randomness import SeededRandomSource
     outs = []
     for value, seed in ((5, 1), (6, 2)):
         src = tmp_path / f"in{value}.csv"
@@ -175,7 +176,7 @@ def test_plain_pmf_file_with_target(tmp_path):
 # ------------------------------------------------------------------ Spark
 @pytest.fixture(scope="module")
 def spark():
-    from optnoise.spark import spark_session  # pyspark is installed by `make test` (extra "spark")
+    from optnoise.table.spark import spark_session  # pyspark is installed by `make test` (extra "spark")
     session = spark_session()
     yield session
 
@@ -184,7 +185,7 @@ def test_spark_release_matches_local_distribution(tmp_path, mech_path, spark):
     mech = load_mechanism(mech_path)
     src = tmp_path / "in.parquet"
     pd.DataFrame({"x": np.full(40_000, 7)}).to_parquet(src)
-    from optnoise.sampling import SeededRandomSource
+    from optnoise.randomness import SeededRandomSource
     man = release(src, "x", mech, tmp_path / "out.parquet", engine="spark", source=SeededRandomSource(4))
     assert (tmp_path / "out.parquet").is_dir() and man["engine"] == "spark" and man["input"]["rows"] == 40_000
     noise = (pd.read_parquet(tmp_path / "out.parquet")["x"].to_numpy() - 7) % (N + 1)

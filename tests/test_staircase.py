@@ -19,10 +19,11 @@ from optnoise.errors import InvalidParameterError
 from optnoise.families.geometric import geometric_pmf
 from optnoise.families.staircase import (Staircase, a_r, cost_star_abs, cost_star_sq, discrete_staircase_pmf,
                                          gamma_heuristic, gamma_star, gamma_star_abs, gamma_star_numeric,
-                                         gamma_star_sq, laplace_cost, r_star, sample_discrete_staircase)
+                                         gamma_star_sq, laplace_cost, r_star)
 from optnoise.neighbourhood import Neighbourhood
 from optnoise.pmf import GeometricTail, IntegerPMF
-from optnoise.sampling import SeededRandomSource
+from optnoise.randomness import SeededRandomSource
+from optnoise.sampling import sample_discrete_staircase
 
 ALPHA = 1e-3  # false-alarm rate of every statistical test in this file
 EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]
@@ -182,7 +183,7 @@ def test_integer_lp_asymmetric_cost_and_window_independence():
 
 
 def test_integer_lp_validation():
-    with pytest.raises(InvalidParameterError, match="window"):
+    with pytest.raises(InvalidParameterError, match="half_width"):
         design_integer(1.0, 5, "abs", half_width=3)
     with pytest.raises(InvalidParameterError, match="sensitivity"):
         design_integer(1.0, 0, "abs")

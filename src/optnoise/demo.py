@@ -23,30 +23,17 @@ from rich.console import Console
 from rich.table import Table
 
 from .analysis import guarantee, privacy_profile
-from .design import design_finite, wrapped_squared_error
-from .design.finite import cost_vector
-from .compare import calibrate
+from .costs import cost_vector, wrapped_squared_error
+from .datasets import HOURS, meter_peak_hours
+from .design import design_finite
+from .families import calibrate
 from .families.baselines import discrete_gaussian_pmf, wrap
 from .families.geometric import geometric_pmf
 from .families.rr import rr_optimal_p, rr_pmf
 from .io import atomic_path, dumps, write_text_atomic
 from .neighbourhood import Neighbourhood
 from .pmf import CyclicPMF
-
-HOURS = 24
-
-
-def meter_peak_hours(households: int = 10_000, seed: int = 2024) -> np.ndarray:
-    """Synthetic hour of peak use per household: evening-heavy mixture on 0..23.
-
-    A fixed seed makes the *example data* reproducible; it is not a privacy source.
-    """
-    rng = np.random.default_rng(seed)
-    evening = rng.normal(19.0, 1.6, households)
-    morning = rng.normal(7.5, 1.2, households)
-    hours = np.where(rng.random(households) < 0.72, evening, morning)
-    return np.mod(np.rint(hours), HOURS).astype(np.int64)
-
+from .target import Target
 
 def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0) -> dict[str, Any]:
     """Design, compare, and write the demo's files into ``out_dir``."""
@@ -57,7 +44,7 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
     design = design_finite(HOURS - 1, epsilon=epsilon, neighbourhood=nb, cost="circular-mse")
     write_text_atomic(out_dir / "design.json", dumps(design.to_json()))
     # the smallest-noise wrapped discrete Gaussian with the same pure epsilon
-    sigma = calibrate("discrete-gaussian", HOURS - 1, epsilon, 0.0, nb)
+    sigma = calibrate("discrete-gaussian", HOURS - 1, Target(epsilon), nb)
     mechanisms = {
         "optimal (circular MSE)": design.pmf,
         f"geometric, alpha=e^-{epsilon:g}": wrap(geometric_pmf(math.exp(-epsilon)), HOURS),
@@ -91,8 +78,8 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
             table.add_row(r["mechanism"], f"{r['epsilon_pure']:.4f}", f"{r['error_rate']:.4f}",
                           f"{r['circular_mse']:.4f}", f"{r['squared_error_average']:.3f}")
         console.print(table)
-        console.print(f"optimal design: {design.method}, optimal={design.optimal}, certified pure eps "
-                      f"{design.certificate.epsilon_pure:.6f} <= {epsilon:g}")
+        console.print(f"optimal design: {design.method}, optimal={design.optimal}, pure eps "
+                      f"{design.analysis.epsilon_pure:.6f} <= {epsilon:g}")
         rel = summary["release"]
         console.print(f"released {rel['rows']} peak hours with the optimal noise ({rel['randomness']['source']}): "
                       f"{rel['changed_fraction']:.1%} changed, mean circular squared error "
@@ -103,11 +90,14 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
 
 def _release(hours: np.ndarray, out_dir: Path) -> dict[str, Any]:
     """Release the households' peak hours with the design (OS CSPRNG, exact sampler)."""
-    from .release import load_mechanism, release
+    from .mechanism import load_mechanism
+    from .table import release
     data = out_dir / "meter_peak_hours.csv"
     with atomic_path(data) as tmp:
         pd.DataFrame({"household": np.arange(hours.size), "peak_hour": hours}).to_csv(tmp, index=False)
-    manifest = release(data, "peak_hour", load_mechanism(out_dir / "design.json"), out_dir / "released.csv")
+    design_file = out_dir / "design.json"
+    manifest = release(data, "peak_hour", load_mechanism(design_file), out_dir / "released.csv",
+                       mechanism_file=design_file)
     released = pd.read_csv(out_dir / "released.csv")["peak_hour"].to_numpy()
     wrapped = np.minimum((released - hours) % HOURS, (hours - released) % HOURS)
     return {"rows": manifest["input"]["rows"], "certificate": manifest["certificate"],

@@ -19,7 +19,8 @@ class InvalidParameterError(OptnoiseError, ValueError):
     Parameters
     ----------
     parameter:
-        Name of the parameter as the user spelled it (``"epsilon"``, ``"--pmf"``...).
+        Name of the Python parameter (``"epsilon"``, ``"pmf"``...); the command line
+        maps it to the flag the user typed.
     value:
         The value that was given.
     accepted:
@@ -30,10 +31,15 @@ class InvalidParameterError(OptnoiseError, ValueError):
         self.parameter = parameter
         self.value = value
         self.accepted = accepted
-        shown = repr(value)
+        super().__init__(self.message())
+
+    def message(self, parameter: str | None = None) -> str:
+        """The one-line message, naming ``parameter`` (e.g. the CLI flag) instead of the
+        Python parameter when given."""
+        shown = repr(self.value)
         if len(shown) > 120:
             shown = shown[:117] + "..."
-        super().__init__(f"invalid {parameter}: {shown}; accepted: {accepted}")
+        return f"invalid {parameter or self.parameter}: {shown}; accepted: {self.accepted}"
 
 
 class DesignError(OptnoiseError):

@@ -16,7 +16,7 @@ import numpy as np
 from .errors import InvalidParameterError
 
 
-def parse_pmf_text(text: str, parameter: str = "--pmf") -> tuple[np.ndarray, np.ndarray]:
+def parse_pmf_text(text: str, parameter: str = "pmf") -> tuple[np.ndarray, np.ndarray]:
     """Parse ``"0.5,0.25,0.25"`` into float masses and their exact decimal values.
 
     Returns
@@ -46,7 +46,7 @@ def _is_number(s: str) -> bool:
         return False
 
 
-def read_pmf_file(path: str | os.PathLike) -> dict[str, Any]:
+def read_pmf_file(path: str | os.PathLike, *, parameter: str = "path") -> dict[str, Any]:
     """Read a PMF from a file: JSON list, JSON object with ``pmf`` (and optional
     ``offset``), ``.npy``, or CSV/text with one value per line.
 
@@ -57,7 +57,7 @@ def read_pmf_file(path: str | os.PathLike) -> dict[str, Any]:
     """
     p = Path(path)
     if not p.is_file():
-        raise InvalidParameterError("--pmf-file", str(path), "an existing readable file")
+        raise InvalidParameterError(parameter, str(path), "an existing readable file")
     suffix = p.suffix.lower()
     try:
         if suffix == ".npy":
@@ -65,29 +65,29 @@ def read_pmf_file(path: str | os.PathLike) -> dict[str, Any]:
             return {"pmf": np.asarray(arr, dtype=float), "exact": None, "offset": None}
         text = p.read_text()
     except (OSError, ValueError) as exc:
-        raise InvalidParameterError("--pmf-file", str(path), f"a readable .npy/.json/.csv file ({exc})") from exc
+        raise InvalidParameterError(parameter, str(path), f"a readable .npy/.json/.csv file ({exc})") from exc
     stripped = text.lstrip()
     if suffix == ".json" or stripped.startswith(("[", "{")):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InvalidParameterError("--pmf-file", str(path), f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
+            raise InvalidParameterError(parameter, str(path), f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
         offset = None
         if isinstance(data, dict):
             if "pmf" not in data:
-                raise InvalidParameterError("--pmf-file", str(path), "a JSON list or an object with key 'pmf'")
+                raise InvalidParameterError(parameter, str(path), "a JSON list or an object with key 'pmf'")
             offset = data.get("offset")
             data = data["pmf"]
         try:
             arr = np.asarray(data, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise InvalidParameterError("--pmf-file", str(path), "a (nested) list of numbers") from exc
+            raise InvalidParameterError(parameter, str(path), "a (nested) list of numbers") from exc
         return {"pmf": arr, "exact": None, "offset": offset}
     values = [line.split(",")[0].strip() for line in text.splitlines()]
     values = [v for v in values if v and not v.startswith("#")]
     if values and not _is_number(values[0]):
         values = values[1:]  # a CSV header
-    floats, exact = parse_pmf_text(",".join(values), "--pmf-file")
+    floats, exact = parse_pmf_text(",".join(values), parameter)
     return {"pmf": floats, "exact": exact, "offset": None}
 
 
@@ -114,7 +114,7 @@ def jsonable(obj: Any) -> Any:
 
 
 def dumps(obj: Any) -> str:
-    """JSON text of ``obj`` (infinite values as ``"inf"``, CLI.md)."""
+    """JSON text of ``obj`` (infinite values as ``"inf"``, docs/cli.md)."""
     return json.dumps(jsonable(obj), indent=2, allow_nan=False)
 
 
@@ -127,7 +127,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
-        raise InvalidParameterError("output path", str(path), "a path in an existing directory")
+        raise InvalidParameterError("path", str(path), "a path in an existing directory")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=directory)
     os.close(fd)
     tmp_path = Path(tmp)

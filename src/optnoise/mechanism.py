@@ -1,58 +1,132 @@
-"""Mechanism objects: a noise PMF (or channel) together with its neighbourhood.
+"""One type for everything that can be released: :class:`Mechanism`.
 
-The public face of the analysis::
+A mechanism is a representation (noise on the cycle ``{0..n}``, noise on the integer
+line, or a channel) together with its neighbourhood and, optionally, the target it
+was made for. It carries its whole life cycle::
 
     >>> import optnoise
     >>> mech = optnoise.additive([0.6, 0.2, 0.2], sensitivity=1)   # cyclic {0,1,2}
-    >>> round(mech.privacy.epsilon_pure, 6)
+    >>> round(mech.privacy.epsilon_pure, 6)                        # float analysis
     1.098612
+    >>> mech.certify().epsilon_pure >= mech.privacy.epsilon_pure    # exact, rounded up
+    True
     >>> g = optnoise.geometric(epsilon=1.0)
     >>> round(g.privacy.delta_dp(0.5), 6)
     0.287649
+    >>> draws = g.sample(3, seed=7)        # seeded: reproducible and marked not private
+    >>> draws.private, draws.shape
+    (False, (3,))
+
+``.privacy`` is the tight float analysis; ``.certify()`` the exact one (rational,
+outward rounded); ``.quantize()`` the integer-weight form that is actually sampled,
+with the exact certificate of *those* weights; ``.sample`` and ``.apply`` draw from
+it (the operating system's CSPRNG unless seeded). ``.save`` and
+:func:`load_mechanism` use one versioned JSON schema for every kind
+(docs/cli.md, "Mechanism files").
 
 Keyword names follow other DP libraries: ``epsilon=``, ``delta=``, ``sensitivity=``.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
-from typing import Iterable, Literal, Sequence
+from pathlib import Path
+from typing import Any, Iterable, Literal, Sequence
 
 import numpy as np
 
 from .analysis import Guarantee, PrivacyProfile, guarantee, privacy_profile
+from .analysis.pairs import default_neighbourhood
 from .errors import InvalidParameterError
-from .families import alpha_for_epsilon, geometric_pmf
+from .io import dumps, read_pmf_file, write_text_atomic
 from .neighbourhood import Distance, InputPairs, Neighbourhood
-from .pmf import Channel, CyclicPMF, IntegerPMF
+from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
+from .randomness import RandomSource, random_source
+from .target import Target
+
+#: The ``format`` key of a mechanism file and its version.
+SCHEMA = "optnoise.mechanism"
+SCHEMA_VERSION = 1
+Kind = Literal["cyclic", "integer", "channel"]
+
+
+class Draws(np.ndarray):
+    """Integer draws (a numpy array) that remember whether their randomness was private.
+
+    ``private`` is ``False`` for a seeded generator: reproducible, and not private.
+    """
+
+    private: bool
+    randomness: str
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.private = getattr(obj, "private", True)
+        self.randomness = getattr(obj, "randomness", "")
+
+
+def _draws(values: np.ndarray, source: RandomSource) -> Draws:
+    out = np.asarray(values).view(Draws)
+    out.private = bool(source.private)
+    out.randomness = source.description
+    return out
 
 
 @dataclass(frozen=True, eq=False)
 class Mechanism:
-    """A mechanism under a neighbourhood, with its exact privacy.
+    """A releasable mechanism under a neighbourhood, optionally with its target.
 
     Attributes
     ----------
     pmf:
-        The noise PMF (:class:`CyclicPMF`, :class:`IntegerPMF`) or a :class:`Channel`.
+        Cyclic noise (:class:`CyclicPMF`), noise on the integer line
+        (:class:`IntegerPMF`, window plus exact tails) or a :class:`Channel`.
     neighbourhood:
-        Query distances (additive noise) or input pairs (channels).
+        Query distances for additive noise; input pairs for a channel (query distances
+        given for a channel become the pairs ``q - q'`` in ``M``, without wrap-around).
+    target:
+        The ``(epsilon, delta, notion)`` the mechanism was made for; quantizing keeps it
+        exactly. ``None``: no target (the exact certificate is reported as it is).
     name:
         A label for reports.
     """
 
     pmf: CyclicPMF | IntegerPMF | Channel
     neighbourhood: Neighbourhood | InputPairs
+    target: Target | None = None
     name: str = "custom"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pmf, (CyclicPMF, IntegerPMF, Channel)):
+            raise InvalidParameterError("pmf", type(self.pmf).__name__, "a CyclicPMF, IntegerPMF or Channel")
+        if self.target is not None and not isinstance(self.target, Target):
+            raise InvalidParameterError("target", self.target, "a Target(epsilon, delta, notion) or None")
+        nb = default_neighbourhood(self.pmf, self.neighbourhood)
+        if isinstance(self.pmf, CyclicPMF):
+            nb.cyclic_shifts(self.pmf.shape)  # type: ignore[union-attr]  # validates distances against the domain
+        elif isinstance(self.pmf, IntegerPMF):
+            nb.integer_shifts()  # type: ignore[union-attr]
+        else:
+            nb.ordered(self.pmf.n_inputs)  # type: ignore[union-attr]
+        object.__setattr__(self, "neighbourhood", nb)
+
+    # ---------------------------------------------------------------- analysis
+    @property
+    def kind(self) -> Kind:
+        """``"cyclic"``, ``"integer"`` or ``"channel"``."""
+        return "cyclic" if isinstance(self.pmf, CyclicPMF) else "integer" if isinstance(self.pmf, IntegerPMF) \
+            else "channel"
 
     @cached_property
     def privacy(self) -> PrivacyProfile:
-        """Tight privacy profile (float mode); see :meth:`certify` for exact values."""
+        """Tight privacy profile in floating point; see :meth:`certify` for exact values."""
         return privacy_profile(self.pmf, self.neighbourhood)
 
     def certify(self) -> PrivacyProfile:
-        """Exact profile: rational arithmetic, every value rounded outward."""
+        """Exact profile of these masses: rational arithmetic, every value rounded outward."""
         return privacy_profile(self.pmf, self.neighbourhood, exact=True)
 
     def verify(self, *, epsilon: float | None = None, delta: float | None = None,
@@ -60,21 +134,248 @@ class Mechanism:
         """``epsilon_pure``, ``delta_dp``/``delta_pdp`` at ``epsilon``, ``epsilon_dp``/``epsilon_pdp`` at ``delta``."""
         return guarantee(self.certify() if exact else self.privacy, epsilon, delta)
 
+    def meets(self, target: Target | None = None, *, exact: bool = False) -> bool:
+        """Whether the mechanism meets ``target`` (default: its own), by the one rule
+        :meth:`PrivacyProfile.meets`."""
+        t = target if target is not None else self.target
+        if t is None:
+            raise InvalidParameterError("target", None, "a Target (the mechanism has none of its own)")
+        return (self.certify() if exact else self.privacy).meets(t)
+
     def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None):
-        """Guarantee after ``k`` releases (dp_accounting PLDs); see :func:`optnoise.accounting.compose`."""
-        from .accounting import compose
+        """Guarantee after ``k`` releases (dp_accounting PLDs); see
+        :func:`optnoise.analysis.composition.compose`."""
+        from .analysis.composition import compose
         return compose(self.privacy, k, epsilon=epsilon, delta=delta)
 
+    # ------------------------------------------------------------ quantize/sample
+    @cached_property
+    def _quantized(self):
+        from .sampling import quantize
+        return quantize(self.pmf, self.neighbourhood, target=self.target)
 
+    def quantize(self, bits: int | None = None):
+        """The integer-weight form that is sampled, with the exact certificate of those
+        weights (:func:`optnoise.sampling.quantize`); cached for the default ``bits``."""
+        if bits is None:
+            return self._quantized
+        from .sampling import quantize
+        return quantize(self.pmf, self.neighbourhood, target=self.target, bits=bits)
+
+    def sample(self, count: int, *, seed: int | None = None, source: RandomSource | None = None,
+               answer: int | None = None) -> Draws:
+        """``count`` draws, exactly from the quantized, certified weights.
+
+        Additive noise: the noise values (cyclic: ``0..n``, shape ``(count, d)`` for a
+        vector domain; integer line: integers). Channel: the outputs for the true
+        ``answer`` (an input index). Randomness: the OS CSPRNG, or a seeded stream
+        with ``seed`` (the result is then marked ``private = False``).
+        """
+        src = source if source is not None else random_source(seed)
+        q = self.quantize()
+        if self.kind == "channel":
+            if answer is None:
+                raise InvalidParameterError("answer", None, "the true answer (an input index) to sample a channel")
+            return _draws(q.draw_outputs(np.full(_count(count), int(answer)), src), src)
+        if answer is not None:
+            raise InvalidParameterError("answer", answer, "no answer for additive noise (use apply)")
+        draws = q.draw(_count(count), src)
+        if self.kind == "cyclic" and len(q.shape) > 1:
+            draws = np.stack(np.unravel_index(draws, q.shape), axis=-1)
+        return _draws(draws, src)
+
+    def apply(self, values: Sequence[int] | np.ndarray, *, seed: int | None = None,
+              source: RandomSource | None = None) -> Draws:
+        """Privatize true answers: ``(q + eta) mod (n + 1)`` (cyclic, domain indices
+        ``0..n``), ``q + eta`` (integer line) or a draw from row ``q`` (channel)."""
+        src = source if source is not None else random_source(seed)
+        q_values = np.asarray(values, dtype=np.int64)
+        quantized = self.quantize()
+        if self.kind == "channel":
+            return _draws(quantized.draw_outputs(q_values, src), src)
+        noise = quantized.draw(q_values.shape[0] if q_values.ndim else 1, src)
+        if self.kind == "integer":
+            return _draws(q_values + noise.reshape(q_values.shape), src)
+        shape = quantized.shape
+        if len(shape) > 1:
+            noise2 = np.stack(np.unravel_index(noise, shape), axis=-1)
+            return _draws((q_values + noise2) % np.asarray(shape), src)
+        return _draws((q_values + noise.reshape(q_values.shape)) % shape[0], src)
+
+    # ------------------------------------------------------------------- files
+    def to_json(self) -> dict:
+        """The mechanism-file object (``format`` ``optnoise.mechanism``, version 1)."""
+        out: dict[str, Any] = {"format": SCHEMA, "format_version": SCHEMA_VERSION, "kind": self.kind,
+                               "name": self.name}
+        p = self.pmf
+        if isinstance(p, CyclicPMF):
+            out["pmf"] = p.probs.tolist()
+            out["shape"] = list(p.shape)
+            exact = p.exact
+        elif isinstance(p, IntegerPMF):
+            out["pmf"] = p.probs.tolist()
+            out["offset"] = p.offset
+            out["left_tail"] = _tail_json(p.left_tail)
+            out["right_tail"] = _tail_json(p.right_tail)
+            exact = p.exact
+        else:
+            out["channel"] = p.matrix.tolist()
+            exact = p.exact
+        out["exact"] = None if exact is None else [str(Fraction(v)) for v in exact.ravel()]
+        out["neighbourhood"] = self.neighbourhood.to_json()
+        out["target"] = None if self.target is None else self.target.to_json()
+        return out
+
+    def save(self, path: str | os.PathLike, *, report: dict | None = None) -> None:
+        """Write the mechanism file atomically; ``report`` keys (a design's figures) are
+        stored beside the schema keys and ignored when loading."""
+        payload = {**(report or {}), **self.to_json()}
+        write_text_atomic(path, dumps(payload))
+
+    @classmethod
+    def from_json(cls, data: dict, *, parameter: str = "mechanism") -> "Mechanism":
+        """Build a mechanism from a mechanism-file object (or a pre-schema design file)."""
+        return mechanism_from_json(data, parameter=parameter)
+
+
+def _tail_json(tail: GeometricTail | None) -> dict | None:
+    return None if tail is None else {"ratio": tail.ratio, "period": tail.period}
+
+
+def _count(count: int) -> int:
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+        raise InvalidParameterError("count", count, "a non-negative integer")
+    return int(count)
+
+
+def _exact_array(data: dict, shape: tuple[int, ...], parameter: str) -> np.ndarray | None:
+    values = data.get("exact")
+    if values is None:
+        return None
+    try:
+        flat = [Fraction(str(v)) for v in values]
+    except (ValueError, ZeroDivisionError, TypeError) as exc:
+        raise InvalidParameterError(parameter, "exact", "exact masses written as 'p/q' strings") from exc
+    if len(flat) != int(np.prod(shape)):
+        raise InvalidParameterError(parameter, f"{len(flat)} exact masses", f"{int(np.prod(shape))} (one per mass)")
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(shape)
+
+
+def _tail_from_json(data: Any, parameter: str) -> GeometricTail | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or "ratio" not in data:
+        raise InvalidParameterError(parameter, data, "a tail object {\"ratio\": R, \"period\": P} or null")
+    return GeometricTail(float(data["ratio"]), int(data.get("period", 1)))
+
+
+def _number_list(data: dict, key: str, parameter: str) -> np.ndarray:
+    try:
+        arr = np.asarray(data[key], dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(parameter, key, f"key '{key}' holding a (nested) list of numbers") from exc
+    return arr
+
+
+def mechanism_from_json(data: dict, *, parameter: str = "mechanism") -> Mechanism:
+    """A :class:`Mechanism` from a mechanism-file object.
+
+    Also reads the files optnoise wrote before the schema existed: a ``design`` JSON
+    (``pmf`` + ``guarantee``) is cyclic noise with the design's neighbourhood and target;
+    an integer-line or Wasserstein design (``pmf`` + ``offset`` + ``tail``) is noise on Z
+    with both tails.
+    """
+    if not isinstance(data, dict):
+        raise InvalidParameterError(parameter, type(data).__name__, "a JSON object (a mechanism file)")
+    if data.get("format") not in (None, SCHEMA):
+        raise InvalidParameterError(parameter, data.get("format"), f"format '{SCHEMA}'")
+    if data.get("format") == SCHEMA and data.get("format_version") != SCHEMA_VERSION:
+        raise InvalidParameterError(parameter, data.get("format_version"), f"format_version {SCHEMA_VERSION}")
+    legacy = data.get("format") is None
+    kind = data.get("kind") or ("integer" if "offset" in data and "tail" in data else "cyclic")
+    if kind not in ("cyclic", "integer", "channel"):
+        raise InvalidParameterError(parameter, kind, "kind 'cyclic', 'integer' or 'channel'")
+    target = None
+    nb_data = data.get("neighbourhood")
+    if legacy and isinstance(data.get("guarantee"), dict):  # a design file from before the schema
+        g = data["guarantee"]
+        nb_data = g.get("neighbourhood", nb_data)
+        target = Target(g["epsilon"], g.get("delta", 0.0) or 0.0, g.get("notion", "dp")) if "epsilon" in g else None
+    elif data.get("target") is not None:
+        target = Target.from_json(data["target"], parameter=parameter)
+    elif legacy and kind == "integer" and "epsilon" in data:
+        target = Target(data["epsilon"])
+    if kind == "channel":
+        matrix = _number_list(data, "channel", parameter)
+        pmf: CyclicPMF | IntegerPMF | Channel = Channel(matrix, exact=_exact_array(data, matrix.shape, parameter))
+        nb = InputPairs.from_json(nb_data) if isinstance(nb_data, dict) and "pairs" in nb_data else (
+            Neighbourhood.from_json(nb_data) if nb_data else Neighbourhood((1,)))
+    else:
+        if "pmf" not in data:
+            raise InvalidParameterError(parameter, "no 'pmf' key", "a mechanism file with key 'pmf'")
+        probs = _number_list(data, "pmf", parameter)
+        exact = _exact_array(data, probs.shape, parameter)
+        if kind == "cyclic":
+            pmf = CyclicPMF(probs, exact=exact)
+        else:
+            offset = data.get("offset", 0)
+            if isinstance(offset, bool) or not isinstance(offset, int):
+                raise InvalidParameterError(parameter, f"offset {offset!r}", "an integer offset")
+            if legacy:
+                tail = data["tail"]
+                left = right = GeometricTail(float(tail["ratio"]), int(tail["period"]))
+            else:
+                left = _tail_from_json(data.get("left_tail"), parameter)
+                right = _tail_from_json(data.get("right_tail"), parameter)
+            pmf = IntegerPMF(probs, offset, left_tail=left, right_tail=right, exact=exact,
+                             normalize=legacy and exact is None)
+        nb = Neighbourhood.from_json(nb_data) if nb_data else (
+            Neighbourhood.sensitivity(int(data["sensitivity"])) if legacy and "sensitivity" in data
+            else Neighbourhood((1,)))
+    return Mechanism(pmf, nb, target, str(data.get("name") or data.get("mechanism") or kind))
+
+
+def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | InputPairs | None = None,
+                   target: Target | None = None, parameter: str = "path") -> Mechanism:
+    """Read a mechanism file (any kind), or a plain PMF file (cyclic noise).
+
+    ``neighbourhood`` and ``target`` replace the file's own when given; a plain PMF file
+    has neither (default SD 1, no target).
+    """
+    p = Path(path)
+    text = None
+    if p.suffix.lower() != ".npy":
+        try:
+            text = p.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidParameterError(parameter, str(path), f"a readable mechanism or PMF file ({exc})") from exc
+    if text is not None and text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidParameterError(parameter, str(path), f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        mech = mechanism_from_json(data, parameter=parameter)
+    else:
+        raw = read_pmf_file(p, parameter=parameter)
+        mech = Mechanism(CyclicPMF(raw["pmf"], exact=raw["exact"]), Neighbourhood((1,)), None, p.name)
+    if neighbourhood is None and target is None:
+        return mech
+    return Mechanism(mech.pmf, neighbourhood if neighbourhood is not None else mech.neighbourhood,
+                     target if target is not None else mech.target, mech.name)
+
+
+# ------------------------------------------------------------------ constructors
 def make_neighbourhood(*, sensitivity: int | None = None, distances: Iterable[Distance] | None = None,
                        directed: bool = False) -> Neighbourhood:
     """``sensitivity=D`` means ``|Q(X) - Q(X')| <= D`` (BD ``D``); ``distances`` lists ``M``."""
     if sensitivity is not None and distances is not None:
-        raise InvalidParameterError("sensitivity/distances", (sensitivity, distances), "one of them, not both")
+        raise InvalidParameterError("sensitivity", (sensitivity, distances), "sensitivity= or distances=, not both")
     if distances is not None:
         return Neighbourhood(tuple(distances), directed)
     s = 1 if sensitivity is None else sensitivity
-    if int(s) != s or s < 1:
+    if isinstance(s, bool) or int(s) != s or s < 1:
         raise InvalidParameterError("sensitivity", sensitivity, "an integer >= 1")
     return Neighbourhood.bd(int(s), directed=directed)
 
@@ -82,7 +383,8 @@ def make_neighbourhood(*, sensitivity: int | None = None, distances: Iterable[Di
 def additive(pmf: Sequence[float] | np.ndarray | CyclicPMF | IntegerPMF, *,
              space: Literal["cyclic", "integer"] = "cyclic", offset: int = 0,
              sensitivity: int | None = None, distances: Iterable[Distance] | None = None,
-             directed: bool = False, normalize: bool = False, name: str = "custom") -> Mechanism:
+             directed: bool = False, normalize: bool = False, target: Target | None = None,
+             name: str = "custom") -> Mechanism:
     """An additive-noise mechanism from a PMF.
 
     Parameters
@@ -95,23 +397,25 @@ def additive(pmf: Sequence[float] | np.ndarray | CyclicPMF | IntegerPMF, *,
         The neighbourhood (default: sensitivity 1, symmetric).
     normalize:
         Rescale a rounded table to sum to 1.
+    target:
+        The target the mechanism is meant to meet (kept exactly by :meth:`Mechanism.quantize`).
     """
     nb = make_neighbourhood(sensitivity=sensitivity, distances=distances, directed=directed)
     if isinstance(pmf, (CyclicPMF, IntegerPMF)):
-        obj = pmf
+        obj: CyclicPMF | IntegerPMF = pmf
     elif space == "cyclic":
         obj = CyclicPMF(pmf, normalize=normalize)
     elif space == "integer":
         obj = IntegerPMF(pmf, offset, normalize=normalize)
     else:
         raise InvalidParameterError("space", space, "'cyclic' or 'integer'")
-    return Mechanism(obj, nb, name)
+    return Mechanism(obj, nb, target, name)
 
 
 def channel(matrix: Sequence[Sequence[float]] | np.ndarray | Channel, *,
             pairs: Iterable[tuple[int, int]] | None = None, sensitivity: int | None = None,
             distances: Iterable[Distance] | None = None, directed: bool = False,
-            normalize: bool = False, name: str = "channel") -> Mechanism:
+            normalize: bool = False, target: Target | None = None, name: str = "channel") -> Mechanism:
     """A mechanism given as a row-stochastic matrix ``P[input, output]``.
 
     Neighbours are explicit input ``pairs``, or inputs whose indices differ by a
@@ -123,15 +427,18 @@ def channel(matrix: Sequence[Sequence[float]] | np.ndarray | Channel, *,
     else:
         nb = InputPairs.from_distances(
             make_neighbourhood(sensitivity=sensitivity, distances=distances, directed=directed), ch.n_inputs)
-    return Mechanism(ch, nb, name)
+    return Mechanism(ch, nb, target, name)
 
 
 def geometric(*, epsilon: float | None = None, alpha: float | None = None, sensitivity: int = 1) -> Mechanism:
     """The two-sided geometric mechanism on ``Z`` (exact tails).
 
-    Give ``epsilon`` (then ``alpha = e^(-epsilon / sensitivity)``) or ``alpha``.
+    Give ``epsilon`` (then ``alpha = e^(-epsilon / sensitivity)`` and the mechanism's
+    target is pure ``epsilon``-DP) or ``alpha``.
     """
+    from .families.geometric import alpha_for_epsilon, geometric_pmf
     if (epsilon is None) == (alpha is None):
-        raise InvalidParameterError("epsilon/alpha", (epsilon, alpha), "exactly one of epsilon= or alpha=")
+        raise InvalidParameterError("epsilon", (epsilon, alpha), "exactly one of epsilon= or alpha=")
     a = alpha_for_epsilon(epsilon, sensitivity) if epsilon is not None else float(alpha)  # type: ignore[arg-type]
-    return Mechanism(geometric_pmf(a), make_neighbourhood(sensitivity=sensitivity), f"geometric(alpha={a:.6g})")
+    target = Target(epsilon) if epsilon is not None else None
+    return Mechanism(geometric_pmf(a), make_neighbourhood(sensitivity=sensitivity), target, f"geometric(alpha={a:.6g})")

@@ -130,9 +130,17 @@ class Neighbourhood:
         return list(dict.fromkeys(out))
 
     def to_json(self) -> dict:
-        """``{"distances": [...], "directed": bool}`` as in CLI.md."""
+        """``{"distances": [...], "directed": bool}`` (docs/cli.md)."""
         ds = [list(d) if isinstance(d, tuple) else d for d in self.distances]
         return {"distances": ds, "directed": self.directed}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Neighbourhood":
+        """Inverse of :meth:`to_json`."""
+        if not isinstance(data, dict) or not isinstance(data.get("distances"), list):
+            raise InvalidParameterError("neighbourhood", data, "an object with key 'distances' (a list)")
+        ds = tuple(tuple(d) if isinstance(d, list) else d for d in data["distances"])
+        return cls(ds, bool(data.get("directed", False)))
 
     def describe(self) -> str:
         ds = ", ".join(str(d) for d in self.distances)
@@ -181,6 +189,20 @@ class InputPairs:
             raise InvalidParameterError("distances", list(neighbourhood.distances),
                                         f"distances smaller than the number of inputs {n_inputs}")
         return cls(tuple(pairs), directed=True)
+
+    def to_json(self) -> dict:
+        """``{"pairs": [[x, x'], ...], "directed": bool}``."""
+        return {"pairs": [list(p) for p in self.pairs], "directed": self.directed}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "InputPairs":
+        """Inverse of :meth:`to_json`."""
+        if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
+            raise InvalidParameterError("neighbourhood", data, "an object with key 'pairs' (a list of [x, x'])")
+        return cls(tuple(tuple(p) for p in data["pairs"]), bool(data.get("directed", False)))
+
+    def describe(self) -> str:
+        return f"{len(self.pairs)} {'ordered' if self.directed else 'unordered'} input pairs"
 
     def ordered(self, n_inputs: int) -> list[tuple[int, int]]:
         """Ordered pairs, both directions when symmetric, validated against ``n_inputs``."""

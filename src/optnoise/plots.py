@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -13,6 +14,9 @@ import numpy as np  # noqa: E402
 
 from .analysis import PrivacyProfile  # noqa: E402
 from .io import atomic_path  # noqa: E402
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .design.staircase import StaircaseDesign
 
 
 def save_figure(fig, path: str | os.PathLike) -> None:
@@ -89,3 +93,22 @@ def plot_density(x: np.ndarray, series: dict[str, np.ndarray], path: str | os.Pa
     ax.legend()
     ax.grid(alpha=0.3)
     save_figure(fig, path)
+
+
+def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike) -> None:
+    """The staircase's pdf against Laplace, or the staircase PMF ``P_r`` against the geometric."""
+    from .families import staircase as st
+    from .families.geometric import alpha_for_epsilon, geometric_pmf
+    eps, d, cost = result.epsilon, result.sensitivity, result.cost.name
+    if result.discrete:
+        k = np.arange(-4 * int(d), 4 * int(d) + 1)
+        geo = geometric_pmf(alpha_for_epsilon(eps, int(d)))
+        plot_density(k, {f"staircase P_{result.r}": st.discrete_staircase_pmf(eps, int(d), int(result.r)).mass(k),
+                         "geometric": geo.mass(k)}, path, xlabel="noise i", ylabel="mass",
+                     title=f"Discrete staircase P_{result.r}, eps={eps:g}, Delta={d}, cost {cost}")
+        return
+    x = np.linspace(-4 * d, 4 * d, 2001)
+    lam = d / eps
+    plot_density(x, {f"staircase gamma={result.gamma:.4g}": st.Staircase(eps, d, result.gamma).pdf(x),
+                     "Laplace": np.exp(-np.abs(x) / lam) / (2 * lam)}, path,
+                 title=f"Staircase pdf, eps={eps:g}, Delta={d:g}, cost {cost}")

@@ -1,6 +1,6 @@
 """Mechanism representations: cyclic PMFs, PMFs on the integer line, channels.
 
-DESIGN.md section 1 fixes the three output spaces. An additive mechanism releases
+docs/architecture.md ("Additive mechanisms") fixes the three output spaces. An additive mechanism releases
 ``q + eta`` with noise ``eta`` independent of the query answer ``q``:
 
 * :class:`CyclicPMF` -- noise on ``{0..n}`` (or a product ``{0..n1} x {0..n2} x ...``
@@ -14,14 +14,14 @@ DESIGN.md section 1 fixes the three output spaces. An additive mechanism release
 
 All three are immutable; their arrays are read-only copies. Masses may carry an
 exact rational twin (``exact``), used by the exact analysis in
-:mod:`optnoise.exact`.
+:mod:`optnoise.analysis.exact`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -73,16 +73,18 @@ def _check_total(total: float, parameter: str, normalize: bool) -> None:
         )
 
 
-def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, exact) -> None:
+def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, exact,
+                   exact_extra: Callable[[np.ndarray], Fraction] = lambda ex: Fraction(0)) -> None:
     """Set ``probs``, ``exact`` and ``normalized`` on a frozen PMF (shared by both PMF types).
 
     With exact masses the floats are derived from them (normalised exactly when
     asked); otherwise the floats are rescaled by ``total`` when normalising.
+    ``exact_extra`` gives the exact mass outside the window (geometric tails).
     """
     scaled = bool(normalize and total != 1.0)
     if exact is not None:
         ex = _as_fraction_array(exact, arr.shape)
-        ex_total = sum(ex.ravel(), Fraction(0))
+        ex_total = sum(ex.ravel(), Fraction(0)) + exact_extra(ex)
         if ex_total != 1:
             if not normalize:
                 raise InvalidParameterError("pmf", f"exact sum = {ex_total}", "exact masses summing to exactly 1")
@@ -223,14 +225,22 @@ class IntegerPMF:
         for name, tail in (("left_tail", left_tail), ("right_tail", right_tail)):
             if tail is not None and tail.period > arr.size:
                 raise InvalidParameterError(name, tail, f"a period <= window length {arr.size}")
-        if exact is not None and (left_tail is not None or right_tail is not None):
-            raise InvalidParameterError("exact", "with tails", "exact masses only for finite-support PMFs")
         object.__setattr__(self, "offset", int(offset))
         object.__setattr__(self, "left_tail", left_tail)
         object.__setattr__(self, "right_tail", right_tail)
         total = float(arr.sum()) + self._tail_mass_of(arr)
         _check_total(total, "pmf", normalize)
-        _assign_masses(self, arr, total, normalize, exact)
+        _assign_masses(self, arr, total, normalize, exact, self._exact_tail_mass_of)
+
+    def _exact_tail_mass_of(self, ex: np.ndarray) -> Fraction:
+        """Exact tail mass: the end block times ``r / (1 - r)`` with the exact binary ratio."""
+        mass = Fraction(0)
+        for tail, block in ((self.left_tail, ex[: self.left_tail.period] if self.left_tail else ()),
+                            (self.right_tail, ex[-self.right_tail.period:] if self.right_tail else ())):
+            if tail is not None:
+                r = Fraction(tail.ratio)
+                mass += sum(block, Fraction(0)) * r / (1 - r)
+        return mass
 
     def _tail_mass_of(self, arr: np.ndarray) -> float:
         mass = 0.0
@@ -291,7 +301,7 @@ class IntegerPMF:
 class Channel:
     """A mechanism as a row-stochastic matrix ``P[input, output]``.
 
-    The universal representation (DESIGN.md section 1): clamping, randomized
+    The universal representation (docs/architecture.md): clamping, randomized
     response, the exponential mechanism, any user table.
     """
 

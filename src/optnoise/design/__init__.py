@@ -1,4 +1,11 @@
-"""Noise design: optimal PMFs for finite domains (Kadam et al.) and closed forms."""
-from .finite import COSTS, FiniteDesign, cost_vector, design_finite, wrapped_squared_error
+"""Mechanism design: optimal noise on the cycle (Kadam et al.), on Z (Geng & Viswanath),
+Wasserstein-optimal noise (Qin et al.) and the staircase (Geng & Viswanath).
 
-__all__ = ["COSTS", "FiniteDesign", "cost_vector", "design_finite", "wrapped_squared_error"]
+Every design function returns a result holding ``.mechanism`` (a
+:class:`~optnoise.mechanism.Mechanism` with its neighbourhood and target), the float
+``analysis`` of what it returned, ``certify()`` (the exact certificate of the weights that
+are sampled) and a report (costs, solver status, timings).
+"""
+from .finite import FiniteDesign, design_finite
+
+__all__ = ["FiniteDesign", "design_finite"]

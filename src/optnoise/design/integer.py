@@ -18,17 +18,20 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import privacy_profile
+from ..analysis import Guarantee, guarantee, privacy_profile
 from ..costs import Cost, expected_cost, parse_cost, tail_sums
 from ..errors import DesignError, InvalidParameterError
+from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import GeometricTail, IntegerPMF
-from .finite import RATIO_MARGIN, _linprog
+from ..target import Target, check_epsilon, check_sensitivity
+from .solver import RATIO_MARGIN, solve_lp
 
 #: Smallest column scale: masses far below it are resolved by :func:`lift_ratios`.
 SCALE_FLOOR = 1e-12
@@ -190,15 +193,25 @@ def finish(p: np.ndarray, window: TailedWindow, epsilon: float) -> tuple[Integer
         window = TailedWindow(half, window.period, window.ratio)
         p = lift_ratios(p[centre - half: centre + half + 1], window, epsilon)
     pmf = window.pmf(p / float(window.mass_row() @ p))
-    certified = privacy_profile(pmf, Neighbourhood.sensitivity(window.period)).epsilon_pure
-    if certified > epsilon * (1 + 1e-9):
+    profile = privacy_profile(pmf, Neighbourhood.sensitivity(window.period))
+    certified = profile.epsilon_pure
+    if not profile.meets(Target(epsilon)):
         raise DesignError(f"the LP answer certifies eps = {certified!r} > target {epsilon!r}; widen the window")
     return pmf, certified
 
 
-@dataclass(frozen=True)
+def line_mechanism(pmf: IntegerPMF, epsilon: float, sensitivity: int, name: str) -> Mechanism:
+    """A pure epsilon-DP noise on Z for sensitivity ``Delta`` as a mechanism (BD ``Delta``, symmetric)."""
+    return Mechanism(pmf, Neighbourhood.sensitivity(sensitivity), Target(epsilon), name)
+
+
+@dataclass(frozen=True, eq=False)
 class IntegerDesign:
-    """Result of :func:`design_integer`."""
+    """Result of :func:`design_integer`: the mechanism and the design's report.
+
+    ``epsilon_certified`` is the tight float analysis of the returned PMF; :meth:`certify`
+    the exact certificate of the quantized weights that :attr:`mechanism` samples.
+    """
 
     pmf: IntegerPMF
     expected_cost: float
@@ -208,16 +221,32 @@ class IntegerDesign:
     epsilon_certified: float
     solve_seconds: float
 
+    @cached_property
+    def mechanism(self) -> Mechanism:
+        """The designed noise on Z with its neighbourhood (BD ``sensitivity``) and pure target."""
+        return line_mechanism(self.pmf, self.epsilon, self.sensitivity, "optimal noise on Z")
+
+    @property
+    def analysis(self) -> Guarantee:
+        """The float analysis of the returned PMF at its target."""
+        return guarantee(self.mechanism.privacy, self.epsilon)
+
+    def certify(self) -> Guarantee:
+        """Exact certificate of the quantized weights that are sampled."""
+        return self.mechanism.quantize().certificate
+
     def to_json(self) -> dict:
-        return {"pmf": self.pmf.probs.tolist(), "offset": self.pmf.offset, "tail_mass": self.pmf.tail_mass,
+        return {"tail_mass": self.pmf.tail_mass,
                 "tail": {"period": self.sensitivity, "ratio": math.exp(-self.epsilon)},
                 "expected_cost": self.expected_cost, "epsilon": self.epsilon, "sensitivity": self.sensitivity,
-                "cost": self.cost, "epsilon_pure": self.epsilon_certified, "solve_seconds": self.solve_seconds}
+                "cost": self.cost, "epsilon_pure": self.epsilon_certified, "solve_seconds": self.solve_seconds,
+                **self.mechanism.to_json()}
 
 
 def check_window(half_width: int, sensitivity: int) -> int:
-    if int(half_width) != half_width or half_width < sensitivity:
-        raise InvalidParameterError("--window", half_width, f"an integer half-width >= the sensitivity {sensitivity}")
+    """A window half-width: an integer ``>= sensitivity``."""
+    if isinstance(half_width, bool) or int(half_width) != half_width or half_width < sensitivity:
+        raise InvalidParameterError("half_width", half_width, f"an integer half-width >= the sensitivity {sensitivity}")
     return int(half_width)
 
 
@@ -256,7 +285,7 @@ def solve_tailed_lp(window: TailedWindow, epsilon: float, objective: np.ndarray,
     a_eq = sp.csr_matrix((scale.T @ mass)[None, :])
     c = scale.T @ np.asarray(objective, dtype=np.float64)
     bounds = [(0, None)] * nv + [(None, None)] * n_extra
-    res = _linprog(c, a_ub, b_ub, a_eq, [1.0], bounds, time_limit)
+    res = solve_lp(c, a_ub, b_ub, a_eq, [1.0], bounds, time_limit)
     return vmap @ (res.x[:nv] * s)
 
 
@@ -278,10 +307,8 @@ def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Call
     half_width:
         Window ``-L..L``; default ``max(4 Delta, 8)``.
     """
-    from ..families.staircase import check_eps, check_sensitivity
-
-    eps = check_eps(epsilon)
-    d = check_sensitivity(sensitivity, integer=True)
+    eps = check_epsilon(epsilon, allow_zero=False)
+    d = check_sensitivity(sensitivity)
     c = parse_cost(cost)
     half = check_window(max(4 * d, 8) if half_width is None else half_width, d)
     window = TailedWindow(half, d, math.exp(-eps))

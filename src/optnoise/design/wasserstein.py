@@ -26,16 +26,20 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import poisson
 
+from ..analysis import Guarantee, guarantee
 from ..costs import expected_cost, power_cost
 from ..errors import InvalidParameterError
+from ..mechanism import Mechanism
 from ..pmf import IntegerPMF
-from .integer import TailedWindow, check_window, finish, solve_tailed_lp, tail_cost_rows
+from ..specs import parse_spec
+from ..target import check_epsilon, check_sensitivity
+from .integer import TailedWindow, check_window, finish, line_mechanism, solve_tailed_lp, tail_cost_rows
 
 #: Input mass dropped on each side when an infinite input (Gaussian, Poisson) is cut to a window.
 INPUT_TAIL = 1e-15
@@ -60,30 +64,36 @@ def input_distribution(spec: str) -> tuple[IntegerPMF, float, str]:
     """
     from ..families.qin import qin_gaussian_pmf
 
-    kind, _, rest = str(spec).partition(":")
     accepted = "gaussian:MU,SIGMA, poisson:LAMBDA or pmf-file:PATH"
-    try:
-        if kind == "gaussian":
-            mu, sigma = (float(v) for v in rest.split(","))
-            g = qin_gaussian_pmf(sigma, mu)
-            pmf, dropped = _trim(g.probs, g.offset)
-            return pmf, dropped, f"discretised Gaussian mu={mu:g}, sigma={sigma:g}"
-        if kind == "poisson":
-            lam = float(rest)
-            if not lam > 0:
-                raise ValueError
-            k = np.arange(0, int(math.ceil(lam + 40.0 * math.sqrt(lam) + 40.0)))
-            pmf, dropped = _trim(poisson.pmf(k, lam), 0)
-            return pmf, dropped, f"Poisson lambda={lam:g}"
-    except ValueError:
-        raise InvalidParameterError("--input", spec, accepted) from None
-    if kind == "pmf-file":
+    parsed = parse_spec(str(spec), parameter="input", split=not str(spec).startswith("pmf-file:"))
+    if parsed.name == "gaussian":
+        parsed.count(2, 2, parameter="input", accepted=accepted)
+        mu = parsed.number(0, parameter="input", accepted=accepted)
+        sigma = parsed.number(1, parameter="input", accepted=accepted)
+        if not sigma > 0:
+            raise InvalidParameterError("input", spec, "gaussian:MU,SIGMA with SIGMA > 0")
+        g = qin_gaussian_pmf(sigma, mu)
+        pmf, dropped = _trim(g.probs, g.offset)
+        return pmf, dropped, f"discretised Gaussian mu={mu:g}, sigma={sigma:g}"
+    if parsed.name == "poisson":
+        parsed.count(1, 1, parameter="input", accepted=accepted)
+        lam = parsed.number(0, parameter="input", accepted=accepted)
+        if not lam > 0:
+            raise InvalidParameterError("input", spec, "poisson:LAMBDA with LAMBDA > 0")
+        k = np.arange(0, int(math.ceil(lam + 40.0 * math.sqrt(lam) + 40.0)))
+        from scipy.stats import poisson
+
+        pmf, dropped = _trim(poisson.pmf(k, lam), 0)
+        return pmf, dropped, f"Poisson lambda={lam:g}"
+    if parsed.name == "pmf-file":
         from ..io import read_pmf_file
 
-        data = read_pmf_file(Path(rest))
+        parsed.count(1, 1, parameter="input", accepted=accepted)
+        path = parsed.params[0]
+        data = read_pmf_file(Path(path), parameter="input")
         offset = data["offset"] if data["offset"] is not None else 0
-        return IntegerPMF(data["pmf"], offset=offset), 0.0, f"PMF from {rest} (pmf[i] at i - {offset})"
-    raise InvalidParameterError("--input", spec, accepted)
+        return IntegerPMF(data["pmf"], offset=offset), 0.0, f"PMF from {path} (pmf[i] at i - {offset})"
+    raise InvalidParameterError("input", spec, accepted)
 
 
 def w1_distance(x: IntegerPMF, noise: IntegerPMF, *, tail_tol: float = 1e-18) -> float:
@@ -109,9 +119,9 @@ def w1_distance(x: IntegerPMF, noise: IntegerPMF, *, tail_tol: float = 1e-18) ->
     return float(np.abs(np.cumsum(fx) - np.cumsum(out)).sum())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WassersteinDesign:
-    """Result of :func:`design_wasserstein` (CLI.md keys in :meth:`to_json`)."""
+    """Result of :func:`design_wasserstein`: the mechanism and the report (docs/cli.md keys)."""
 
     pmf: IntegerPMF
     objective: str
@@ -124,13 +134,28 @@ class WassersteinDesign:
     input_dropped_mass: float
     solve_seconds: float
 
+    @cached_property
+    def mechanism(self) -> Mechanism:
+        """The noise on Z with its neighbourhood (BD ``sensitivity``) and pure target."""
+        return line_mechanism(self.pmf, self.epsilon, self.sensitivity, f"{self.objective}-optimal noise")
+
+    @property
+    def analysis(self) -> Guarantee:
+        """The float analysis of the returned PMF at its target."""
+        return guarantee(self.mechanism.privacy, self.epsilon)
+
+    def certify(self) -> Guarantee:
+        """Exact certificate of the quantized weights that are sampled."""
+        return self.mechanism.quantize().certificate
+
     def to_json(self) -> dict:
-        return {"w1": self.w1, "expected_abs_noise": self.expected_abs_noise, "pmf": self.pmf.probs.tolist(),
-                "offset": self.pmf.offset, "tail_mass": self.pmf.tail_mass,
+        return {**self.mechanism.to_json(), "w1": self.w1, "expected_abs_noise": self.expected_abs_noise,
+                "tail_mass": self.pmf.tail_mass,
                 "tail": {"period": self.sensitivity, "ratio": math.exp(-self.epsilon)},
                 "objective": self.objective, "epsilon": self.epsilon, "sensitivity": self.sensitivity,
                 "epsilon_pure": self.epsilon_certified, "input": self.input_description,
-                "input_dropped_mass": self.input_dropped_mass, "solve_seconds": self.solve_seconds}
+                "input_dropped_mass": self.input_dropped_mass, "solve_seconds": self.solve_seconds,
+                "name": self.mechanism.name}
 
 
 def _w1_rows(x: IntegerPMF, window: TailedWindow) -> tuple[np.ndarray, sp.csr_matrix]:
@@ -174,18 +199,16 @@ def design_wasserstein(x: IntegerPMF, epsilon: float, sensitivity: int, *, objec
     half_width:
         Noise window ``-L..L``; default ``max(xhi - xlo, 4 m)``; must be ``>= xhi - xlo``.
     """
-    from ..families.staircase import check_eps, check_sensitivity
-
-    eps = check_eps(epsilon)
-    m = check_sensitivity(sensitivity, integer=True)
+    eps = check_epsilon(epsilon, allow_zero=False)
+    m = check_sensitivity(sensitivity)
     if objective not in OBJECTIVES:
-        raise InvalidParameterError("--objective", objective, "w1 or expected-abs")
+        raise InvalidParameterError("objective", objective, "w1 or expected-abs")
     if not x.finite_support:
-        raise InvalidParameterError("--input", "a PMF with tails", "an input with finite support")
+        raise InvalidParameterError("x", "a PMF with tails", "an input with finite support")
     span = x.hi - x.lo
     half = check_window(max(span, 4 * m) if half_width is None else half_width, m)
     if half < span:
-        raise InvalidParameterError("--window", half, f"a half-width >= the input's span {span}")
+        raise InvalidParameterError("half_width", half, f"a half-width >= the input's span {span}")
     window = TailedWindow(half, m, math.exp(-eps))
     t0 = time.perf_counter()
     if objective == "w1":

@@ -1,18 +1,36 @@
-"""Built-in noise families, addressable as ``NAME:PARAMS`` (CLI.md, ``optnoise families``)."""
+"""Built-in noise families: one registry, addressable as ``NAME:PARAMS`` (docs/cli.md).
+
+Each :class:`Family` has its parameters, a builder from a spec string and, for the
+families that ``compare`` and ``release`` calibrate, a :class:`Calibration`: the one
+parameter searched, its range, which direction is more private, and how the family
+is used on a finite domain ``{0..n}``. :func:`calibrate` is the one calibration
+routine (a monotone search with :func:`optnoise.search.boundary` and the one "meets"
+rule :meth:`optnoise.analysis.PrivacyProfile.meets`).
+
+>>> fam, pmf = parse_family("geometric:0.5")
+>>> fam.space, round(float(pmf.mass(0)[0]), 6)
+('integer', 0.333333)
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
+from ..analysis import privacy_profile
 from ..errors import InvalidParameterError
-from ..neighbourhood import InputPairs
+from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, IntegerPMF
-from .baselines import discrete_gaussian_pmf
+from ..search import boundary
+from ..specs import Spec, parse_spec
+from ..target import Target
+from .baselines import BOUNDARIES, data_independent_pmf, discrete_gaussian_pmf, exponential_channel, on_domain
 from .geometric import alpha_for_epsilon, geometric_pmf
 from .qin import qin_exponential_pmf, qin_gaussian_pmf, qin_laplace_pmf, qin_staircase_pmf, qin_uniform_pmf
 from .rr import hamming_channel, hamming_neighbours, rr_pmf
 from .staircase import discrete_staircase_pmf
+
+Representation = CyclicPMF | IntegerPMF | Channel
 
 
 @dataclass(frozen=True)
@@ -25,102 +43,176 @@ class ChannelFamily:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """How a family is calibrated on ``{0..n}``.
+
+    ``build(parameter, n, boundary)`` gives the mechanism on the domain; the parameter
+    lies in ``[lower, upper(n)]``; ``more_private`` says in which direction of the
+    parameter the mechanism gets more private (more noise).
+    """
+
+    parameter: str
+    lower: float
+    upper: Callable[[int], float]
+    more_private: Literal["larger", "smaller"]
+    build: Callable[[float, int, str], CyclicPMF | Channel]
+
+
+@dataclass(frozen=True)
 class Family:
-    """A named family: its parameters, a description and a builder."""
+    """A named family: its parameters, a description, a builder and its calibration."""
 
     name: str
     params: str
     space: str
     description: str
-    build: Callable[[list[str]], "CyclicPMF | IntegerPMF | ChannelFamily"]
+    build: Callable[[Spec], "Representation | ChannelFamily"]
     n_params: tuple[int, int]
+    calibration: Calibration | None = None
 
     def to_json(self) -> dict:
-        return {"name": self.name, "params": self.params, "space": self.space, "description": self.description}
+        out = {"name": self.name, "params": self.params, "space": self.space, "description": self.description}
+        if self.calibration is not None:
+            out["calibrated_parameter"] = self.calibration.parameter
+        return out
 
 
-def _floats(name: str, params: list[str]) -> list[float]:
-    try:
-        return [float(x) for x in params]
-    except ValueError as exc:
-        raise InvalidParameterError("--family", f"{name}:{','.join(params)}", "numeric parameters") from exc
+def _num(spec: Spec, i: int, what: str, default: float | None = None) -> float:
+    return spec.number(i, parameter="family", accepted=f"{spec.name} with a numeric {what}", default=default)
 
 
-def _int(name: str, value: str, what: str) -> int:
-    try:
-        return int(value)
-    except ValueError as exc:
-        raise InvalidParameterError("--family", f"{name}: {what}={value}", f"an integer {what}") from exc
+def _int(spec: Spec, i: int, what: str) -> int:
+    return spec.integer(i, parameter="family", accepted=f"{spec.name} with an integer {what}")
 
 
-FAMILIES: dict[str, Family] = {
-    "geometric": Family(
-        "geometric", "ALPHA", "integer",
-        "two-sided geometric, p(k) proportional to ALPHA^|k| (Ghosh et al. 2009); eps = -ln(ALPHA) per unit of sensitivity",
-        lambda ps: geometric_pmf(_floats("geometric", ps)[0]), (1, 1)),
-    "discrete-gaussian": Family(
-        "discrete-gaussian", "SIGMA[,MU]", "integer",
-        "discrete Gaussian (Canonne, Kamath, Steinke 2020), p(k) proportional to exp(-(k-MU)^2 / 2 SIGMA^2)",
-        lambda ps: discrete_gaussian_pmf(*_floats("discrete-gaussian", ps)), (1, 2)),
-    "rr": Family(
-        "rr", "K,P", "cyclic",
-        "K-ary randomized response as cyclic noise on {0..K-1}: mass 1-(K-1)P at 0 and P elsewhere",
-        lambda ps: rr_pmf(_int("rr", ps[0], "K"), _floats("rr", ps[1:])[0]), (2, 2)),
-    "staircase": Family(
-        "staircase", "EPS,D,R", "integer",
-        "Geng & Viswanath's discrete staircase P_r (82)-(83): eps-DP for sensitivity D, 1 <= R <= D",
-        lambda ps: discrete_staircase_pmf(_floats("staircase", ps[:1])[0], _int("staircase", ps[1], "D"),
-                                          _int("staircase", ps[2], "R")), (3, 3)),
-    "qin-gaussian": Family(
-        "qin-gaussian", "SIGMA[,MU]", "integer",
-        "Qin et al. (13): Gaussian discretised by (2), p(k) = Phi((k+1-MU)/SIGMA) - Phi((k-MU)/SIGMA)",
-        lambda ps: qin_gaussian_pmf(*_floats("qin-gaussian", ps)), (1, 2)),
-    "qin-laplace": Family(
-        "qin-laplace", "LAMBDA[,MU]", "integer",
-        "Qin et al.: Laplace with scale LAMBDA discretised by (2) (exact geometric tails)",
-        lambda ps: qin_laplace_pmf(*_floats("qin-laplace", ps)), (1, 2)),
-    "qin-staircase": Family(
-        "qin-staircase", "A,RHO", "integer",
-        "Qin et al. (20): stairs of width A, mass (1-RHO)/(2A) RHO^j on [jA, (j+1)A) and its mirror",
-        lambda ps: qin_staircase_pmf(_int("qin-staircase", ps[0], "A"), _floats("qin-staircase", ps[1:])[0]), (2, 2)),
-    "qin-uniform": Family(
-        "qin-uniform", "A,B", "integer",
-        "Qin et al. (22): uniform on the integers A..B",
-        lambda ps: qin_uniform_pmf(_int("qin-uniform", ps[0], "A"), _int("qin-uniform", ps[1], "B")), (2, 2)),
-    "qin-exponential": Family(
-        "qin-exponential", "ETA", "integer",
-        "Qin et al. (23) normalised over k = 1, 2, ...: (1 - e^-ETA) e^(-ETA (k-1)) (as printed it sums to ETA/(e^ETA - 1))",
-        lambda ps: qin_exponential_pmf(_floats("qin-exponential", ps)[0]), (1, 1)),
-    "hamming": Family(
-        "hamming", "M,N,K", "channel",
-        "Holohan et al.'s exponential mechanism on D^N, |D| = M+1, P(x|d) proportional to exp(-K H(x, d)); "
-        "neighbours differ in one row (the neighbourhood flags do not apply)",
-        lambda ps: _hamming(ps), (3, 3)),
-}
-
-
-def _hamming(ps: list[str]) -> ChannelFamily:
-    m, n = _int("hamming", ps[0], "M"), _int("hamming", ps[1], "N")
-    k = _floats("hamming", ps[2:])[0]
+def _hamming(spec: Spec) -> ChannelFamily:
+    m, n, k = _int(spec, 0, "M"), _int(spec, 1, "N"), _num(spec, 2, "K")
     if m < 1 or n < 1 or (m + 1) ** n > 4096:
-        raise InvalidParameterError("--family", f"hamming:{','.join(ps)}", "M >= 1, N >= 1 and (M+1)^N <= 4096 databases")
+        raise InvalidParameterError("family", spec.text, "hamming:M,N,K with M >= 1, N >= 1 and (M+1)^N <= 4096")
     if not k >= 0:
-        raise InvalidParameterError("--family", f"hamming:{','.join(ps)}", "K >= 0")
+        raise InvalidParameterError("family", spec.text, "hamming:M,N,K with K >= 0")
     matrix, dbs = hamming_channel(m, n, k)
     return ChannelFamily(Channel(matrix), InputPairs(tuple(hamming_neighbours(dbs)), directed=True), tuple(dbs))
 
 
-def parse_family(spec: str) -> tuple[Family, "CyclicPMF | IntegerPMF | ChannelFamily"]:
-    """Build the PMF of a ``NAME:PARAMS`` specification."""
-    name, _, rest = spec.partition(":")
-    fam = FAMILIES.get(name.strip())
+def _exponential(spec: Spec) -> Channel:
+    n = _int(spec, 0, "N")
+    if n < 1 or n > 4095:
+        raise InvalidParameterError("family", spec.text, "exponential:N,BETA with 1 <= N <= 4095")
+    return exponential_channel(n, _num(spec, 1, "BETA"))
+
+
+def _line(make: Callable[[float], IntegerPMF]) -> Callable[[float, int, str], CyclicPMF | Channel]:
+    return lambda x, n, boundary: on_domain(make(x), n, boundary)
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("geometric", "ALPHA", "integer",
+           "two-sided geometric, p(k) proportional to ALPHA^|k| (Ghosh et al. 2009); "
+           "eps = -ln(ALPHA) per unit of sensitivity",
+           lambda s: geometric_pmf(_num(s, 0, "ALPHA")), (1, 1),
+           Calibration("alpha", 1e-9, lambda n: 1.0 - 1e-12, "larger", _line(geometric_pmf))),
+    Family("discrete-gaussian", "SIGMA[,MU]", "integer",
+           "discrete Gaussian (Canonne, Kamath, Steinke 2020), p(k) proportional to exp(-(k-MU)^2 / 2 SIGMA^2)",
+           lambda s: discrete_gaussian_pmf(_num(s, 0, "SIGMA"), _num(s, 1, "MU", 0.0)), (1, 2),
+           Calibration("sigma", 0.02, lambda n: 1e4, "larger", _line(discrete_gaussian_pmf))),
+    Family("exponential", "N,BETA", "channel",
+           "exponential mechanism on {0..N} with utility -|q - k|, P(k | q) proportional to exp(-BETA |q - k|) "
+           "(McSherry & Talwar; Kadam footnote 6); neighbours from the distance flags, no wrap-around",
+           _exponential, (2, 2),
+           Calibration("beta", 0.0, lambda n: 60.0, "smaller", lambda x, n, b: exponential_channel(n, x))),
+    Family("rr", "K,P", "cyclic",
+           "K-ary randomized response as cyclic noise on {0..K-1}: mass 1-(K-1)P at 0 and P elsewhere "
+           "(calibrated through RHO = (K-1)P, the probability of reporting another value)",
+           lambda s: rr_pmf(_int(s, 0, "K"), _num(s, 1, "P")), (2, 2),
+           Calibration("rho", 0.0, lambda n: n / (n + 1), "larger", lambda x, n, b: data_independent_pmf(n, x))),
+    Family("staircase", "EPS,D,R", "integer",
+           "Geng & Viswanath's discrete staircase P_r (82)-(83): eps-DP for sensitivity D, 1 <= R <= D",
+           lambda s: discrete_staircase_pmf(_num(s, 0, "EPS"), _int(s, 1, "D"), _int(s, 2, "R")), (3, 3)),
+    Family("qin-gaussian", "SIGMA[,MU]", "integer",
+           "Qin et al. (13): Gaussian discretised by (2), p(k) = Phi((k+1-MU)/SIGMA) - Phi((k-MU)/SIGMA)",
+           lambda s: qin_gaussian_pmf(_num(s, 0, "SIGMA"), _num(s, 1, "MU", 0.0)), (1, 2)),
+    Family("qin-laplace", "LAMBDA[,MU]", "integer",
+           "Qin et al.: Laplace with scale LAMBDA discretised by (2) (exact geometric tails)",
+           lambda s: qin_laplace_pmf(_num(s, 0, "LAMBDA"), _num(s, 1, "MU", 0.0)), (1, 2)),
+    Family("qin-staircase", "A,RHO", "integer",
+           "Qin et al. (20): stairs of width A, mass (1-RHO)/(2A) RHO^j on [jA, (j+1)A) and its mirror",
+           lambda s: qin_staircase_pmf(_int(s, 0, "A"), _num(s, 1, "RHO")), (2, 2)),
+    Family("qin-uniform", "A,B", "integer",
+           "Qin et al. (22): uniform on the integers A..B",
+           lambda s: qin_uniform_pmf(_int(s, 0, "A"), _int(s, 1, "B")), (2, 2)),
+    Family("qin-exponential", "ETA", "integer",
+           "Qin et al. (23) normalised over k = 1, 2, ...: (1 - e^-ETA) e^(-ETA (k-1)) "
+           "(as printed it sums to ETA/(e^ETA - 1))",
+           lambda s: qin_exponential_pmf(_num(s, 0, "ETA")), (1, 1)),
+    Family("hamming", "M,N,K", "channel",
+           "Holohan et al.'s exponential mechanism on D^N, |D| = M+1, P(x|d) proportional to exp(-K H(x, d)); "
+           "neighbours differ in one row (the neighbourhood flags do not apply)",
+           _hamming, (3, 3)),
+)}
+
+#: Families calibrated by ``compare`` and ``release``.
+CALIBRATED: tuple[str, ...] = tuple(name for name, f in FAMILIES.items() if f.calibration is not None)
+
+
+def get_family(name: str, *, parameter: str = "family") -> Family:
+    """The registered family ``name``."""
+    fam = FAMILIES.get(name)
     if fam is None:
-        raise InvalidParameterError("--family", spec, "one of " + ", ".join(f"{f.name}:{f.params}" for f in FAMILIES.values()))
-    params = [p.strip() for p in rest.split(",")] if rest.strip() else []
-    lo, hi = fam.n_params
-    if not lo <= len(params) <= hi:
-        raise InvalidParameterError("--family", spec, f"{fam.name}:{fam.params}")
-    return fam, fam.build(params)
+        raise InvalidParameterError(parameter, name, "one of " + ", ".join(f"{f.name}:{f.params}" for f in FAMILIES.values()))
+    return fam
 
 
-__all__ = ["ChannelFamily", "FAMILIES", "Family", "alpha_for_epsilon", "geometric_pmf", "parse_family", "rr_pmf"]
+def parse_family(spec: str) -> tuple[Family, "Representation | ChannelFamily"]:
+    """Build the mechanism of a ``NAME:PARAMS`` specification."""
+    parsed = parse_spec(spec, parameter="family")
+    fam = FAMILIES.get(parsed.name)
+    if fam is None:
+        raise InvalidParameterError("family", spec, "one of " + ", ".join(f"{f.name}:{f.params}" for f in FAMILIES.values()))
+    parsed.count(*fam.n_params, parameter="family", accepted=f"{fam.name}:{fam.params}")
+    try:
+        return fam, fam.build(parsed)
+    except InvalidParameterError as exc:
+        if exc.parameter == "family":
+            raise
+        raise InvalidParameterError("family", spec, f"{fam.name}:{fam.params} with {exc.parameter} "
+                                                    f"{exc.accepted}") from exc
+
+
+def calibration_of(name: str) -> Calibration:
+    """The :class:`Calibration` of a calibrated family."""
+    fam = get_family(name, parameter="mechanisms")
+    if fam.calibration is None:
+        raise InvalidParameterError("mechanisms", name, ", ".join(CALIBRATED))
+    return fam.calibration
+
+
+def build_on_domain(name: str, parameter: float, n: int, boundary: str = "modulo") -> CyclicPMF | Channel:
+    """The calibrated family ``name`` with its parameter, on ``{0..n}``."""
+    if boundary not in BOUNDARIES:
+        raise InvalidParameterError("boundary", boundary, ", ".join(BOUNDARIES))
+    return calibration_of(name).build(parameter, n, boundary)
+
+
+def calibrate(name: str, n: int, target: Target, neighbourhood: Neighbourhood | InputPairs,
+              boundary: str = "modulo") -> float:
+    """The least-noisy parameter of family ``name`` on ``{0..n}`` that meets ``target``.
+
+    A monotone search over the family's range (more noise is more private) with the
+    one "meets" rule; the result always meets the target.
+    """
+    cal = calibration_of(name)
+    return boundary_search(cal, n, lambda x: privacy_profile(build_on_domain(name, x, n, boundary),
+                                                             neighbourhood).meets(target), more_private_ok=True)
+
+
+def boundary_search(cal: Calibration, n: int, ok: Callable[[float], bool], *, more_private_ok: bool) -> float:
+    """The edge of ``ok`` over the family's range. ``more_private_ok``: ``ok`` holds on the
+    more private side (a privacy target); otherwise on the less private side (a cost bound)."""
+    upper_ok = (cal.more_private == "larger") == more_private_ok
+    return boundary(ok, cal.lower, cal.upper(n), ok_side="upper" if upper_ok else "lower")
+
+
+__all__ = ["CALIBRATED", "Calibration", "ChannelFamily", "FAMILIES", "Family", "alpha_for_epsilon",
+           "boundary_search", "build_on_domain", "calibrate", "calibration_of", "geometric_pmf", "get_family",
+           "parse_family", "rr_pmf"]

@@ -102,7 +102,7 @@ def on_domain(pmf: IntegerPMF, n: int, boundary: str) -> CyclicPMF | Channel:
         return clamp_channel(pmf, n)
     if boundary == "truncate":
         return truncate_channel(pmf, n)
-    raise InvalidParameterError("--boundary", boundary, "modulo, clamp or truncate")
+    raise InvalidParameterError("boundary", boundary, "modulo, clamp or truncate")
 
 
 def exponential_channel(n: int, beta: float) -> Channel:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..pmf import GeometricTail, IntegerPMF
+from ..target import check_epsilon, check_sensitivity
 
 
 def geometric_pmf(alpha: float, *, half_width: int = 1) -> IntegerPMF:
@@ -38,8 +39,4 @@ def geometric_pmf(alpha: float, *, half_width: int = 1) -> IntegerPMF:
 
 def alpha_for_epsilon(epsilon: float, sensitivity: int = 1) -> float:
     """``alpha = exp(-epsilon / sensitivity)``: the geometric mechanism that is eps-DP."""
-    if not epsilon > 0:
-        raise InvalidParameterError("epsilon", epsilon, "a real number > 0")
-    if int(sensitivity) != sensitivity or sensitivity < 1:
-        raise InvalidParameterError("sensitivity", sensitivity, "an integer >= 1")
-    return math.exp(-float(epsilon) / int(sensitivity))
+    return math.exp(-check_epsilon(epsilon, allow_zero=False) / check_sensitivity(sensitivity))

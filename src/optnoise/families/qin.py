@@ -72,11 +72,11 @@ def qin_laplace_pmf(lam: float, mu: float = 0.0) -> IntegerPMF:
 
 def qin_staircase_pmf(a: int, rho: float) -> IntegerPMF:
     """Qin's discrete staircase (20): ``(1-rho)/(2a) rho^j`` on ``[ja, (j+1)a)`` and ``[-(j+1)a, -ja)``."""
-    a = _integer("A", a)
+    a = _integer("a", a)
     if a < 1:
-        raise InvalidParameterError("A", a, "an integer stair width >= 1")
+        raise InvalidParameterError("a", a, "an integer stair width >= 1")
     if not (isinstance(rho, (int, float)) and 0 < rho < 1):
-        raise InvalidParameterError("RHO", rho, "a number with 0 < RHO < 1")
+        raise InvalidParameterError("rho", rho, "a number with 0 < rho < 1")
     probs = np.full(2 * a, (1.0 - rho) / (2 * a))
     tail = GeometricTail(float(rho), a)
     return IntegerPMF(probs, offset=a, left_tail=tail, right_tail=tail)
@@ -84,9 +84,9 @@ def qin_staircase_pmf(a: int, rho: float) -> IntegerPMF:
 
 def qin_uniform_pmf(a: int, b: int) -> IntegerPMF:
     """Discrete uniform on ``a..b`` (the PMF before (22), ``Delta = 1``)."""
-    a, b = _integer("A", a), _integer("B", b)
+    a, b = _integer("a", a), _integer("b", b)
     if b < a:
-        raise InvalidParameterError("B", b, f"an integer >= A = {a}")
+        raise InvalidParameterError("b", b, f"an integer >= a = {a}")
     return IntegerPMF(np.full(b - a + 1, 1.0 / (b - a + 1)), offset=-a)
 
 

@@ -15,15 +15,16 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..pmf import CyclicPMF
+from ..target import check_delta, check_epsilon
 
 
 def rr_pmf(k: int, p: float | Fraction) -> CyclicPMF:
     """Noise PMF of K-ary randomized response with off-diagonal probability ``p``."""
-    if int(k) != k or k < 2:
-        raise InvalidParameterError("K", k, "an integer number of categories >= 2")
+    if isinstance(k, bool) or int(k) != k or k < 2:
+        raise InvalidParameterError("categories", k, "an integer number of categories >= 2")
     k = int(k)
     if not 0 <= float(p) <= 1.0 / (k - 1):
-        raise InvalidParameterError("P", p, f"a probability with 0 <= P <= 1/(K-1) = {1 / (k - 1):.6g}")
+        raise InvalidParameterError("p", p, f"a probability with 0 <= P <= 1/(K-1) = {1 / (k - 1):.6g}")
     if isinstance(p, Fraction):
         exact = [1 - (k - 1) * p] + [p] * (k - 1)
         return CyclicPMF([float(x) for x in exact], exact=exact)
@@ -37,13 +38,11 @@ def rr_optimal_p(k: int, epsilon: float, delta: float = 0.0) -> float:
     probability ``p = (1 - delta) / (e^eps + m)`` with ``m = K - 1``, which is also the
     most accurate product sanitisation.
     """
-    if int(k) != k or k < 2:
-        raise InvalidParameterError("--categories", k, "an integer number of categories >= 2")
-    if not epsilon >= 0:
-        raise InvalidParameterError("--epsilon", epsilon, "a number >= 0")
-    if not 0 <= delta < 1:
-        raise InvalidParameterError("--delta", delta, "a number with 0 <= delta < 1")
-    return (1.0 - delta) / (math.exp(epsilon) + (int(k) - 1))
+    if isinstance(k, bool) or int(k) != k or k < 2:
+        raise InvalidParameterError("categories", k, "an integer number of categories >= 2")
+    eps = check_epsilon(epsilon)
+    d = check_delta(delta)
+    return (1.0 - d) / (math.exp(eps) + (int(k) - 1))
 
 
 def rr_error_bounds(k: int, epsilon: float, delta: float, rows: int = 1) -> tuple[float, float]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -19,26 +18,15 @@ from scipy.optimize import minimize_scalar
 from ..costs import Cost, expected_cost, lerch_nonneg, parse_cost
 from ..errors import InvalidParameterError
 from ..pmf import GeometricTail, IntegerPMF
-from ..sampling import RandomSource, bernoulli_exp
-
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
+from ..randomness import RandomSource
+from ..target import check_epsilon, check_sensitivity
 
 
 def check_eps(epsilon: float) -> float:
-    """A finite real epsilon ``> 0`` (stricter than :func:`~optnoise.analysis.check_epsilon`,
-    which also takes 0, infinity and numeric strings)."""
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
-        raise InvalidParameterError("--epsilon", epsilon, "a real number > 0")
-    return float(epsilon)
+    """A finite real epsilon ``> 0``."""
+    return check_epsilon(epsilon, allow_zero=False)
 
-
-def check_sensitivity(sensitivity: float, integer: bool = False) -> float | int:
-    ok = isinstance(sensitivity, (int, float)) and math.isfinite(sensitivity) and sensitivity > 0
-    if integer:
-        ok = ok and int(sensitivity) == sensitivity and sensitivity >= 1
-    if not ok:
-        raise InvalidParameterError("--sensitivity", sensitivity, "an integer >= 1" if integer else "a real number > 0")
-    return int(sensitivity) if integer else float(sensitivity)
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
 
 
 def _uniforms(count: int, source: RandomSource) -> np.ndarray:
@@ -61,9 +49,9 @@ class Staircase:
 
     def __post_init__(self) -> None:
         check_eps(self.epsilon)
-        check_sensitivity(self.sensitivity)
+        check_sensitivity(self.sensitivity, integer=False)
         if not (isinstance(self.gamma, (int, float)) and 0.0 <= self.gamma <= 1.0):
-            raise InvalidParameterError("--gamma", self.gamma, "a number in [0, 1]")
+            raise InvalidParameterError("gamma", self.gamma, "a number in [0, 1]")
 
     @property
     def b(self) -> float:
@@ -192,13 +180,13 @@ def gamma_star_sq(epsilon: float) -> float:
 def cost_star_abs(epsilon: float, sensitivity: float = 1.0) -> float:
     """Minimum ``E|X|``: ``Delta e^(eps/2) / (e^eps - 1)`` (44)."""
     e = check_eps(epsilon)
-    return check_sensitivity(sensitivity) * math.exp(e / 2) / math.expm1(e)
+    return check_sensitivity(sensitivity, integer=False) * math.exp(e / 2) / math.expm1(e)
 
 
 def cost_star_sq(epsilon: float, sensitivity: float = 1.0) -> float:
     """Minimum ``E X^2``: ``Delta^2 (2^(-2/3) b^(2/3) (1+b)^(2/3) + b) / (1-b)^2`` (51)."""
     b = math.exp(-check_eps(epsilon))
-    d = check_sensitivity(sensitivity)
+    d = check_sensitivity(sensitivity, integer=False)
     return d ** 2 * (2 ** (-2 / 3) * b ** (2 / 3) * (1 + b) ** (2 / 3) + b) / (1 - b) ** 2
 
 
@@ -236,7 +224,7 @@ def gamma_star(epsilon: float, cost: str | Cost | Callable = "abs", sensitivity:
 def laplace_cost(epsilon: float, cost: str | Cost | Callable = "abs", sensitivity: float = 1.0) -> float:
     """Cost of Laplace noise with scale ``Delta/eps`` (45): ``E|X|^k = lambda^k Gamma(k+1)``,
     so ``Delta/eps`` for ``|x|`` (46) and ``2 Delta^2/eps^2`` for ``x^2`` (52)."""
-    lam = check_sensitivity(sensitivity) / check_eps(epsilon)
+    lam = check_sensitivity(sensitivity, integer=False) / check_eps(epsilon)
     c = parse_cost(cost)
     if c.power is not None:
         return lam ** c.power * math.gamma(c.power + 1.0)
@@ -254,7 +242,7 @@ def a_r(epsilon: float, sensitivity: int, r: int) -> float:
 
 def check_r(r: int, sensitivity: int) -> int:
     if not (isinstance(r, (int, np.integer)) or (isinstance(r, float) and r.is_integer())) or not 1 <= r <= sensitivity:
-        raise InvalidParameterError("--r", r, f"an integer with 1 <= r <= Delta = {sensitivity}")
+        raise InvalidParameterError("r", r, f"an integer with 1 <= r <= Delta = {sensitivity}")
     return int(r)
 
 
@@ -306,38 +294,3 @@ def geometric_cost(epsilon: float, sensitivity: int, cost: str | Cost | Callable
     from .geometric import alpha_for_epsilon, geometric_pmf
 
     return expected_cost(geometric_pmf(alpha_for_epsilon(epsilon, sensitivity)), cost)
-
-
-def sample_discrete_staircase(epsilon: float, sensitivity: int, r: int, count: int,
-                              source: RandomSource) -> np.ndarray:
-    """Exact draws from ``P_r`` (no floating point on the decision path).
-
-    The binary value of ``epsilon`` is an exact rational ``e``; all coin flips are
-    Bernoulli(``exp(-e)``) by Canonne, Kamath & Steinke's exact algorithm. A draw is a
-    magnitude ``G Delta + i`` (``G`` geometric with ratio ``b``; ``i`` uniform on
-    ``0..Delta-1`` accepted with probability 1 if ``i < r`` else ``b``) and a sign,
-    rejecting ``(-, 0)`` so that 0 is not counted twice.
-    """
-    eps = check_eps(epsilon)
-    d = check_sensitivity(sensitivity, integer=True)
-    r = check_r(r, d)
-    if int(count) != count or count < 0:
-        raise InvalidParameterError("count", count, "an integer >= 0")
-    e = Fraction(eps)
-    out = np.empty(int(count), dtype=np.int64)
-    for n in range(int(count)):
-        while True:
-            g = 0
-            while bernoulli_exp(e, source):
-                g += 1
-            while True:
-                i = source.randbelow(d)
-                if i < r or bernoulli_exp(e, source):
-                    break
-            negative = source.randbelow(2) == 1
-            magnitude = g * d + i
-            if negative and magnitude == 0:
-                continue
-            out[n] = -magnitude if negative else magnitude
-            break
-    return out

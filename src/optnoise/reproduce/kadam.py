@@ -34,7 +34,7 @@ def table1(out: Path) -> dict[str, Any]:
     rows, groups, worst = [], {}, 0.0
     eta = np.arange(9)
     for delta, paper in TABLE1.items():
-        d = design_finite(8, epsilon=1.5, delta=delta, neighbourhood=BD3, guarantee_notion="pdp",
+        d = design_finite(8, epsilon=1.5, delta=delta, neighbourhood=BD3, notion="pdp",
                           formulation="paper", use_closed_form=False)
         f = d.pmf.probs
         rows += [(delta, int(i), float(f[i]), paper[i]) for i in eta]
@@ -141,13 +141,13 @@ def fig11(out: Path) -> dict[str, Any]:
     for eps in (0.5, 1.0, 2.0):
         for mu in mus:
             d = design_finite(9, epsilon=eps, delta=0.2, neighbourhood=Neighbourhood.bd(mu, directed=True),
-                              guarantee_notion="pdp")
+                              notion="pdp")
             rows.append(("delta=0.2", eps, 0.2, mu, d.error_rate))
             left.setdefault(f"eps={eps}, delta=0.2", []).append(d.error_rate)
     for delta in (0.0, 0.1, 0.3):
         for mu in mus:
             d = design_finite(9, epsilon=2.0, delta=delta, neighbourhood=Neighbourhood.bd(mu, directed=True),
-                              guarantee_notion="pdp")
+                              notion="pdp")
             rows.append(("eps=2", 2.0, delta, mu, d.error_rate))
             right.setdefault(f"eps=2, delta={delta}", []).append(d.error_rate)
     write_csv(out / "kadam-fig11.csv", ["panel", "epsilon", "delta", "mu_bar", "error_rate"], rows)
@@ -163,7 +163,7 @@ def fig12(out: Path) -> dict[str, Any]:
     rows, series = [], {}
     for label, nb in (("SD 3", Neighbourhood.sd(3, directed=True)), ("BD 3", BD3)):
         for delta in deltas:
-            d = design_finite(9, epsilon=1.0, delta=float(delta), neighbourhood=nb, guarantee_notion="pdp")
+            d = design_finite(9, epsilon=1.0, delta=float(delta), neighbourhood=nb, notion="pdp")
             rows.append((label, float(delta), d.error_rate))
             series.setdefault(label, []).append(d.error_rate)
     write_csv(out / "kadam-fig12.csv", ["neighbourhood", "delta", "error_rate"], rows)
@@ -198,7 +198,7 @@ def fig13(out: Path) -> dict[str, Any]:
 
 @item("kadam-fig14", PAPER, "Fig. 14 (method only): optimal PMF for the peak hour of synthetic meter data (private AMI data not available)")
 def fig14(out: Path) -> dict[str, Any]:
-    from ..demo import HOURS, meter_peak_hours
+    from ..datasets import HOURS, meter_peak_hours
     hours = meter_peak_hours()
     eta = np.arange(HOURS)
     groups = {}

@@ -1,4 +1,4 @@
-"""The Spark engine of :func:`optnoise.release.release` (optional extra ``spark``).
+"""The Spark engine of :func:`optnoise.table.release` (optional extra ``spark``).
 
 The same release as the local engine, on a Spark DataFrame: validation and
 noise run in ``pandas_udf`` batches on the executors. Each batch reads its own
@@ -20,10 +20,12 @@ from typing import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from .errors import InvalidParameterError, OptnoiseError
-from .io import dumps, write_text_atomic
-from .release import Domain, describe_value, move_dir_atomic, seeded_child, temp_dir_beside
-from .sampling import QuantizedPMF, RandomSource, add_noise_cyclic
+from ..errors import InvalidParameterError, OptnoiseError
+from ..io import dumps, write_text_atomic
+from ..mechanism import Mechanism
+from ..randomness import RandomSource, child_source
+from .domain import Domain, describe_value
+from .files import move_dir_atomic, temp_dir_beside
 
 
 def spark_session():
@@ -42,7 +44,7 @@ def spark_session():
     return spark
 
 
-def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain: Domain, output_path: Path,
+def release_spark(input_path, in_fmt: str, column: str, mechanism: Mechanism, domain: Domain, output_path: Path,
                   out_fmt: str, src: RandomSource, manifest_fn: Callable[[list, int], dict],
                   manifest_path: Path) -> dict:
     """Run the release on Spark; returns the manifest written beside the output."""
@@ -54,16 +56,13 @@ def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain:
     reader = spark.read.option("header", True).option("inferSchema", False)
     df = reader.csv(str(input_path)) if in_fmt == "csv" else spark.read.parquet(str(input_path))
     if column not in df.columns:
-        raise InvalidParameterError("--column", column, f"a column of {Path(input_path).name}: {df.columns}")
-    lookup = {c: i for i, c in enumerate(domain.categories)} if domain.categories is not None else None
-
-    def index_of(v):
-        i = domain._one(v, lookup)
-        return -1 if i is None else i
+        raise InvalidParameterError("column", column, f"a column of {Path(input_path).name}: {df.columns}")
+    lookup = domain.lookup()
+    mechanism.quantize()  # computed once on the driver, shipped to the executors with the mechanism
 
     @pandas_udf("long")
-    def to_index(s: pd.Series) -> pd.Series:
-        return pd.Series([index_of(v) for v in s], dtype="int64")
+    def to_index(s: pd.Series) -> pd.Series:  # null marks a value outside the domain
+        return pd.Series([domain.index_of(v, lookup) for v in s], dtype="Int64")
 
     out_type = "string" if domain.categories is not None else "long"
 
@@ -71,14 +70,14 @@ def release_spark(input_path, in_fmt: str, column: str, q: QuantizedPMF, domain:
     def privatize(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
         part = TaskContext.get().partitionId()
         for b, s in enumerate(batches):
-            rng = seeded_child(src, part, b)
-            yield pd.Series(domain.from_index(add_noise_cyclic(s.to_numpy(dtype=np.int64), q, rng)))
+            rng = child_source(src, part, b)
+            yield pd.Series(domain.from_index(np.asarray(mechanism.apply(s.to_numpy(dtype=np.int64), source=rng))))
 
     indexed = df.select(to_index(F.col(column)).alias("_idx"))
-    if indexed.filter(F.col("_idx") < 0).limit(1).count():
+    if indexed.filter(F.col("_idx").isNull()).limit(1).count():
         row, value = (df.select(column).rdd.zipWithIndex()
-                      .filter(lambda t: index_of(t[0][0]) < 0).map(lambda t: (t[1], t[0][0])).first())
-        raise InvalidParameterError("--input", f"row {row + 1}: {describe_value(value)}", domain._accepted())
+                      .filter(lambda t: domain.index_of(t[0][0], lookup) is None).map(lambda t: (t[1], t[0][0])).first())
+        raise InvalidParameterError("input", f"row {row + 1}: {describe_value(value)}", domain.accepted())
     n_rows = df.count()
     released = indexed.select(privatize(F.col("_idx")).alias(column))
     tmp = temp_dir_beside(output_path)

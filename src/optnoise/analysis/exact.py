@@ -3,7 +3,7 @@
 The masses are :class:`fractions.Fraction`; the only irrational quantities are
 ``e^eps`` and the logarithms that turn a likelihood ratio into an epsilon. Those
 are enclosed in intervals (``mpmath.iv`` at 256 bits) and every reported number is
-rounded so that the certificate is never optimistic (DESIGN.md "Exactness"):
+rounded so that the certificate is never optimistic (docs/architecture.md, "Exactness"):
 
 * ``delta(eps)`` uses the *lower* end of ``e^eps`` and rounds the rational result
   up to the next float;
@@ -24,10 +24,7 @@ from functools import cached_property
 import mpmath
 import numpy as np
 
-from .analysis import LossDistribution, PrivacyProfile
-from .errors import InvalidParameterError
-from .neighbourhood import InputPairs, Neighbourhood
-from .pmf import Channel, CyclicPMF, IntegerPMF
+from .floating import LossDistribution
 
 _PREC = 256
 
@@ -65,11 +62,22 @@ def log_up(r: Fraction) -> float:
 
 @dataclass(frozen=True, eq=False)
 class ExactPair:
-    """One ordered pair ``(p, p')`` with rational masses (cells with ``p = 0`` dropped)."""
+    """One ordered pair ``(p, p')`` with rational masses.
+
+    Why the values are never optimistic: every mass is an exact rational, every sum and
+    comparison of ratios is exact, ``e^eps`` enters only through :func:`exp_lower` (a
+    rational *below* ``e^eps``, which can only enlarge the violating set and each excess
+    ``p - E p'``) and every logarithm through :func:`log_up` (rounded up); each result is
+    rounded up to the next float by :func:`float_up`.
+    """
 
     p: tuple[Fraction, ...]
     q: tuple[Fraction, ...]
     label: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "p", tuple(self.p))
+        object.__setattr__(self, "q", tuple(self.q))
 
     @cached_property
     def _groups(self) -> tuple[Fraction, list[tuple[Fraction, Fraction, Fraction]]]:
@@ -161,55 +169,3 @@ class ExactPair:
             np.array([float(pm) for _, pm, _ in groups]),
             np.array([float(qm) for _, _, qm in groups]),
             float(inf_mass))
-
-
-def _fractions(values: np.ndarray | None, floats: np.ndarray) -> np.ndarray:
-    if values is not None:
-        return values
-    out = np.empty(floats.shape, dtype=object)
-    out.ravel()[:] = [Fraction(float(v)) for v in floats.ravel()]
-    return out
-
-
-def exact_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
-                  neighbourhood: Neighbourhood | InputPairs | None = None) -> PrivacyProfile:
-    """Exact :class:`~optnoise.analysis.PrivacyProfile` of a mechanism.
-
-    Masses are taken from the mechanism's exact twin when it has one, otherwise
-    from the binary value of each float (exact, but then the float masses must
-    sum to exactly 1 for the profile to describe a PMF: a warning is the caller's).
-    PMFs with geometric tails are not supported (irrational ratios).
-    """
-    nb = neighbourhood if neighbourhood is not None else Neighbourhood((1,))
-    pairs: list[ExactPair] = []
-    if isinstance(mechanism, CyclicPMF):
-        if not isinstance(nb, Neighbourhood):
-            raise InvalidParameterError("neighbourhood", nb, "query distances for additive noise")
-        f = _fractions(mechanism.exact, mechanism.probs)
-        axes = tuple(range(f.ndim))
-        for shift in nb.cyclic_shifts(mechanism.shape):
-            q = np.roll(f, tuple(-s for s in shift), axis=axes)
-            label = f"mu={shift[0] if len(shift) == 1 else shift}"
-            pairs.append(ExactPair(tuple(f.ravel()), tuple(q.ravel()), label))
-        space = "cyclic"
-    elif isinstance(mechanism, IntegerPMF):
-        if not mechanism.finite_support:
-            raise InvalidParameterError("exact", True, "finite-support integer PMFs (no geometric tails)")
-        if not isinstance(nb, Neighbourhood):
-            raise InvalidParameterError("neighbourhood", nb, "query distances for additive noise")
-        f = list(_fractions(mechanism.exact, mechanism.probs))
-        lo, hi = mechanism.lo, mechanism.hi
-        for mu in nb.integer_shifts():
-            q = [f[k + mu - lo] if lo <= k + mu <= hi else Fraction(0) for k in range(lo, hi + 1)]
-            pairs.append(ExactPair(tuple(f), tuple(q), f"mu={mu}"))
-        space = "integer"
-    elif isinstance(mechanism, Channel):
-        m = _fractions(mechanism.exact, mechanism.matrix)
-        ip = nb if isinstance(nb, InputPairs) else InputPairs.from_distances(nb, mechanism.n_inputs)
-        for a, b in ip.ordered(mechanism.n_inputs):
-            pairs.append(ExactPair(tuple(m[a]), tuple(m[b]), f"x={a},x'={b}"))
-        nb = ip
-        space = "channel"
-    else:
-        raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
-    return PrivacyProfile(tuple(pairs), nb, exact=True, space=space)

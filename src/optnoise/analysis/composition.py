@@ -3,7 +3,7 @@
 Built on Google's ``dp_accounting`` privacy loss distributions (PLDs): for each
 ordered neighbouring pair of the mechanism, the pair's exact loss distribution
 (distinct losses with their masses under ``p`` and ``p'``, from
-:mod:`optnoise.analysis`) becomes a PLD through
+:mod:`optnoise.analysis.floating`) becomes a PLD through
 ``from_two_probability_mass_functions`` with pessimistic rounding, which is
 self-composed ``k`` times. The neighbouring datasets are the same in all ``k``
 releases, so the composed guarantee is the maximum over pairs of the composed
@@ -15,11 +15,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
+from typing import TYPE_CHECKING
 
-from .analysis import LossDistribution, PrivacyProfile, check_delta, check_epsilon
-from .errors import InvalidParameterError
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..target import check_delta, check_epsilon
+from .floating import LossDistribution
+
+if TYPE_CHECKING:  # dp_accounting is imported where it is used: it is slow to import
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    from .profile import PrivacyProfile
 
 #: Loss discretisation of the PLDs (dp_accounting's default).
 DISCRETIZATION = 1e-4
@@ -40,7 +47,8 @@ class Composed:
                 "delta_dp": self.delta_dp, "epsilon_dp": self.epsilon_dp}
 
 
-def _pld(ld: LossDistribution, discretization: float) -> pld_lib.PrivacyLossDistribution:
+def _pld(ld: LossDistribution, discretization: float) -> "PrivacyLossDistribution":
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
     keys = range(ld.losses.size)
     with np.errstate(divide="ignore"):
         log_upper = dict(zip(keys, np.log(ld.p_mass).tolist()))
@@ -53,7 +61,7 @@ def _pld(ld: LossDistribution, discretization: float) -> pld_lib.PrivacyLossDist
         value_discretization_interval=discretization, symmetric=True)
 
 
-def compose(profile: PrivacyProfile, k: int, *, epsilon: float | None = None, delta: float | None = None,
+def compose(profile: "PrivacyProfile", k: int, *, epsilon: float | None = None, delta: float | None = None,
             discretization: float = DISCRETIZATION) -> Composed:
     """Guarantee of ``k`` independent releases of the same query.
 
@@ -69,7 +77,7 @@ def compose(profile: PrivacyProfile, k: int, *, epsilon: float | None = None, de
         Loss grid of the PLD; rounding is pessimistic, so values are upper bounds.
     """
     if int(k) != k or k < 1:
-        raise InvalidParameterError("compose", k, "an integer k >= 1")
+        raise InvalidParameterError("k", k, "an integer k >= 1")
     eps = None if epsilon is None else check_epsilon(epsilon)
     dlt = None if delta is None else check_delta(delta)
     seen: dict[tuple[bytes, bytes, bytes, float], None] = {}

@@ -1,0 +1,22 @@
+"""``optnoise demo``: the main job end to end on built-in example data."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..app import app
+from ..errors import cli_errors
+from ..options import Json
+from ..render import echo_json, out
+
+
+@app.command()
+@cli_errors()
+def demo(out_dir: Annotated[Path, typer.Option("--out", help="Directory for the demo's files.")] = Path("demo-output"),
+         as_json: Json = False) -> None:
+    """Run the main job end to end on built-in example data and write the results to --out."""
+    from ...demo import run_demo
+    summary = run_demo(out_dir, console=None if as_json else out)
+    if as_json:
+        echo_json(summary)

@@ -1,0 +1,54 @@
+"""``optnoise families``: the built-in families; ``--family X --output F`` saves one as a mechanism file."""
+
+from typing import Annotated, Optional
+
+import typer
+
+from ...errors import InvalidParameterError
+from ..app import app
+from ..errors import cli_errors
+from ..inputs import family_mechanism
+from ..inputs import target as target_of
+from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Output, TargetArgs, with_groups
+from ..render import echo_json, out
+from .shared import save_mechanism
+
+
+@app.command()
+@cli_errors()
+@with_groups(NEIGHBOURHOOD, TARGET)
+def families(
+    nb: NeighbourhoodArgs,
+    target: TargetArgs,
+    family: Annotated[Optional[str], typer.Option(
+        "--family", help="With --output: save this family NAME:PARAMS as a mechanism file.")] = None,
+    output: Output = None,
+    as_json: Json = False,
+) -> None:
+    """List the built-in noise families usable as --family NAME:PARAMS (or save one with --family and --output)."""
+    from rich.table import Table
+
+    from ...families import FAMILIES
+    if (family is None) != (output is None):
+        raise InvalidParameterError("--family/--output", family or str(output), "both --family and --output, or neither")
+    if family is not None:
+        mech = family_mechanism(family, nb, target_of(target))
+        path = save_mechanism(mech, output)  # type: ignore[arg-type]
+        payload = {"family": family, "output": path, "mechanism": mech.to_json()}
+        if as_json:
+            echo_json(payload)
+        else:
+            out.print(f"wrote {path}: {family} ({mech.kind}), neighbourhood {mech.neighbourhood.describe()}")
+        return
+    if nb.given or target.given:
+        raise InvalidParameterError("--distances/--sd/--bd/--epsilon", "given", "neighbourhood and target flags only "
+                                    "with --family and --output")
+    if as_json:
+        echo_json({"families": [f.to_json() for f in FAMILIES.values()]})
+        return
+    table = Table(title="optnoise families")
+    for col in ("name:params", "space", "description"):
+        table.add_column(col)
+    for f in FAMILIES.values():
+        table.add_row(f"{f.name}:{f.params}", f.space, f.description)
+    out.print(table)

@@ -1,0 +1,62 @@
+"""``optnoise reproduce``: regenerate the papers' tables and figures."""
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ...errors import InvalidParameterError
+from ..app import app
+from ..errors import cli_errors
+from ..options import Json
+from ..render import echo_json, err, out
+
+
+@app.command()
+@cli_errors()
+def reproduce(
+    item_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="Item to regenerate (see --list).")] = None,
+    list_items: Annotated[bool, typer.Option("--list", help="List the reproducible tables and figures.")] = False,
+    run_all: Annotated[bool, typer.Option("--all", help="Regenerate every item.")] = False,
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory for the CSV and PNG files.")] = Path("reproduction"),
+    as_json: Json = False,
+) -> None:
+    """Regenerate a paper's table or figure (CSV + PNG); verdicts are in docs/reproduction.md.
+
+    Example: optnoise reproduce kadam-table1 --out reproduction
+    """
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from ... import reproduce as rep
+    chosen = sum([list_items, run_all, item_id is not None])
+    if chosen != 1:
+        raise InvalidParameterError("ID/--list/--all", "none" if chosen == 0 else "several", "exactly one of them")
+    if list_items:
+        items = [it.to_json() for it in rep.items()]
+        if as_json:
+            echo_json({"items": items})
+            return
+        table = Table(title="optnoise reproduce --list")
+        for col in ("id", "paper", "what"):
+            table.add_column(col)
+        for it in items:
+            table.add_row(it["id"], it["paper"], it["what"])
+        out.print(table)
+        return
+    ids = [it.id for it in rep.items()] if run_all else [item_id]
+    if item_id is not None and item_id not in rep.REGISTRY:
+        raise InvalidParameterError("ID", item_id, "one of " + ", ".join(rep.REGISTRY))
+    results = []
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task("reproducing", total=len(ids))
+        for i in ids:
+            progress.update(task, description=f"reproducing {i}")
+            results.append(rep.run(i, out_dir))  # type: ignore[arg-type]
+            progress.advance(task)
+    if as_json:
+        echo_json({"out": str(out_dir), "results": results})
+        return
+    for r in results:
+        files = ", ".join(str(out_dir / f) for f in r.get("files", []))
+        out.print(f"[bold]{r['id']}[/] ({r['paper']}): {r['what']}\n  wrote {files}")

@@ -1,0 +1,103 @@
+"""``optnoise verify``: exactly what a mechanism guarantees."""
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ...analysis import guarantee
+from ...errors import InvalidParameterError
+from ...target import check_delta, check_epsilon
+from ..app import app
+from ..errors import cli_errors
+from ..inputs import mechanism_from_source
+from ..options import NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, with_groups
+from ..render import echo_json, key_value_table, notes
+from .shared import check_png, save_mechanism
+
+
+@app.command()
+@cli_errors({"path": "--pmf-file", "pmf": "--pmf"})
+@with_groups(SOURCE, NEIGHBOURHOOD)
+def verify(
+    source: SourceArgs,
+    nb: NeighbourhoodArgs,
+    epsilon: Annotated[Optional[float], typer.Option(
+        "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0).")] = None,
+    delta: Annotated[Optional[float], typer.Option(
+        "--delta", help="Report the smallest epsilon_DP and epsilon_PDP at this delta (0 <= delta < 1).")] = None,
+    compose_k: Annotated[Optional[int], typer.Option(
+        "--compose", help="Also report the guarantee after K releases (dp_accounting PLDs).")] = None,
+    exact: Annotated[bool, typer.Option(
+        "--exact", help="Rational arithmetic with outward rounding: a certificate that is never optimistic.")] = False,
+    output: Output = None,
+    as_json: Json = False,
+    plot: Plot = None,
+) -> None:
+    """Exact privacy of a mechanism: tight pure epsilon, delta_DP/delta_PDP at --epsilon, epsilon at --delta.
+
+    Example: optnoise verify --pmf 0.5432,0.1212,0.1212,0.1212,0.027,0.027,0.027,0.006,0.006
+    --bd 3 --directed --epsilon 1.505 --normalize
+    """
+    eps = None if epsilon is None else check_epsilon(epsilon, parameter="--epsilon")
+    dlt = None if delta is None else check_delta(delta, parameter="--delta")
+    if compose_k is not None and compose_k < 1:
+        raise InvalidParameterError("--compose", compose_k, "an integer K >= 1")
+    if compose_k is not None and eps is None and dlt is None:
+        raise InvalidParameterError("--compose", compose_k, "together with --epsilon and/or --delta")
+    check_png(plot)
+    mech = mechanism_from_source(source, nb)
+    profile = mech.certify() if exact else mech.privacy
+    result: dict[str, Any] = guarantee(profile, eps, dlt).to_json()
+    result["space"] = profile.space
+    result["normalized"] = bool(getattr(mech.pmf, "normalized", False))
+    result["notions"] = {"delta_dp": "approximate DP (hockey-stick)", "delta_pdp": "probabilistic DP (Kadam Def. 2)"}
+    if eps is not None:
+        result["worst_pair_dp"] = profile.worst_pair(eps, "dp")
+        result["worst_pair_pdp"] = profile.worst_pair(eps, "pdp")
+    if compose_k is not None:
+        result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt).to_json()
+    nb_text = mech.neighbourhood.describe()
+    if plot is not None:
+        from ...plots import plot_profile
+        plot_profile(profile, plot, title=f"Privacy profile, neighbourhood {nb_text}")
+        result["plot"] = str(plot)
+    if output is not None:
+        result["output"] = save_mechanism(mech, output)
+    if as_json:
+        echo_json(result)
+        return
+    _print(result, nb_text)
+
+
+def _print(r: dict[str, Any], nb_text: str) -> None:
+    rows: list[tuple[str, Any]] = [("space", r["space"]), ("neighbourhood", nb_text), ("epsilon_pure", r["epsilon_pure"])]
+    meanings = {"space": "cyclic: added mod n+1; integer: noise on Z; channel: P[input, output]",
+                "neighbourhood": "query distances mu = Q(X) - Q(X'), or input pairs",
+                "epsilon_pure": "tight pure epsilon (delta = 0)"}
+    if r["epsilon"] is not None:
+        at = f"@ eps={r['epsilon']:g}"
+        rows += [(f"delta_dp {at}", r["delta_dp"]), (f"delta_pdp {at}", r["delta_pdp"])]
+        meanings.update({f"delta_dp {at}": "approximate DP (hockey-stick), tight",
+                         f"delta_pdp {at}": "probabilistic DP (Kadam Def. 2)"})
+    if r["delta"] is not None:
+        at = f"@ delta={r['delta']:g}"
+        rows += [(f"epsilon_dp {at}", r["epsilon_dp"]), (f"epsilon_pdp {at}", r["epsilon_pdp"])]
+        meanings.update({f"epsilon_dp {at}": "smallest epsilon, approximate DP",
+                         f"epsilon_pdp {at}": "smallest epsilon, PDP"})
+    if "composed" in r:
+        c = r["composed"]
+        for key in ("delta_dp", "epsilon_dp"):
+            if c[key] is not None:
+                rows.append((f"composed k={c['k']}: {key}", c[key]))
+                meanings[f"composed k={c['k']}: {key}"] = "dp_accounting PLD, pessimistic"
+    key_value_table("optnoise verify", rows, meanings=meanings)
+    lines = []
+    if r["normalized"]:
+        lines.append("masses were rescaled to sum to 1 (--normalize)")
+    lines.append("values are exact (rational, rounded outward)" if r["exact"] else
+                 "float mode; use --exact for a certificate rounded outward")
+    if "plot" in r:
+        lines.append(f"profile plot written to {r['plot']}")
+    if "output" in r:
+        lines.append(f"mechanism file written to {r['output']}")
+    notes(lines)

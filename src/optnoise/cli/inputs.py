@@ -1,0 +1,144 @@
+"""Turning the options a user typed into library objects (neighbourhoods, mechanisms, targets)."""
+
+import json
+from pathlib import Path
+from typing import Iterable, Optional
+
+from ..errors import InvalidParameterError
+from ..mechanism import Mechanism, load_mechanism, mechanism_from_json
+from ..neighbourhood import Distance, Neighbourhood, parse_distances
+from ..target import Target, check_notion
+from .options import NeighbourhoodArgs, SourceArgs, TargetArgs
+
+
+def neighbourhood(args: NeighbourhoodArgs, default: Iterable[Distance] = (1,)) -> Neighbourhood:
+    """The neighbourhood of ``--distances/--sd/--bd/--directed`` (SD 1 when none is given)."""
+    given = [x is not None for x in (args.distances, args.sd, args.bd)]
+    if sum(given) > 1:
+        raise InvalidParameterError("--distances/--sd/--bd", "more than one", "exactly one of them (or none for SD 1)")
+    if args.sd is not None:
+        if args.sd < 1:
+            raise InvalidParameterError("--sd", args.sd, "an integer >= 1")
+        return Neighbourhood.sd(args.sd, directed=args.directed)
+    if args.bd is not None:
+        if args.bd < 1:
+            raise InvalidParameterError("--bd", args.bd, "an integer >= 1")
+        return Neighbourhood.bd(args.bd, directed=args.directed)
+    if args.distances is not None:
+        return Neighbourhood(parse_distances(args.distances), args.directed)
+    return Neighbourhood(tuple(default), args.directed)
+
+
+def _is_mechanism_file(path: Path) -> dict | None:
+    """The JSON object of a mechanism file (one with a ``format`` key), else ``None``."""
+    if path.suffix.lower() == ".npy" or not path.is_file():
+        return None
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) and "format" in data else None
+
+
+def _with_neighbourhood(mech: Mechanism, args: NeighbourhoodArgs) -> Mechanism:
+    if not args.given:
+        return mech
+    return Mechanism(mech.pmf, neighbourhood(args), mech.target, mech.name)
+
+
+def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs) -> Mechanism:
+    """The mechanism of ``verify``: exactly one of ``--pmf``, ``--pmf-file``, ``--family``, ``--mechanism``.
+
+    A mechanism file (read by ``--mechanism``, or by ``--pmf-file`` when it has the mechanism
+    schema) keeps its own kind and neighbourhood unless neighbourhood flags are given.
+    """
+    from ..io import parse_pmf_text, read_pmf_file
+    from ..pmf import CyclicPMF, IntegerPMF
+
+    chosen = [x is not None for x in (source.pmf, source.pmf_file, source.family, source.mechanism)]
+    if sum(chosen) != 1:
+        raise InvalidParameterError("--pmf/--pmf-file/--family/--mechanism", "none" if not any(chosen) else "several",
+                                    "exactly one mechanism source")
+    space = source.space if source.space is not None else "cyclic"
+    if space not in ("cyclic", "integer"):
+        raise InvalidParameterError("--space", space, "'cyclic' or 'integer'")
+    if source.family is not None:
+        return family_mechanism(source.family, nb)
+    file_path = source.mechanism if source.mechanism is not None else source.pmf_file
+    data = _is_mechanism_file(file_path) if file_path is not None else None
+    if source.mechanism is not None or data is not None:
+        if source.space is not None or source.offset is not None:
+            raise InvalidParameterError("--space/--offset", "given", "no --space/--offset with a mechanism file "
+                                        "(it says what it is)")
+        flag = "--mechanism" if source.mechanism is not None else "--pmf-file"
+        mech = mechanism_from_json(data, parameter=flag) if data is not None else load_mechanism(
+            file_path, parameter=flag)  # type: ignore[arg-type]
+        return _with_neighbourhood(mech, nb)
+    if source.pmf is not None:
+        floats, exact = parse_pmf_text(source.pmf, "--pmf")
+        file_offset = None
+    else:
+        raw = read_pmf_file(source.pmf_file, parameter="--pmf-file")  # type: ignore[arg-type]
+        floats, exact, file_offset = raw["pmf"], raw["exact"], raw["offset"]
+    if space == "integer":
+        off = source.offset if source.offset is not None else (file_offset if file_offset is not None else 0)
+        pmf: CyclicPMF | IntegerPMF = IntegerPMF(floats, off, normalize=source.normalize, exact=exact)
+    else:
+        if source.offset is not None:
+            raise InvalidParameterError("--offset", source.offset, "only with --space integer")
+        pmf = CyclicPMF(floats, normalize=source.normalize, exact=exact)
+    if isinstance(pmf, CyclicPMF) and len(pmf.shape) > 1 and nb.distances is None:
+        raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a joint PMF")
+    return Mechanism(pmf, neighbourhood(nb), None, "pmf")
+
+
+def family_mechanism(spec: str, nb: NeighbourhoodArgs | None = None, target: Target | None = None) -> Mechanism:
+    """A family ``NAME:PARAMS`` as a mechanism (channel families keep their own neighbours)."""
+    from ..families import ChannelFamily, parse_family
+    fam, obj = parse_family(spec)
+    if isinstance(obj, ChannelFamily):
+        if nb is not None and nb.given:
+            raise InvalidParameterError("--distances/--sd/--bd/--directed", "given",
+                                        "no neighbourhood flags with a channel family (its neighbours differ in one row)")
+        return Mechanism(obj.channel, obj.pairs, target, spec)
+    return Mechanism(obj, neighbourhood(nb) if nb is not None else Neighbourhood((1,)), target, spec)
+
+
+def target(args: TargetArgs) -> Optional[Target]:
+    """The target of ``--epsilon/--delta/--guarantee``, or ``None`` when none is given."""
+    if args.epsilon is None:
+        if args.delta is not None or args.guarantee is not None:
+            raise InvalidParameterError("--epsilon", None, "an epsilon > 0 with --delta/--guarantee")
+        return None
+    notion = check_notion(args.guarantee or "dp", parameter="--guarantee")
+    return Target(_checked(args.epsilon, "--epsilon"), _checked_delta(args.delta), notion)
+
+
+def _checked(epsilon: float, flag: str) -> float:
+    from ..target import check_epsilon
+    return check_epsilon(epsilon, allow_zero=False, parameter=flag)
+
+
+def _checked_delta(delta: Optional[float]) -> float:
+    from ..target import check_delta
+    return 0.0 if delta is None else check_delta(delta, parameter="--delta")
+
+
+def releasable(mechanism: Optional[Path], family: Optional[str], nb: NeighbourhoodArgs, goal: TargetArgs) -> Mechanism:
+    """The mechanism of ``sample`` and ``release``: a mechanism file (any kind) or a family,
+    with the target and neighbourhood flags replacing the file's own when given."""
+    if (mechanism is None) == (family is None):
+        raise InvalidParameterError("--mechanism/--family", "none" if mechanism is None else "both",
+                                    "exactly one of --mechanism PATH or --family NAME:PARAMS")
+    t = target(goal)
+    if family is not None:
+        return family_mechanism(family, nb, t)
+    mech = load_mechanism(mechanism, parameter="--mechanism")  # type: ignore[arg-type]
+    mech = _with_neighbourhood(mech, nb)
+    return mech if t is None else Mechanism(mech.pmf, mech.neighbourhood, t, mech.name)

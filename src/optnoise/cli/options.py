@@ -1,0 +1,147 @@
+"""Option declarations shared by the commands, declared once.
+
+Single options are ``typing.Annotated`` types (``Json``, ``Plot``...). Options that always
+travel together -- the neighbourhood (``--distances/--sd/--bd/--directed``), the
+mechanism source of ``verify`` and ``sample``, a target for a plain PMF file -- are
+*groups*: :func:`with_groups` adds a group's options to a command's signature (so typer
+sees them) and hands the command one object built from them.
+"""
+
+import functools
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+Plot = Annotated[Optional[Path], typer.Option("--plot", help="Write a figure as a PNG.")]
+Output = Annotated[Optional[Path], typer.Option("--output", help="Write the mechanism file (JSON, atomically).")]
+Seed = Annotated[Optional[int], typer.Option("--seed", help="Seeded generator: reproducible and NOT private.")]
+TimeLimit = Annotated[Optional[float], typer.Option(
+    "--time-limit", help="Solver time limit in seconds; reaching it is an error (exit 1).")]
+Guarantee = Annotated[str, typer.Option(
+    "--guarantee", help="dp: approximate DP (hockey-stick); pdp: probabilistic DP (Kadam Def. 2).")]
+
+
+def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Options that travel together: ``build(**values)`` makes the object the command receives
+    under the keyword ``name``."""
+
+    name: str
+    params: tuple[inspect.Parameter, ...]
+    build: Callable[..., Any]
+
+
+def with_groups(*groups: Group) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add each group's options to the command's signature; pass the built objects instead."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn)
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
+               if p.name not in {g.name for g in groups}]
+        extra = [p for g in groups for p in g.params]
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            for g in groups:
+                kwargs[g.name] = g.build(**{p.name: kwargs.pop(p.name) for p in g.params})
+            return fn(**kwargs)
+
+        params = own + extra
+        wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        hints = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k in {p.name for p in own} or k == "return"}
+        wrapper.__annotations__ = {**hints, **{p.name: p.annotation for p in extra}}
+        return wrapper
+
+    return deco
+
+
+# ------------------------------------------------------------------ neighbourhood
+@dataclass(frozen=True)
+class NeighbourhoodArgs:
+    """The raw ``--distances/--sd/--bd/--directed`` values."""
+
+    distances: Optional[str]
+    sd: Optional[int]
+    bd: Optional[int]
+    directed: bool
+
+    @property
+    def given(self) -> bool:
+        """Whether the user gave any neighbourhood flag."""
+        return self.distances is not None or self.sd is not None or self.bd is not None or self.directed
+
+
+NEIGHBOURHOOD = Group("nb", (
+    _option("distances", Annotated[Optional[str], typer.Option(
+        "--distances", help="Query distances mu = Q(X) - Q(X'), e.g. 1,2,3 or 1..3; vectors '1,0;0,1'.")], None),
+    _option("sd", Annotated[Optional[int], typer.Option("--sd", help="Single distance: same as --distances MU.")], None),
+    _option("bd", Annotated[Optional[int], typer.Option("--bd", help="Bounded difference: same as --distances 1..MUBAR.")],
+            None),
+    _option("directed", Annotated[bool, typer.Option(
+        "--directed", help="Use exactly the listed distances (Kadam et al.'s tables); default is symmetric.")], False),
+), NeighbourhoodArgs)
+
+
+# ------------------------------------------------------------------ mechanism source
+@dataclass(frozen=True)
+class SourceArgs:
+    """Where ``verify`` takes its mechanism from."""
+
+    pmf: Optional[str]
+    pmf_file: Optional[Path]
+    family: Optional[str]
+    mechanism: Optional[Path]
+    space: Optional[str]
+    offset: Optional[int]
+    normalize: bool
+
+
+SOURCE = Group("source", (
+    _option("pmf", Annotated[Optional[str], typer.Option(
+        "--pmf", help="Noise masses, e.g. 0.5,0.25,0.25 (decimals are kept exactly).")], None),
+    _option("pmf_file", Annotated[Optional[Path], typer.Option(
+        "--pmf-file", help="PMF file: JSON list, JSON with key 'pmf' (e.g. a design), CSV/text one value per "
+                           "line, or .npy; a mechanism file is read whole.")], None),
+    _option("family", Annotated[Optional[str], typer.Option(
+        "--family", help="A built-in family NAME:PARAMS (see 'optnoise families').")], None),
+    _option("mechanism", Annotated[Optional[Path], typer.Option(
+        "--mechanism", help="A mechanism file (written by design, staircase, wasserstein, rr, families, verify "
+                            "with --output).")], None),
+    _option("space", Annotated[Optional[str], typer.Option(
+        "--space", help="cyclic (default): noise added mod len(pmf); integer: noise on Z (use --offset).")], None),
+    _option("offset", Annotated[Optional[int], typer.Option(
+        "--offset", help="With --space integer: pmf[i] is the mass at i - OFFSET.")], None),
+    _option("normalize", Annotated[bool, typer.Option(
+        "--normalize", help="Rescale masses that do not sum to 1 (a rounded table).")], False),
+), SourceArgs)
+
+
+# ------------------------------------------------------------------ target of a plain PMF file
+@dataclass(frozen=True)
+class TargetArgs:
+    """``--epsilon/--delta/--guarantee`` as the target of a mechanism that carries none."""
+
+    epsilon: Optional[float]
+    delta: Optional[float]
+    guarantee: Optional[str]
+
+    @property
+    def given(self) -> bool:
+        return self.epsilon is not None or self.delta is not None or self.guarantee is not None
+
+
+TARGET = Group("target", (
+    _option("epsilon", Annotated[Optional[float], typer.Option(
+        "--epsilon", help="Target epsilon for a mechanism without one (a design file carries its own).")], None),
+    _option("delta", Annotated[Optional[float], typer.Option("--delta", help="Target delta (with --epsilon).")], None),
+    _option("guarantee", Annotated[Optional[str], typer.Option(
+        "--guarantee", help="dp or pdp: the notion of the target.")], None),
+), TargetArgs)

@@ -1,0 +1,59 @@
+"""Rendering: the two consoles, number formatting, JSON on stdout, simple tables."""
+
+import math
+from typing import Any, Iterable
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+out = Console()
+err = Console(stderr=True)
+
+
+def fmt(x: Any) -> str:
+    """A number for a human table: 6 significant digits, ``inf``, ``-`` for none."""
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, (int, float)):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def echo_json(payload: dict) -> None:
+    """Exactly one JSON object on stdout (docs/cli.md)."""
+    from ..io import dumps
+    typer.echo(dumps(payload))
+
+
+def key_value_table(title: str, rows: Iterable[tuple[str, Any]], *, meanings: dict[str, str] | None = None) -> None:
+    """A two- (or three-) column table of quantities."""
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    if meanings is not None:
+        table.add_column("meaning")
+    for key, value in rows:
+        cells = [key, fmt(value)] + ([meanings.get(key, "")] if meanings is not None else [])
+        table.add_row(*(escape(c) for c in cells))
+    out.print(table)
+
+
+def notes(lines: Iterable[str]) -> None:
+    """Dim bullet notes under a table."""
+    for line in lines:
+        out.print(f"[dim]- {line}[/]")
+
+
+def warn_seed(seed: int | None, as_json: bool) -> None:
+    """A seeded generator is reproducible and NOT private: say so on stderr."""
+    if seed is not None and not as_json:
+        err.print("[bold yellow]warning:[/] --seed given: the noise is reproducible and NOT private "
+                  "(output marked \"private\": false)")

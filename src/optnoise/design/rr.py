@@ -1,0 +1,63 @@
+"""The optimal (eps, delta) K-ary randomized response (Holohan et al., Theorems 8-10), as a design."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..analysis import Guarantee, guarantee
+from ..families.rr import rr_error_bounds, rr_optimal_p, rr_pmf
+from ..mechanism import Mechanism
+from ..neighbourhood import Neighbourhood
+from ..target import Target
+
+
+@dataclass(frozen=True, eq=False)
+class RRDesign:
+    """Result of :func:`design_rr` (docs/cli.md ``rr`` keys in :meth:`to_json`)."""
+
+    categories: int
+    target: Target
+
+    @property
+    def p_other(self) -> float:
+        """Probability of reporting each other category: ``(1 - delta) / (e^eps + K - 1)``."""
+        return rr_optimal_p(self.categories, self.target.epsilon, self.target.delta)
+
+    @property
+    def p_keep(self) -> float:
+        return 1.0 - (self.categories - 1) * self.p_other
+
+    @cached_property
+    def mechanism(self) -> Mechanism:
+        """K-ary randomized response as cyclic noise on ``{0..K-1}``; a category may become any
+        other, so the neighbourhood is every distance (the per-record unit)."""
+        return Mechanism(rr_pmf(self.categories, self.p_other), Neighbourhood.bd(self.categories - 1),
+                         self.target, f"randomized response, K={self.categories}")
+
+    @property
+    def analysis(self) -> Guarantee:
+        """Float analysis at the target's epsilon."""
+        return guarantee(self.mechanism.privacy, epsilon=self.target.epsilon)
+
+    def certify(self) -> Guarantee:
+        """Exact certificate of the quantized weights that are sampled."""
+        return self.mechanism.quantize().certificate
+
+    def to_json(self) -> dict:
+        lower, upper = rr_error_bounds(self.categories, self.target.epsilon, self.target.delta)
+        return {**self.mechanism.to_json(), "categories": self.categories, "epsilon": self.target.epsilon,
+                "delta": self.target.delta, "p_keep": self.p_keep, "p_other": self.p_other,
+                "error_rate": (self.categories - 1) * self.p_other,
+                "error_bounds": {"lower": lower, "upper": upper}, "certificate": self.analysis.to_json()}
+
+
+def design_rr(categories: int, *, epsilon: float, delta: float = 0.0) -> RRDesign:
+    """Holohan et al. Theorems 8 and 10: the most accurate (eps, delta)-DP K-ary randomized response.
+
+    >>> d = design_rr(4, epsilon=1.0)
+    >>> round(d.p_keep, 4), d.mechanism.meets()
+    (0.4754, True)
+    """
+    rr_optimal_p(categories, epsilon, delta)  # validates categories, epsilon and delta
+    return RRDesign(int(categories), Target(epsilon, delta))

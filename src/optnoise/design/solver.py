@@ -1,0 +1,86 @@
+"""HiGHS through scipy, with the settings every design shares.
+
+The LPs and MILPs of :mod:`optnoise.design` are solved by HiGHS (``scipy.optimize.linprog``
+and ``milp``). This module holds the shared settings and the one LP call: tight
+tolerances, a scaled objective, a retry at default tolerances after a numerical
+failure, and the mapping of solver statuses to :class:`~optnoise.errors.DesignError`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import DesignError
+
+#: Relative margin on e^eps used when a solution is polished, so float round-off never
+#: crosses a ratio constraint.
+RATIO_MARGIN = 1e-10
+#: HiGHS tolerances for the design LPs.
+LP_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+#: Relative MIP gap at which a MILP solution is called optimal.
+MIP_REL_GAP = 1e-6
+
+
+@contextmanager
+def solver_silenced() -> Iterator[None]:
+    """Send file descriptor 1 to /dev/null while HiGHS runs.
+
+    HiGHS's C++ code can print diagnostics straight to the process's stdout, which
+    would break the CLI's promise of exactly one JSON object there.
+    """
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no real fd 1 (embedded interpreters)
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def solve_lp(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None):
+    """HiGHS LP with tight tolerances and a scaled objective; returns scipy's result.
+
+    If HiGHS reports a numerical failure at the tight tolerances (it can when the
+    optimum has masses near the double-precision floor, e.g. MSE at n = 4096), the LP
+    is solved again at HiGHS's default tolerances; the caller's certificate and repair
+    then guarantee the target.
+
+    Raises
+    ------
+    DesignError
+        Time limit reached, infeasible, or any other solver failure.
+    """
+    from scipy.optimize import linprog
+
+    scale = float(np.max(np.abs(c))) or 1.0
+    opts: dict = dict(LP_OPTIONS)
+    if time_limit is not None:
+        opts["time_limit"] = float(time_limit)
+    with solver_silenced():
+        res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
+                      options=opts)
+        if res.status == 4:
+            opts = {k: v for k, v in opts.items() if k == "time_limit"}
+            res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
+                          options=opts)
+    if res.status == 0:
+        res.fun = float(res.fun) * scale
+    if res.status == 1:
+        raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved; no design returned")
+    if res.status == 2:
+        raise DesignError("the design problem is infeasible: no mechanism meets these constraints")
+    if res.status != 0:
+        raise DesignError(f"LP solver failed: {res.message}")
+    return res

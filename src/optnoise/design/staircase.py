@@ -1,0 +1,117 @@
+"""The optimal staircase for a cost (Geng & Viswanath 2016), as a design with a report.
+
+Continuous: the staircase ``f_gamma`` (37)-(38) with ``gamma*`` from (43) for ``|x|``,
+(50) for ``x^2`` and a numeric minimisation (Theorem 4) for any other cost, against
+Laplace noise with scale ``Delta / eps`` ((46), (52)). Discrete (integer ``Delta``): the
+staircase PMF ``P_r`` (82)-(83) with ``r*`` (Theorem 13) against the geometric mechanism,
+optionally checked by the integer-line LP (:func:`optnoise.design.integer.design_integer`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable
+
+from ..costs import Cost, parse_cost
+from ..errors import InvalidParameterError
+from ..families import staircase as st
+from ..mechanism import Mechanism
+from ..target import check_epsilon, check_sensitivity
+from .integer import line_mechanism
+
+
+@dataclass(frozen=True, eq=False)
+class StaircaseDesign:
+    """Result of :func:`design_staircase` (docs/cli.md ``staircase`` keys in :meth:`to_json`)."""
+
+    epsilon: float
+    sensitivity: float
+    cost: Cost
+    discrete: bool
+    report: dict = field(default_factory=dict)
+
+    @property
+    def gamma(self) -> float | None:
+        return self.report.get("gamma")
+
+    @property
+    def r(self) -> int | None:
+        return self.report.get("r")
+
+    @cached_property
+    def mechanism(self) -> Mechanism:
+        """The discrete staircase ``P_r`` on Z (BD ``Delta``, pure target); the continuous
+        staircase has real outputs and is not a releasable mechanism here."""
+        if not self.discrete:
+            raise InvalidParameterError("discrete", False, "a discrete staircase (the continuous one has real outputs)")
+        pmf = st.discrete_staircase_pmf(self.epsilon, int(self.sensitivity), int(self.report["r"]))
+        return line_mechanism(pmf, self.epsilon, int(self.sensitivity), f"discrete staircase P_{self.report['r']}")
+
+    def to_json(self) -> dict:
+        out = {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "cost": self.cost.name,
+               "discrete": self.discrete, **self.report}
+        return {**self.mechanism.to_json(), **out} if self.discrete else out
+
+
+def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost | Callable = "abs", *,
+                     discrete: bool = False, gamma: float | None = None, r: int | None = None,
+                     lp: bool = False) -> StaircaseDesign:
+    """The optimal staircase (or a given member) for ``cost``, its cost and the gain over
+    Laplace (continuous) or the geometric mechanism (discrete).
+
+    Parameters
+    ----------
+    epsilon:
+        Pure epsilon, ``> 0``.
+    sensitivity:
+        ``Delta``; an integer with ``discrete``.
+    cost:
+        ``abs``, ``sq``, ``pow:K`` or a vectorised callable.
+    discrete:
+        The staircase PMF ``P_r`` for integer-valued queries.
+    gamma, r:
+        Evaluate this member instead of the optimum (``gamma`` continuous, ``r`` discrete).
+    lp:
+        With ``discrete``: also solve the integer-line LP (Theorem 13 check).
+    """
+    eps = check_epsilon(epsilon, allow_zero=False)
+    c = parse_cost(cost)
+    if c.circular:
+        raise InvalidParameterError("cost", c.name, "abs, sq or pow:K (a cost on the real line)")
+    report: dict[str, Any] = {}
+    if discrete:
+        if gamma is not None:
+            raise InvalidParameterError("gamma", gamma, "r= with discrete=True (gamma is for the continuous staircase)")
+        d = check_sensitivity(sensitivity)
+        choice = st.r_star(eps, d, c)
+        chosen = choice.r if r is None else st.check_r(r, d)
+        value = choice.costs[chosen - 1]
+        base = st.geometric_cost(eps, d, c)
+        report.update({"r": chosen, "r_star": choice.r, "optimal": chosen == choice.r, "expected_cost": value,
+                       "geometric_cost": base, "gain": base / value, "costs_by_r": list(choice.costs)})
+        if lp:
+            from .integer import design_integer
+            des = design_integer(eps, d, c)
+            report["lp_expected_cost"] = des.expected_cost
+            report["lp_relative_gap"] = abs(des.expected_cost - choice.expected_cost) / choice.expected_cost
+        return StaircaseDesign(eps, d, c, True, report)
+    if r is not None or lp:
+        raise InvalidParameterError("r" if r is not None else "lp", r if r is not None else lp, "only with discrete=True")
+    d = check_sensitivity(sensitivity, integer=False)
+    g_star = st.gamma_star(eps, c, d)
+    g = g_star if gamma is None else gamma
+    mech = st.Staircase(eps, d, g)
+    value = mech.expected_cost(c)
+    base = st.laplace_cost(eps, c, d)
+    heur = st.gamma_heuristic(eps)
+    report.update({"gamma": g, "gamma_star": g_star, "optimal": gamma is None, "expected_cost": value,
+                   "laplace_cost": base, "gain": base / value, "gamma_heuristic": heur,
+                   "heuristic_cost": st.Staircase(eps, d, heur).expected_cost(c),
+                   "gamma_source": {1.0: "closed form (43)", 2.0: "closed form (50)"}.get(
+                       c.power, "numeric minimisation over gamma (Theorem 4)")})
+    if c.power == 1.0:
+        report["closed_form_cost"] = st.cost_star_abs(eps, d)
+    elif c.power == 2.0:
+        report["closed_form_cost"] = st.cost_star_sq(eps, d)
+    return StaircaseDesign(eps, d, c, False, report)
