@@ -216,7 +216,7 @@ def test_cli_min_delta_reports_delta():
     (["--n", "0", "--epsilon", "1"], "--n"),
     (["--n", "8", "--epsilon", "1", "--sd", "9"], "distances"),
     (["--n", "8", "--epsilon", "1", "--cost", "huber"], "cost"),
-    (["--n", "8", "--epsilon", "1", "--minimize", "delta"], "max_cost"),
+    (["--n", "8", "--epsilon", "1", "--minimize", "delta"], "--max-cost"),
     (["--n", "8", "--epsilon", "1", "--formulation", "paper"], "formulation"),
     (["--n", "8", "--epsilon", "1", "--max-cost", "1"], "--max-cost"),
     (["--n", "3,3", "--epsilon", "1"], "--distances"),
