@@ -26,6 +26,7 @@ bench: install
 	$(BIN)/python bench/milp_models.py
 	$(BIN)/python bench/sampling.py
 	$(BIN)/python bench/staircase.py
+	$(BIN)/python bench/startup.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .hypothesis build src/*.egg-info

@@ -26,27 +26,28 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from optnoise import Neighbourhood
-from optnoise.design.finite import (_eye_block, _f_eq, _ratio_block, _shifts, _solver_silenced, _sum_rows,
-                                    cost_vector)
+from optnoise.costs import cost_vector
+from optnoise.design.model import cyclic_shift_table, eye_block, mass_row, ratio_block, sum_rows
+from optnoise.design.solver import solver_silenced
 
 
 def solve(n: int, eps: float, delta: float, nb: Neighbourhood, cost: str, variant: str,
           time_limit: float) -> tuple[float, float, str]:
-    sh = _shifts((n + 1,), nb)
+    sh = cyclic_shift_table((n + 1,), nb)
     size, k = sh.n, sh.k
     kn = k * size
     e = float(np.exp(eps))
     y0, u0 = size, size + kn
     n_cols = size + 2 * kn
-    ratio = _ratio_block(sh, e, 0, n_cols)
-    y_id, u_id = _eye_block(kn, y0, n_cols), _eye_block(kn, u0, n_cols)
+    ratio = ratio_block(sh, e, 0, n_cols)
+    y_id, u_id = eye_block(kn, y0, n_cols), eye_block(kn, u0, n_cols)
     f_rep = sp.csr_matrix((np.ones(kn), (np.arange(kn), np.tile(np.arange(size), k))), shape=(kn, n_cols))
     epi = variant in ("+epi", "ours")
     tight = variant in ("+M=delta", "ours")
     cons = [(ratio - (y_id if epi else u_id), -np.inf, 0.0),
             (f_rep - y_id + u_id, -np.inf, 1.0),
-            (_sum_rows(k, size, y0, n_cols), -np.inf, delta),
-            (_f_eq(size, n_cols), 1.0, 1.0)]
+            (sum_rows(k, size, y0, n_cols), -np.inf, delta),
+            (mass_row(size, n_cols), 1.0, 1.0)]
     if tight:
         cons += [(y_id - f_rep, -np.inf, 0.0), (y_id - delta * u_id, -np.inf, 0.0)]
     c = np.zeros(n_cols)
@@ -54,7 +55,7 @@ def solve(n: int, eps: float, delta: float, nb: Neighbourhood, cost: str, varian
     integrality = np.zeros(n_cols)
     integrality[u0:] = 1
     t0 = time.perf_counter()
-    with _solver_silenced():
+    with solver_silenced():
         res = milp(c, constraints=[LinearConstraint(a.tocsr(), lo, hi) for a, lo, hi in cons],
                    integrality=integrality, bounds=Bounds(np.zeros(n_cols), np.ones(n_cols)),
                    options={"mip_rel_gap": 1e-6, "time_limit": time_limit})

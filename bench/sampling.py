@@ -14,7 +14,8 @@ from fractions import Fraction
 import numpy as np
 
 from optnoise import Neighbourhood, design_finite
-from optnoise.sampling import SystemRandomSource, discrete_gaussian, discrete_laplace, quantize, sample_quantized
+from optnoise.randomness import SystemRandomSource
+from optnoise.sampling import discrete_gaussian, discrete_laplace
 
 
 def _rate(fn, count: int) -> float:
@@ -30,10 +31,10 @@ def main() -> None:
     nb = Neighbourhood.sd(1)
     d = design_finite(23, epsilon=1.0, neighbourhood=nb, cost="circular-mse")
     t0 = time.perf_counter()
-    q = quantize(d.pmf, nb, epsilon=1.0)
+    q = d.mechanism.quantize()
     print(f"quantize + exact certificate (n = 23): {time.perf_counter() - t0:.3f} s, {q.bits} bits")
     count = 2_000_000
-    ours = _rate(lambda: sample_quantized(q, count, SystemRandomSource()), count)
+    ours = _rate(lambda: q.draw(count, SystemRandomSource()), count)
     gen = np.random.default_rng(0)
     probs = d.pmf.probs
     numpy_choice = _rate(lambda: gen.choice(probs.size, size=count, p=probs), count)

@@ -378,7 +378,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
 
     >>> d = design_finite(4, epsilon=1.0, cost="er", neighbourhood=Neighbourhood.sd(1))
     >>> d.method, round(d.error_rate, 4), d.mechanism.kind
-    ('lp', 0.5379, 'cyclic')
+    ('lp', 0.5016, 'cyclic')
     """
     shape = _check_n(n)
     if minimize not in ("cost", "delta"):

@@ -8,7 +8,7 @@ routine (a monotone search with :func:`optnoise.search.boundary` and the one "me
 rule :meth:`optnoise.analysis.PrivacyProfile.meets`).
 
 >>> fam, pmf = parse_family("geometric:0.5")
->>> fam.space, round(float(pmf.mass(0)[0]), 6)
+>>> fam.space, round(float(pmf.mass(0)), 6)
 ('integer', 0.333333)
 """
 

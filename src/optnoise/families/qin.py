@@ -97,7 +97,7 @@ def qin_exponential_printed_total(eta: float) -> float:
 
 
 def qin_exponential_pmf(eta: float) -> IntegerPMF:
-    """(23) normalised over ``k = 1, 2, ...``: ``(1 - e^-eta) e^(-eta (k-1))`` (CLI.md)."""
+    """(23) normalised over ``k = 1, 2, ...``: ``(1 - e^-eta) e^(-eta (k-1))`` (docs/cli.md)."""
     eta = _positive("eta", eta)
     r = math.exp(-eta)
     return IntegerPMF([1.0 - r], offset=-1, right_tail=GeometricTail(r, 1))

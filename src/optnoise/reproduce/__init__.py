@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import InvalidParameterError
 from . import kadam, geng, qin, holohan  # noqa: F401,I001  (registration, in paper order)
-from ._common import REGISTRY, Item
+from .common import REGISTRY, Item
 
 
 def items() -> list[Item]:

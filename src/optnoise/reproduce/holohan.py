@@ -15,7 +15,7 @@ from ..families.rr import (hamming_channel, hamming_exponential_k_max, hamming_n
                            rr_optimal_p)
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
-from ._common import bar_plot, item, line_plot, write_csv
+from .common import bar_plot, item, line_plot, write_csv
 
 PAPER = "Holohan et al."
 

@@ -15,7 +15,7 @@ from ..design.finite import design_finite
 from ..families.baselines import clamp_channel, discrete_gaussian_pmf, wrap
 from ..families.geometric import geometric_pmf
 from ..neighbourhood import InputPairs, Neighbourhood
-from ._common import bar_plot, item, line_plot, write_csv
+from .common import bar_plot, item, line_plot, write_csv
 
 PAPER = "Kadam et al. 2024"
 #: Table 1 as printed (n = 8, directed BD 3, eps = 1.5).

@@ -11,7 +11,7 @@ import numpy as np
 from ..design.wasserstein import design_wasserstein, input_distribution, w1_distance
 from ..families.qin import qin_laplace_pmf, qin_staircase_pmf, table5
 from ..pmf import IntegerPMF
-from ._common import bar_plot, item, line_plot, write_csv
+from .common import bar_plot, item, line_plot, write_csv
 
 PAPER = "Qin et al."
 INPUTS = {"gaussian": "gaussian:0,10", "poisson": "poisson:5"}

@@ -1,0 +1,19 @@
+"""The README's Python tour runs as written, and its claims hold."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_python_tour_runs(tmp_path, monkeypatch):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), ns)  # noqa: S102 - our own documentation
+    assert abs(ns["mech"].privacy.epsilon_pure - 0.6931471805599453) < 1e-12
+    assert ns["hour"].kind == "cyclic" and ns["hour"].target.epsilon == 1.0
+    assert ns["again"].quantize().certificate == ns["best"].certify()
+    assert ns["again"].certify().epsilon_pure == ns["hour"].certify().epsilon_pure
+    assert (tmp_path / "hour.json").is_file()
