@@ -2,13 +2,21 @@
 
 import math
 
-
 import numpy as np
 import pytest
-
 from conftest import KADAM_TABLE1
-from optnoise import (Channel, CyclicPMF, GeometricTail, InputPairs, IntegerPMF, InvalidParameterError,
-                      Neighbourhood, geometric, privacy_profile)
+
+from optnoise import (
+    Channel,
+    CyclicPMF,
+    GeometricTail,
+    InputPairs,
+    IntegerPMF,
+    InvalidParameterError,
+    Neighbourhood,
+    geometric,
+    privacy_profile,
+)
 from optnoise.analysis import pairs_from_arrays
 from optnoise.families import geometric_pmf, rr_pmf
 

@@ -13,11 +13,24 @@ from optnoise import Channel, InputPairs, Neighbourhood, Target, privacy_profile
 from optnoise.cli import app
 from optnoise.compare import build, compare, compare_at_cost, costs
 from optnoise.families import calibrate
-from optnoise.families.baselines import (clamp_channel, data_independent_pmf, discrete_gaussian_pmf,
-                                         exponential_channel, on_domain, truncate_channel, wrap)
+from optnoise.families.baselines import (
+    clamp_channel,
+    data_independent_pmf,
+    discrete_gaussian_pmf,
+    exponential_channel,
+    on_domain,
+    truncate_channel,
+    wrap,
+)
 from optnoise.families.geometric import geometric_pmf
-from optnoise.families.rr import (hamming_channel, hamming_exponential_k_max, hamming_neighbours, rr_error_bounds,
-                                  rr_optimal_p, rr_pmf)
+from optnoise.families.rr import (
+    hamming_channel,
+    hamming_exponential_k_max,
+    hamming_neighbours,
+    rr_error_bounds,
+    rr_optimal_p,
+    rr_pmf,
+)
 
 runner = CliRunner()
 SD1 = Neighbourhood.sd(1)
@@ -222,6 +235,7 @@ def test_holohan_example2_sufficient_set_counts():
     """D = {0,1,2}, n = 2, u = -l1: the paper says 21 pairs need 7 checks and 15 need 63 (1,092 in all).
     Counting per ordered neighbour pair gives 24 and 12, i.e. 924 (docs/paper-notes.md)."""
     import itertools
+
     from optnoise.analysis import subset_check_counts, sufficient_set
     dbs = list(itertools.product(range(3), repeat=2))
     a = np.array(dbs)

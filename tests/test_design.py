@@ -5,15 +5,22 @@ import math
 
 import numpy as np
 import pytest
+from conftest import KADAM_TABLE1
 from typer.testing import CliRunner
 
-from conftest import KADAM_TABLE1
 from optnoise import CyclicPMF, DesignError, InvalidParameterError, Neighbourhood, privacy_profile
 from optnoise.cli import app
 from optnoise.costs import wrapped_squared_error
 from optnoise.design import design_finite
-from optnoise.design.closed_forms import (lemma3_sd, lemma4_bd, limit_error_rate_bd, limit_error_rate_bd_uncapped,
-                                          limit_error_rate_sd, theorem2_sd, theorem3_bd)
+from optnoise.design.closed_forms import (
+    lemma3_sd,
+    lemma4_bd,
+    limit_error_rate_bd,
+    limit_error_rate_bd_uncapped,
+    limit_error_rate_sd,
+    theorem2_sd,
+    theorem3_bd,
+)
 
 BD3 = Neighbourhood.bd(3, directed=True)
 
@@ -261,6 +268,7 @@ def test_kadam_vector_example_marginals():
 
 def test_solver_output_on_fd1_is_silenced(capfd):
     import os
+
     from optnoise.design.solver import solver_silenced
     with solver_silenced():
         os.write(1, b"HighsMipSolverData::noise\n")

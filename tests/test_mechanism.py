@@ -11,6 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from test_sampling import ALPHA, chi2_pvalue
 from typer.testing import CliRunner
 
 import optnoise
@@ -22,8 +23,6 @@ from optnoise.design.staircase import design_staircase
 from optnoise.errors import InvalidParameterError
 from optnoise.families.baselines import discrete_gaussian_pmf, exponential_channel
 from optnoise.mechanism import SCHEMA, SCHEMA_VERSION
-from optnoise.randomness import SeededRandomSource
-from test_sampling import ALPHA, chi2_pvalue
 
 runner = CliRunner()
 

@@ -15,8 +15,14 @@ from optnoise.cli import app
 from optnoise.design.wasserstein import design_wasserstein, input_distribution, w1_distance
 from optnoise.errors import InvalidParameterError
 from optnoise.families import parse_family
-from optnoise.families.qin import (qin_exponential_pmf, qin_exponential_printed_total, qin_gaussian_pmf,
-                                   qin_laplace_pmf, qin_staircase_pmf, table5)
+from optnoise.families.qin import (
+    qin_exponential_pmf,
+    qin_exponential_printed_total,
+    qin_gaussian_pmf,
+    qin_laplace_pmf,
+    qin_staircase_pmf,
+    table5,
+)
 from optnoise.families.staircase import r_star
 from optnoise.neighbourhood import Neighbourhood
 from optnoise.pmf import IntegerPMF

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_sampling import ALPHA, chi2_pvalue
 from typer.testing import CliRunner
 
 from optnoise import Neighbourhood, design_finite
@@ -18,7 +19,6 @@ from optnoise.cli import app
 from optnoise.io import dumps
 from optnoise.mechanism import load_mechanism
 from optnoise.table import release
-from test_sampling import ALPHA, chi2_pvalue
 
 runner = CliRunner()
 N = 23

@@ -17,9 +17,20 @@ from optnoise.costs import expected_cost, parse_cost
 from optnoise.design.integer import design_integer
 from optnoise.errors import InvalidParameterError
 from optnoise.families.geometric import geometric_pmf
-from optnoise.families.staircase import (Staircase, a_r, cost_star_abs, cost_star_sq, discrete_staircase_pmf,
-                                         gamma_heuristic, gamma_star, gamma_star_abs, gamma_star_numeric,
-                                         gamma_star_sq, laplace_cost, r_star)
+from optnoise.families.staircase import (
+    Staircase,
+    a_r,
+    cost_star_abs,
+    cost_star_sq,
+    discrete_staircase_pmf,
+    gamma_heuristic,
+    gamma_star,
+    gamma_star_abs,
+    gamma_star_numeric,
+    gamma_star_sq,
+    laplace_cost,
+    r_star,
+)
 from optnoise.neighbourhood import Neighbourhood
 from optnoise.pmf import GeometricTail, IntegerPMF
 from optnoise.randomness import SeededRandomSource

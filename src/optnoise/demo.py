@@ -35,6 +35,7 @@ from .neighbourhood import Neighbourhood
 from .pmf import CyclicPMF
 from .target import Target
 
+
 def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0) -> dict[str, Any]:
     """Design, compare, and write the demo's files into ``out_dir``."""
     out_dir = Path(out_dir)

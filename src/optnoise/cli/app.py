@@ -1,10 +1,13 @@
 """The typer application, ``--version``, and the console-script entry point."""
 
 import sys
+from typing import Any, Callable
 
 import typer
 
 from .. import __version__
+from .errors import cli_errors
+from .options import Group, with_groups
 from .render import err
 
 app = typer.Typer(
@@ -27,6 +30,16 @@ def _version(value: bool) -> None:
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     """optnoise: optimal noise mechanisms for differential privacy."""
+
+
+def command(*groups: Group, flags: dict[str, str] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a command: its option groups (:func:`~.options.with_groups`), the mapping of
+    library errors to exit codes and flags (:func:`~.errors.cli_errors`), and typer."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        return app.command()(cli_errors(flags)(with_groups(*groups)(fn) if groups else fn))
+
+    return deco
 
 
 def main() -> None:

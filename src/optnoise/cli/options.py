@@ -25,8 +25,10 @@ Guarantee = Annotated[str, typer.Option(
     "--guarantee", help="dp: approximate DP (hockey-stick); pdp: probabilistic DP (Kadam Def. 2).")]
 
 
-def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+def _opt(name: str, flag: str, kind: Any, help: str, default: Any = None) -> inspect.Parameter:
+    """One option of a group: keyword ``name``, flag ``flag``, type ``kind``."""
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[kind, typer.Option(flag, help=help)])
 
 
 @dataclass(frozen=True)
@@ -80,13 +82,12 @@ class NeighbourhoodArgs:
 
 
 NEIGHBOURHOOD = Group("nb", (
-    _option("distances", Annotated[Optional[str], typer.Option(
-        "--distances", help="Query distances mu = Q(X) - Q(X'), e.g. 1,2,3 or 1..3; vectors '1,0;0,1'.")], None),
-    _option("sd", Annotated[Optional[int], typer.Option("--sd", help="Single distance: same as --distances MU.")], None),
-    _option("bd", Annotated[Optional[int], typer.Option("--bd", help="Bounded difference: same as --distances 1..MUBAR.")],
-            None),
-    _option("directed", Annotated[bool, typer.Option(
-        "--directed", help="Use exactly the listed distances (Kadam et al.'s tables); default is symmetric.")], False),
+    _opt("distances", "--distances", Optional[str],
+         "Query distances mu = Q(X) - Q(X'), e.g. 1,2,3 or 1..3; vectors '1,0;0,1'."),
+    _opt("sd", "--sd", Optional[int], "Single distance: same as --distances MU."),
+    _opt("bd", "--bd", Optional[int], "Bounded difference: same as --distances 1..MUBAR."),
+    _opt("directed", "--directed", bool,
+         "Use exactly the listed distances (Kadam et al.'s tables); default is symmetric.", False),
 ), NeighbourhoodArgs)
 
 
@@ -105,22 +106,17 @@ class SourceArgs:
 
 
 SOURCE = Group("source", (
-    _option("pmf", Annotated[Optional[str], typer.Option(
-        "--pmf", help="Noise masses, e.g. 0.5,0.25,0.25 (decimals are kept exactly).")], None),
-    _option("pmf_file", Annotated[Optional[Path], typer.Option(
-        "--pmf-file", help="PMF file: JSON list, JSON with key 'pmf' (e.g. a design), CSV/text one value per "
-                           "line, or .npy; a mechanism file is read whole.")], None),
-    _option("family", Annotated[Optional[str], typer.Option(
-        "--family", help="A built-in family NAME:PARAMS (see 'optnoise families').")], None),
-    _option("mechanism", Annotated[Optional[Path], typer.Option(
-        "--mechanism", help="A mechanism file (written by design, staircase, wasserstein, rr, families, verify "
-                            "with --output).")], None),
-    _option("space", Annotated[Optional[str], typer.Option(
-        "--space", help="cyclic (default): noise added mod len(pmf); integer: noise on Z (use --offset).")], None),
-    _option("offset", Annotated[Optional[int], typer.Option(
-        "--offset", help="With --space integer: pmf[i] is the mass at i - OFFSET.")], None),
-    _option("normalize", Annotated[bool, typer.Option(
-        "--normalize", help="Rescale masses that do not sum to 1 (a rounded table).")], False),
+    _opt("pmf", "--pmf", Optional[str], "Noise masses, e.g. 0.5,0.25,0.25 (decimals are kept exactly)."),
+    _opt("pmf_file", "--pmf-file", Optional[Path],
+         "PMF file: JSON list, JSON with key 'pmf' (e.g. a design), CSV/text one value per line, or .npy; "
+         "a mechanism file is read whole."),
+    _opt("family", "--family", Optional[str], "A built-in family NAME:PARAMS (see 'optnoise families')."),
+    _opt("mechanism", "--mechanism", Optional[Path],
+         "A mechanism file (written by design, staircase, wasserstein, rr, families, verify with --output)."),
+    _opt("space", "--space", Optional[str], "cyclic (default): noise added mod len(pmf); integer: noise on Z "
+                                            "(use --offset)."),
+    _opt("offset", "--offset", Optional[int], "With --space integer: pmf[i] is the mass at i - OFFSET."),
+    _opt("normalize", "--normalize", bool, "Rescale masses that do not sum to 1 (a rounded table).", False),
 ), SourceArgs)
 
 
@@ -139,9 +135,8 @@ class TargetArgs:
 
 
 TARGET = Group("target", (
-    _option("epsilon", Annotated[Optional[float], typer.Option(
-        "--epsilon", help="Target epsilon for a mechanism without one (a design file carries its own).")], None),
-    _option("delta", Annotated[Optional[float], typer.Option("--delta", help="Target delta (with --epsilon).")], None),
-    _option("guarantee", Annotated[Optional[str], typer.Option(
-        "--guarantee", help="dp or pdp: the notion of the target.")], None),
+    _opt("epsilon", "--epsilon", Optional[float],
+         "Target epsilon for a mechanism without one (a design file carries its own)."),
+    _opt("delta", "--delta", Optional[float], "Target delta (with --epsilon)."),
+    _opt("guarantee", "--guarantee", Optional[str], "dp or pdp: the notion of the target."),
 ), TargetArgs)

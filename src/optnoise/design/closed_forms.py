@@ -10,7 +10,6 @@ cover (directed SD and BD, ER, ``delta = 0``).
 from __future__ import annotations
 
 import math
-
 from typing import Sequence
 
 import numpy as np

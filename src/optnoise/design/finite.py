@@ -34,26 +34,27 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import Guarantee, guarantee, privacy_profile
+from ..analysis import privacy_profile
 from ..costs import Cost, cost_vector, wrapped_squared_error
 from ..errors import DesignError, InvalidParameterError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import CyclicPMF
 from ..target import Target
-from .model import (Shifts, column, cost_row, cyclic_shift_table, eye_block, mass_row, ratio_block,
-                    sum_rows)
+from .model import Shifts, column, cost_row, cyclic_shift_table, eye_block, mass_row, ratio_block, sum_rows
+from .report import DesignResult
 from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solver_silenced
 
 
 # ----------------------------------------------------------------- result
 @dataclass(frozen=True, eq=False)
-class FiniteDesign:
+class FiniteDesign(DesignResult):
     """Result of :func:`design_finite`: the mechanism and the design's report.
 
     ``analysis`` is the tight *float* analysis of the returned PMF (what the CLI's
     ``certificate`` key shows); :meth:`certify` is the *exact* certificate of the
-    quantized weights that :attr:`mechanism` samples. Keys of :meth:`to_json`: docs/cli.md.
+    quantized weights that :attr:`mechanism` samples (:class:`~.report.DesignResult`).
+    Keys of :meth:`to_json`: docs/cli.md.
     """
 
     pmf: CyclicPMF
@@ -65,7 +66,6 @@ class FiniteDesign:
     squared_error_average: float
     target: Target
     neighbourhood: Neighbourhood
-    analysis: Guarantee
     method: str
     optimal: bool
     solve_seconds: float
@@ -93,9 +93,6 @@ class FiniteDesign:
         """The designed noise as a :class:`~optnoise.mechanism.Mechanism` with its target."""
         return Mechanism(self.pmf, self.neighbourhood, self.target, "optimal design")
 
-    def certify(self) -> Guarantee:
-        """Exact certificate of the quantized weights that are sampled (rational, outward rounded)."""
-        return self.mechanism.quantize().certificate
 
     def to_json(self) -> dict:
         out = {
@@ -449,7 +446,6 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
                           "refusing to return it")
     seconds = time.perf_counter() - t0
     pmf = CyclicPMF(f.reshape(shape))
-    analysis = guarantee(privacy_profile(pmf, nb), eps, None if target.pure else target.delta)
     worst, avg = wrapped_squared_error(pmf.probs)
     second = float(np.dot(cost_vector("noise-second-moment", shape), pmf.probs.ravel()))
     if formulation == "paper":
@@ -458,7 +454,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         pmf=pmf, cost=cost_name, expected_cost=float(np.dot(rho, f)),
         error_rate=float(1.0 - pmf.probs.ravel()[0]), noise_second_moment=second,
         squared_error_worst=worst, squared_error_average=avg, target=target,
-        neighbourhood=nb, analysis=analysis, method=method, optimal=optimal, solve_seconds=seconds,
+        neighbourhood=nb, method=method, optimal=optimal, solve_seconds=seconds,
         formulation=formulation, minimize=minimize, delta_min=delta_min, mip_gap=gap, notes=tuple(notes))
 
 

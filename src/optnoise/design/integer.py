@@ -24,13 +24,14 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import Guarantee, guarantee, privacy_profile
+from ..analysis import privacy_profile
 from ..costs import Cost, expected_cost, parse_cost, tail_sums
 from ..errors import DesignError, InvalidParameterError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import GeometricTail, IntegerPMF
 from ..target import Target, check_epsilon, check_sensitivity
+from .report import DesignResult
 from .solver import RATIO_MARGIN, solve_lp
 
 #: Smallest column scale: masses far below it are resolved by :func:`lift_ratios`.
@@ -206,7 +207,7 @@ def line_mechanism(pmf: IntegerPMF, epsilon: float, sensitivity: int, name: str)
 
 
 @dataclass(frozen=True, eq=False)
-class IntegerDesign:
+class IntegerDesign(DesignResult):
     """Result of :func:`design_integer`: the mechanism and the design's report.
 
     ``epsilon_certified`` is the tight float analysis of the returned PMF; :meth:`certify`
@@ -226,14 +227,7 @@ class IntegerDesign:
         """The designed noise on Z with its neighbourhood (BD ``sensitivity``) and pure target."""
         return line_mechanism(self.pmf, self.epsilon, self.sensitivity, "optimal noise on Z")
 
-    @property
-    def analysis(self) -> Guarantee:
-        """The float analysis of the returned PMF at its target."""
-        return guarantee(self.mechanism.privacy, self.epsilon)
 
-    def certify(self) -> Guarantee:
-        """Exact certificate of the quantized weights that are sampled."""
-        return self.mechanism.quantize().certificate
 
     def to_json(self) -> dict:
         return {"tail_mass": self.pmf.tail_mass,

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..analysis import Guarantee, guarantee
 from ..families.rr import rr_error_bounds, rr_optimal_p, rr_pmf
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..target import Target
+from .report import DesignResult
 
 
 @dataclass(frozen=True, eq=False)
-class RRDesign:
+class RRDesign(DesignResult):
     """Result of :func:`design_rr` (docs/cli.md ``rr`` keys in :meth:`to_json`)."""
 
     categories: int
@@ -35,14 +35,7 @@ class RRDesign:
         return Mechanism(rr_pmf(self.categories, self.p_other), Neighbourhood.bd(self.categories - 1),
                          self.target, f"randomized response, K={self.categories}")
 
-    @property
-    def analysis(self) -> Guarantee:
-        """Float analysis at the target's epsilon."""
-        return guarantee(self.mechanism.privacy, epsilon=self.target.epsilon)
 
-    def certify(self) -> Guarantee:
-        """Exact certificate of the quantized weights that are sampled."""
-        return self.mechanism.quantize().certificate
 
     def to_json(self) -> dict:
         lower, upper = rr_error_bounds(self.categories, self.target.epsilon, self.target.delta)

@@ -19,10 +19,11 @@ from ..families import staircase as st
 from ..mechanism import Mechanism
 from ..target import check_epsilon, check_sensitivity
 from .integer import line_mechanism
+from .report import DesignResult
 
 
 @dataclass(frozen=True, eq=False)
-class StaircaseDesign:
+class StaircaseDesign(DesignResult):
     """Result of :func:`design_staircase` (docs/cli.md ``staircase`` keys in :meth:`to_json`)."""
 
     epsilon: float

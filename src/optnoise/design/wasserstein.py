@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..analysis import Guarantee, guarantee
 from ..costs import expected_cost, power_cost
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism
@@ -40,6 +39,7 @@ from ..pmf import IntegerPMF
 from ..specs import parse_spec
 from ..target import check_epsilon, check_sensitivity
 from .integer import TailedWindow, check_window, finish, line_mechanism, solve_tailed_lp, tail_cost_rows
+from .report import DesignResult
 
 #: Input mass dropped on each side when an infinite input (Gaussian, Poisson) is cut to a window.
 INPUT_TAIL = 1e-15
@@ -120,7 +120,7 @@ def w1_distance(x: IntegerPMF, noise: IntegerPMF, *, tail_tol: float = 1e-18) ->
 
 
 @dataclass(frozen=True, eq=False)
-class WassersteinDesign:
+class WassersteinDesign(DesignResult):
     """Result of :func:`design_wasserstein`: the mechanism and the report (docs/cli.md keys)."""
 
     pmf: IntegerPMF
@@ -139,14 +139,7 @@ class WassersteinDesign:
         """The noise on Z with its neighbourhood (BD ``sensitivity``) and pure target."""
         return line_mechanism(self.pmf, self.epsilon, self.sensitivity, f"{self.objective}-optimal noise")
 
-    @property
-    def analysis(self) -> Guarantee:
-        """The float analysis of the returned PMF at its target."""
-        return guarantee(self.mechanism.privacy, self.epsilon)
 
-    def certify(self) -> Guarantee:
-        """Exact certificate of the quantized weights that are sampled."""
-        return self.mechanism.quantize().certificate
 
     def to_json(self) -> dict:
         return {**self.mechanism.to_json(), "w1": self.w1, "expected_abs_noise": self.expected_abs_noise,

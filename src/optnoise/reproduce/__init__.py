@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
-from . import kadam, geng, qin, holohan  # noqa: F401,I001  (registration, in paper order)
+from . import geng, holohan, kadam, qin  # noqa: F401,I001  (registration, in paper order)
 from .common import REGISTRY, Item
 
 

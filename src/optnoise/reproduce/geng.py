@@ -8,8 +8,17 @@ from typing import Any
 import numpy as np
 
 from ..design.integer import design_integer
-from ..families.staircase import (cost_star_abs, cost_star_sq, discrete_staircase_pmf, gamma_heuristic,
-                                  gamma_star_abs, gamma_star_numeric, gamma_star_sq, laplace_cost, r_star)
+from ..families.staircase import (
+    cost_star_abs,
+    cost_star_sq,
+    discrete_staircase_pmf,
+    gamma_heuristic,
+    gamma_star_abs,
+    gamma_star_numeric,
+    gamma_star_sq,
+    laplace_cost,
+    r_star,
+)
 from .common import bar_plot, item, line_plot, write_csv
 
 PAPER = "Geng & Viswanath 2016"

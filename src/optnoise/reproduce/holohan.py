@@ -11,8 +11,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ..analysis import privacy_profile, subset_check_counts
-from ..families.rr import (hamming_channel, hamming_exponential_k_max, hamming_neighbours, rr_error_bounds,
-                           rr_optimal_p)
+from ..families.rr import hamming_channel, hamming_exponential_k_max, hamming_neighbours, rr_error_bounds, rr_optimal_p
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from .common import bar_plot, item, line_plot, write_csv

@@ -176,8 +176,8 @@ def fig12(out: Path) -> dict[str, Any]:
 def fig13(out: Path) -> dict[str, Any]:
     import matplotlib.pyplot as plt
 
-    from ..plots import save_figure
     from ..neighbourhood import parse_distances
+    from ..plots import save_figure
     cases = {"a": ((4, 4), Neighbourhood(tuple((i, j) for i in range(3) for j in range(3) if (i, j) != (0, 0)), True)),
              "b": ((6, 6), Neighbourhood(parse_distances("1,2;1,5;3,2;3,5"), True))}
     rows = []

@@ -5,19 +5,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..inputs import neighbourhood
-from ..options import NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Plot, with_groups
+from ..options import NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Plot
 from ..render import echo_json, err, fmt, out
 from .shared import check_png, parse_list
 
 _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"
 
 
-@app.command()
-@cli_errors()
-@with_groups(NEIGHBOURHOOD)
+@command(NEIGHBOURHOOD)
 def compare(
     nb: NeighbourhoodArgs,
     n: Annotated[int, typer.Option("--n", help="Domain {0..N}.")],

@@ -5,14 +5,12 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..options import Json
 from ..render import echo_json, out
 
 
-@app.command()
-@cli_errors()
+@command()
 def demo(out_dir: Annotated[Path, typer.Option("--out", help="Directory for the demo's files.")] = Path("demo-output"),
          as_json: Json = False) -> None:
     """Run the main job end to end on built-in example data and write the results to --out."""

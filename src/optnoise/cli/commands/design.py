@@ -8,17 +8,14 @@ import numpy as np
 import typer
 
 from ...errors import InvalidParameterError
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..inputs import neighbourhood
-from ..options import NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Output, Plot, TimeLimit, with_groups
-from ..render import echo_json, err, fmt, notes, out
-from .shared import check_png, parse_list, save_mechanism
+from ..options import NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Output, Plot, TimeLimit
+from ..render import err, fmt, notes, out
+from .shared import check_png, deliver, parse_list, plots
 
 
-@app.command()
-@cli_errors({"path": "--cost-file"})
-@with_groups(NEIGHBOURHOOD)
+@command(NEIGHBOURHOOD, flags={"path": "--cost-file"})
 def design(
     nb: NeighbourhoodArgs,
     n: Annotated[str, typer.Option("--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query.")],
@@ -64,18 +61,10 @@ def design(
         result = design_finite(dims[0] if len(dims) == 1 else dims, epsilon=epsilon, delta=delta,
                                notion=guarantee_, neighbourhood=neighbourhood(nb), cost=cost_value,
                                minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit)
-    payload = result.to_json()
-    if output is not None:
-        save_mechanism(result.mechanism, output, report=payload)
-    if plot is not None:
-        from ...plots import plot_pmf
-        plot_pmf(result.pmf.probs, plot, title=(f"Optimal noise, n={n}, eps={epsilon:g}, delta={result.delta:g}, "
-                                               f"{guarantee_.upper()}, {result.neighbourhood.describe()}"))
-        payload["plot"] = str(plot)
-    if as_json:
-        echo_json(payload)
-        return
-    _print(payload)
+    title = (f"Optimal noise, n={n}, eps={epsilon:g}, delta={result.delta:g}, {guarantee_.upper()}, "
+             f"{result.neighbourhood.describe()}")
+    deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output, plot=plot,
+            draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
 def _print(p: dict[str, Any]) -> None:

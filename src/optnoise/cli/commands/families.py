@@ -5,18 +5,15 @@ from typing import Annotated, Optional
 import typer
 
 from ...errors import InvalidParameterError
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..inputs import family_mechanism
 from ..inputs import target as target_of
-from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Output, TargetArgs, with_groups
+from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Output, TargetArgs
 from ..render import echo_json, out
 from .shared import save_mechanism
 
 
-@app.command()
-@cli_errors()
-@with_groups(NEIGHBOURHOOD, TARGET)
+@command(NEIGHBOURHOOD, TARGET)
 def families(
     nb: NeighbourhoodArgs,
     target: TargetArgs,

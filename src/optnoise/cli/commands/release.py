@@ -6,16 +6,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..inputs import releasable
-from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs, with_groups
+from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
 from ..render import echo_json, err, fmt, out, warn_seed
 
 
-@app.command()
-@cli_errors({"path": "--mechanism"})
-@with_groups(NEIGHBOURHOOD, TARGET)
+@command(NEIGHBOURHOOD, TARGET, flags={"path": "--mechanism"})
 def release(
     nb: NeighbourhoodArgs,
     target: TargetArgs,

@@ -6,14 +6,12 @@ from typing import Annotated, Optional
 import typer
 
 from ...errors import InvalidParameterError
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..options import Json
 from ..render import echo_json, err, out
 
 
-@app.command()
-@cli_errors()
+@command()
 def reproduce(
     item_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="Item to regenerate (see --list).")] = None,
     list_items: Annotated[bool, typer.Option("--list", help="List the reproducible tables and figures.")] = False,

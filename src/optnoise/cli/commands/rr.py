@@ -4,15 +4,13 @@ from typing import Annotated
 
 import typer
 
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..options import Json, Output
-from ..render import echo_json, fmt, out
-from .shared import save_mechanism
+from ..render import fmt, out
+from .shared import deliver
 
 
-@app.command()
-@cli_errors()
+@command()
 def rr(
     categories: Annotated[int, typer.Option("--categories", help="Number of categories K (>= 2).")],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
@@ -23,14 +21,12 @@ def rr(
     """Optimal (eps, delta) K-ary randomized response (Holohan et al. Theorems 8-10), verified exactly."""
     from ...design.rr import design_rr
     result = design_rr(categories, epsilon=epsilon, delta=delta)
-    payload = result.to_json()
-    if output is not None:
-        payload["output"] = save_mechanism(result.mechanism, output, report=payload)
-    if as_json:
-        echo_json(payload)
-        return
-    g = result.analysis
-    out.print(f"{categories}-ary randomized response at ({epsilon:g}, {delta:g})-DP: keep with "
-              f"p_keep = {payload['p_keep']:.6g}, move to each other category with p_other = {result.p_other:.6g}; "
-              f"error rate {payload['error_rate']:.6g} (Theorem 9 lower bound {payload['error_bounds']['lower']:.6g})")
-    out.print(f"verified: delta_DP at eps {epsilon:g} = {fmt(g.delta_dp)}, pure eps {fmt(g.epsilon_pure)}")
+    deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output)
+
+
+def _print(p: dict) -> None:
+    c = p["certificate"]
+    out.print(f"{p['categories']}-ary randomized response at ({p['epsilon']:g}, {p['delta']:g})-DP: keep with "
+              f"p_keep = {p['p_keep']:.6g}, move to each other category with p_other = {p['p_other']:.6g}; "
+              f"error rate {p['error_rate']:.6g} (Theorem 9 lower bound {p['error_bounds']['lower']:.6g})")
+    out.print(f"verified: delta_DP at eps {p['epsilon']:g} = {fmt(c['delta_dp'])}, pure eps {fmt(c['epsilon_pure'])}")

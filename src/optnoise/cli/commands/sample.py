@@ -7,16 +7,13 @@ import numpy as np
 import typer
 
 from ...errors import InvalidParameterError
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..inputs import releasable
-from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs, with_groups
+from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
 from ..render import echo_json, fmt, out, warn_seed
 
 
-@app.command()
-@cli_errors({"path": "--mechanism"})
-@with_groups(NEIGHBOURHOOD, TARGET)
+@command(NEIGHBOURHOOD, TARGET, flags={"path": "--mechanism"})
 def sample(
     nb: NeighbourhoodArgs,
     target: TargetArgs,

@@ -1,10 +1,17 @@
 """Small helpers shared by several commands."""
 
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from ...errors import InvalidParameterError
 from ...mechanism import Mechanism
+from ..render import echo_json
+
+
+def plots():
+    """The plotting module, imported only when a figure is drawn (matplotlib is slow to import)."""
+    from ... import plots as module
+    return module
 
 
 def check_png(plot: Optional[Path]) -> None:
@@ -28,3 +35,19 @@ def parse_list(text: str, flag: str, accepted: str, convert=float) -> list:
     if not values:
         raise InvalidParameterError(flag, text, accepted)
     return values
+
+
+def deliver(payload: dict, *, as_json: bool, render: Callable[[dict], None],
+            mechanism: Optional[Mechanism] = None, output: Optional[Path] = None,
+            plot: Optional[Path] = None, draw: Optional[Callable[[Path], None]] = None) -> None:
+    """The common end of a command: draw ``--plot``, save ``--output`` (the mechanism, with the
+    report keys), then print one JSON object or the human view."""
+    if plot is not None and draw is not None:
+        draw(plot)
+        payload["plot"] = str(plot)
+    if output is not None and mechanism is not None:
+        payload["output"] = save_mechanism(mechanism, output, report=payload)
+    if as_json:
+        echo_json(payload)
+    else:
+        render(payload)

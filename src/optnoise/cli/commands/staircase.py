@@ -5,19 +5,17 @@ from typing import Annotated, Optional
 import typer
 
 from ...errors import InvalidParameterError
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..options import Json, Output, Plot
-from ..render import echo_json, key_value_table, notes
-from .shared import check_png, save_mechanism
+from ..render import key_value_table, notes
+from .shared import check_png, deliver, plots
 
 _KEYS = ("epsilon", "sensitivity", "cost", "r", "r_star", "gamma", "gamma_star", "gamma_source", "expected_cost",
          "closed_form_cost", "laplace_cost", "geometric_cost", "gain", "gamma_heuristic", "heuristic_cost",
          "lp_expected_cost", "lp_relative_gap")
 
 
-@app.command()
-@cli_errors()
+@command()
 def staircase(
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0): pure eps-DP.")],
     sensitivity: Annotated[float, typer.Option(
@@ -45,15 +43,10 @@ def staircase(
         raise InvalidParameterError("--output", str(output), "only with --discrete (the continuous staircase has "
                                     "real outputs)")
     result = design_staircase(epsilon, sensitivity, cost, discrete=discrete, gamma=gamma, r=r, lp=lp)
-    payload = result.to_json()
-    if plot is not None:
-        from ...plots import plot_staircase
-        plot_staircase(result, plot)
-        payload["plot"] = str(plot)
-    if output is not None:
-        payload["output"] = save_mechanism(result.mechanism, output, report=payload)
-    if as_json:
-        echo_json(payload)
-        return
+    deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism if output else None,
+            output=output, plot=plot, draw=lambda path: plots().plot_staircase(result, path))
+
+
+def _print(payload: dict) -> None:
     key_value_table("optnoise staircase (Geng & Viswanath)", [(k, payload[k]) for k in _KEYS if k in payload])
     notes([f"{k} written to {payload[k]}" for k in ("plot", "output") if k in payload])

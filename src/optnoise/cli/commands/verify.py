@@ -7,17 +7,14 @@ import typer
 from ...analysis import guarantee
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..inputs import mechanism_from_source
-from ..options import NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, with_groups
-from ..render import echo_json, key_value_table, notes
-from .shared import check_png, save_mechanism
+from ..options import NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
+from ..render import key_value_table, notes
+from .shared import check_png, deliver, plots
 
 
-@app.command()
-@cli_errors({"path": "--pmf-file", "pmf": "--pmf"})
-@with_groups(SOURCE, NEIGHBOURHOOD)
+@command(SOURCE, NEIGHBOURHOOD, flags={"path": "--pmf-file", "pmf": "--pmf"})
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,
@@ -57,16 +54,8 @@ def verify(
     if compose_k is not None:
         result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt).to_json()
     nb_text = mech.neighbourhood.describe()
-    if plot is not None:
-        from ...plots import plot_profile
-        plot_profile(profile, plot, title=f"Privacy profile, neighbourhood {nb_text}")
-        result["plot"] = str(plot)
-    if output is not None:
-        result["output"] = save_mechanism(mech, output)
-    if as_json:
-        echo_json(result)
-        return
-    _print(result, nb_text)
+    deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output, plot=plot,
+            draw=lambda path: plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}"))
 
 
 def _print(r: dict[str, Any], nb_text: str) -> None:

@@ -4,15 +4,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..app import app
-from ..errors import cli_errors
+from ..app import command
 from ..options import Json, Output, Plot, TimeLimit
-from ..render import echo_json, err, key_value_table
-from .shared import check_png, save_mechanism
+from ..render import err, key_value_table
+from .shared import check_png, deliver, plots
 
 
-@app.command()
-@cli_errors({"input": "--input", "x": "--input", "half_width": "--window"})
+@command(flags={"input": "--input", "x": "--input", "half_width": "--window"})
 def wasserstein(
     input_spec: Annotated[str, typer.Option(
         "--input", help="gaussian:MU,SIGMA | poisson:LAMBDA | pmf-file:PATH (the input X on Z).")],
@@ -41,18 +39,13 @@ def wasserstein(
     with err.status("solving the Wasserstein LP", spinner="dots"):
         des = design_wasserstein(x, eps, m, objective=objective, half_width=window,
                                  input_description=desc, input_dropped_mass=dropped, time_limit=time_limit)
-    result = des.to_json()
-    if plot is not None:
-        from ...plots import plot_pmf
-        plot_pmf(des.pmf.probs, plot, offset=des.pmf.offset,
-                 title=f"{objective}-optimal noise, input {desc}, m={m}, eps={eps:g}")
-        result["plot"] = str(plot)
-    if output is not None:
-        result["output"] = save_mechanism(des.mechanism, output, report=result)
-    if as_json:
-        echo_json(result)
-        return
-    rows = [(k, result[k]) for k in ("input", "objective", "epsilon", "sensitivity", "w1", "expected_abs_noise",
-                                     "epsilon_pure", "tail_mass", "solve_seconds")]
-    rows.append(("window", f"{des.pmf.lo}..{des.pmf.hi} + geometric tails (period {m})"))
-    key_value_table("optnoise wasserstein (Qin et al.)", rows)
+
+    def render(result: dict) -> None:
+        rows = [(k, result[k]) for k in ("input", "objective", "epsilon", "sensitivity", "w1", "expected_abs_noise",
+                                         "epsilon_pure", "tail_mass", "solve_seconds")]
+        rows.append(("window", f"{des.pmf.lo}..{des.pmf.hi} + geometric tails (period {m})"))
+        key_value_table("optnoise wasserstein (Qin et al.)", rows)
+
+    deliver(des.to_json(), as_json=as_json, render=render, mechanism=des.mechanism, output=output, plot=plot,
+            draw=lambda path: plots().plot_pmf(des.pmf.probs, path, offset=des.pmf.offset,
+                                               title=f"{objective}-optimal noise, input {desc}, m={m}, eps={eps:g}"))
