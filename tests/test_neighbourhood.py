@@ -1,7 +1,9 @@
 import pytest
 
 from optnoise import InputPairs, InvalidParameterError, Neighbourhood
-from optnoise.neighbourhood import neighbourhood_from_options, parse_distances
+from optnoise.cli.inputs import neighbourhood as neighbourhood_from_flags
+from optnoise.cli.options import NeighbourhoodArgs
+from optnoise.neighbourhood import parse_distances
 
 
 def test_symmetric_cyclic_shifts_are_closed_under_negation_mod_n_plus_1():
@@ -44,15 +46,15 @@ def test_parse_distances():
     assert parse_distances("1,2,3") == (1, 2, 3)
     assert parse_distances("1..3,5") == (1, 2, 3, 5)
     assert parse_distances("1,0;0,1") == ((1, 0), (0, 1))
-    with pytest.raises(InvalidParameterError, match="--distances"):
+    with pytest.raises(InvalidParameterError, match="invalid distances"):  # the Python parameter; the CLI says --distances
         parse_distances("a,b")
 
 
 def test_options_are_exclusive():
     with pytest.raises(InvalidParameterError, match="exactly one"):
-        neighbourhood_from_options("1", 1, None, False)
-    assert neighbourhood_from_options(None, None, 3, True) == Neighbourhood.bd(3, directed=True)
-    assert neighbourhood_from_options(None, None, None, False).distances == (1,)
+        neighbourhood_from_flags(NeighbourhoodArgs("1", 1, None, False))
+    assert neighbourhood_from_flags(NeighbourhoodArgs(None, None, 3, True)) == Neighbourhood.bd(3, directed=True)
+    assert neighbourhood_from_flags(NeighbourhoodArgs(None, None, None, False)).distances == (1,)
 
 
 def test_input_pairs_from_distances_do_not_wrap():

@@ -16,7 +16,7 @@ For channels a neighbourhood is a set of ordered input pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from .errors import InvalidParameterError
 
@@ -221,7 +221,7 @@ def parse_distances(text: str) -> tuple[Distance, ...]:
     """Parse ``"1,2,3"``, ``"1..3"`` or ``"1,0;2,0;0,1"`` (vector tuples)."""
     text = text.strip()
     if not text:
-        raise InvalidParameterError("--distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1")
+        raise InvalidParameterError("distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1")
     try:
         if ";" in text:
             return tuple(tuple(int(x) for x in part.split(",")) for part in text.split(";") if part.strip())
@@ -235,23 +235,4 @@ def parse_distances(text: str) -> tuple[Distance, ...]:
                 out.append(int(part))
         return tuple(out)
     except ValueError as exc:
-        raise InvalidParameterError("--distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1") from exc
-
-
-def neighbourhood_from_options(distances: str | None, sd: int | None, bd: int | None,
-                               directed: bool, default: Iterable[Distance] = (1,)) -> Neighbourhood:
-    """Build a neighbourhood from the CLI's ``--distances/--sd/--bd/--directed``."""
-    given = [x is not None for x in (distances, sd, bd)]
-    if sum(given) > 1:
-        raise InvalidParameterError("--distances/--sd/--bd", "more than one", "exactly one of them (or none for SD 1)")
-    if sd is not None:
-        if sd < 1:
-            raise InvalidParameterError("--sd", sd, "an integer >= 1")
-        return Neighbourhood.sd(sd, directed=directed)
-    if bd is not None:
-        if bd < 1:
-            raise InvalidParameterError("--bd", bd, "an integer >= 1")
-        return Neighbourhood.bd(bd, directed=directed)
-    if distances is not None:
-        return Neighbourhood(parse_distances(distances), directed)
-    return Neighbourhood(tuple(default), directed)
+        raise InvalidParameterError("distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1") from exc

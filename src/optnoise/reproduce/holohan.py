@@ -14,6 +14,7 @@ from ..analysis import privacy_profile, subset_check_counts
 from ..families.rr import hamming_channel, hamming_exponential_k_max, hamming_neighbours, rr_error_bounds, rr_optimal_p
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
+from ..search import boundary
 from .common import bar_plot, item, line_plot, write_csv
 
 PAPER = "Holohan et al."
@@ -41,15 +42,14 @@ def example2(out: Path) -> dict[str, Any]:
 
 
 def _max_k_by_analysis(m: int, n: int, eps: float, delta: float) -> float:
-    """Largest k with the Hamming exponential mechanism (eps, delta)-DP, by bisection on the exact analysis."""
-    lo, hi = 0.0, 20.0
-    dbs = None
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        matrix, dbs = hamming_channel(m, n, mid)
+    """Largest k with the Hamming exponential mechanism (eps, delta)-DP: the monotone search
+    (smaller k is more private) on the tight analysis."""
+    def private(k: float) -> bool:
+        matrix, dbs = hamming_channel(m, n, k)
         prof = privacy_profile(Channel(matrix), InputPairs(tuple(hamming_neighbours(dbs)), directed=True))
-        lo, hi = (mid, hi) if prof.delta_dp(eps) <= delta else (lo, mid)
-    return lo
+        return prof.delta_dp(eps) <= delta
+
+    return boundary(private, 0.0, 20.0, ok_side="lower")
 
 
 def _lp_best_error(k: int, eps: float, delta: float) -> float:
