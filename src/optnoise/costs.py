@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import mpmath
 import numpy as np
 
 from .errors import InvalidParameterError
@@ -177,6 +176,8 @@ def shifted_power_sum(ratio: float, k: float, start: float, step: float) -> floa
         k = int(k)
         return float(sum(math.comb(k, j) * start ** (k - j) * step ** j * _neg_polylog(j, ratio)
                          for j in range(k + 1)))
+    import mpmath
+
     return float(step ** k * ratio * mpmath.lerchphi(ratio, -k, 1.0 + start / step))
 
 
@@ -205,6 +206,8 @@ def lerch_nonneg(z: float, p: float, c: float) -> float:
         for j in range(1, p + 1):
             total += math.comb(p, j) * c ** (p - j) * _neg_polylog(j, z)
         return total
+    import mpmath
+
     if c == 0:
         return float(z * mpmath.lerchphi(z, -p, 1))
     return float(mpmath.lerchphi(z, -p, c))

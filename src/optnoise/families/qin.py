@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from ..analysis import privacy_profile
 from ..errors import InvalidParameterError
@@ -47,6 +46,8 @@ def qin_gaussian_pmf(sigma: float, mu: float = 0.0) -> IntegerPMF:
     # difference of the CDF on the side of mu where it is small, in log space
     z0, z1 = (k - mu) / s, (k + 1 - mu) / s
     upper = k >= mu
+    from scipy.special import log_ndtr
+
     big = np.where(upper, log_ndtr(-z0), log_ndtr(z1))
     small = np.where(upper, log_ndtr(-z1), log_ndtr(z0))
     probs = np.exp(big) * -np.expm1(small - big)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from ..costs import Cost, expected_cost, lerch_nonneg, parse_cost
 from ..errors import InvalidParameterError
@@ -206,6 +205,8 @@ def gamma_star_numeric(epsilon: float, cost: str | Cost | Callable, sensitivity:
     vals = [value(g) for g in grid]
     i = int(np.argmin(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(value, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
     return float(res.x) if res.fun <= vals[i] else float(grid[i])
 
