@@ -33,22 +33,29 @@ DISCRETIZATION = 1e-4
 
 @dataclass(frozen=True)
 class Composed:
-    """Guarantee after ``k`` releases (CLI key ``composed``).
+    """Guarantee after repeated releases (CLI key ``composed``).
 
-    ``bound`` says which bound gave the values: ``"pld"`` (dp_accounting's privacy loss
-    distributions, pessimistic) or ``"pure"`` (``k * epsilon_pure``, exact for pure
-    mechanisms); the result is the better of the two, never looser than the simple bound.
+    ``counts`` holds how many times each mechanism was released (one entry for the
+    self-composition of one mechanism, ``k`` is their sum). ``bound`` says which bound gave
+    each value: ``"pld"`` (dp_accounting's privacy loss distributions, pessimistic) or
+    ``"pure"`` (``sum k_i * epsilon_pure_i``, exact for pure mechanisms); the result is the
+    better of the two, never looser than the simple bound.
     """
 
-    k: int
+    counts: tuple[int, ...]
     epsilon: float | None
     delta: float | None
     delta_dp: float | None
     epsilon_dp: float | None
     bound: dict = field(default_factory=dict)
 
+    @property
+    def k(self) -> int:
+        """The total number of releases."""
+        return sum(self.counts)
+
     def to_json(self) -> dict:
-        return {"k": self.k, "epsilon": self.epsilon, "delta": self.delta,
+        return {"k": self.k, "counts": list(self.counts), "epsilon": self.epsilon, "delta": self.delta,
                 "delta_dp": self.delta_dp, "epsilon_dp": self.epsilon_dp, "bound": self.bound}
 
 
@@ -102,7 +109,7 @@ def compose(profile: "PrivacyProfile", k: int, *, epsilon: float | None = None, 
             epsilons.append(float(composed.get_epsilon_for_delta(dlt)))
     pure = int(k) * profile.epsilon_pure
     d, e, bound = best_of(eps, dlt, max(deltas) if deltas else None, max(epsilons) if epsilons else None, pure)
-    return Composed(int(k), eps, dlt, d, e, bound)
+    return Composed((int(k),), eps, dlt, d, e, bound)
 
 
 def best_of(epsilon: float | None, delta: float | None, pld_delta: float | None, pld_epsilon: float | None,
@@ -124,22 +131,6 @@ def best_of(epsilon: float | None, delta: float | None, pld_delta: float | None,
 
 
 # ------------------------------------------------------------------ different mechanisms in sequence
-@dataclass(frozen=True)
-class SequenceComposed:
-    """Guarantee of a sequence of different mechanisms (JSON keys in :meth:`to_json`)."""
-
-    counts: tuple[int, ...]
-    epsilon: float | None
-    delta: float | None
-    delta_dp: float | None
-    epsilon_dp: float | None
-    bound: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {"counts": list(self.counts), "epsilon": self.epsilon, "delta": self.delta,
-                "delta_dp": self.delta_dp, "epsilon_dp": self.epsilon_dp, "bound": self.bound}
-
-
 def profile_deltas(profile: "PrivacyProfile", epsilons: np.ndarray) -> np.ndarray:
     """``max over pairs of delta_DP(eps)`` at every ``eps`` (any sign), vectorised per pair.
 
@@ -187,7 +178,7 @@ def dominating_pld(profile: "PrivacyProfile", discretization: float = DISCRETIZA
 
 
 def compose_sequence(items: Sequence[tuple["PrivacyProfile", int]], *, epsilon: float | None = None,
-                     delta: float | None = None, discretization: float = DISCRETIZATION) -> SequenceComposed:
+                     delta: float | None = None, discretization: float = DISCRETIZATION) -> Composed:
     """Guarantee of different mechanisms applied to the same neighbouring datasets.
 
     Each item is ``(profile, count)``: a mechanism released ``count`` times. The
@@ -215,4 +206,4 @@ def compose_sequence(items: Sequence[tuple["PrivacyProfile", int]], *, epsilon: 
     pure = sum(int(c) * p.epsilon_pure for p, c in items)
     d, e, bound = best_of(eps, dlt, None if eps is None else float(total.get_delta_for_epsilon(eps)),  # type: ignore[union-attr]
                           None if dlt is None else float(total.get_epsilon_for_delta(dlt)), pure)  # type: ignore[union-attr]
-    return SequenceComposed(tuple(int(c) for _, c in items), eps, dlt, d, e, bound)
+    return Composed(tuple(int(c) for _, c in items), eps, dlt, d, e, bound)
