@@ -65,3 +65,46 @@ def test_compose_rejects_bad_k():
     from optnoise import InvalidParameterError
     with pytest.raises(InvalidParameterError, match="invalid k"):
         compose(privacy_profile(CyclicPMF([0.5, 0.5])), 0, epsilon=1.0)
+
+
+# ------------------------------------------------------------------ sequences and the pure bound
+def test_composition_is_never_looser_than_the_pure_bound():
+    # issue 17's defects: an exactly 1-DP mechanism composed 12 times is 12-DP (PLD alone gave inf
+    # at delta = 0), and 10 releases of ln 2-DP noise never exceed 10 ln 2 (PLD alone: 6.93194)
+    g = geometric(alpha=math.exp(-1.0))
+    c = g.compose(12, delta=0.0)
+    assert c.epsilon_dp == pytest.approx(12.0, abs=1e-12) and c.bound["epsilon_dp"] == "pure"
+    half = geometric(alpha=0.5)
+    c10 = half.compose(10, delta=1e-6, epsilon=10 * math.log(2))
+    assert c10.epsilon_dp <= 10 * math.log(2) and c10.delta_dp == 0.0
+
+
+def test_sequence_of_one_mechanism_agrees_with_self_composition():
+    from optnoise.analysis.composition import compose_sequence
+    g = geometric(alpha=0.6)
+    for k in (2, 5):
+        a = g.compose(k, epsilon=1.0, delta=1e-3)
+        b = compose_sequence([(g.privacy, k)], epsilon=1.0, delta=1e-3)
+        assert b.k == k and b.delta_dp == pytest.approx(a.delta_dp, abs=1e-4)
+        assert b.epsilon_dp == pytest.approx(a.epsilon_dp, abs=1e-3)
+
+
+def test_dominating_pld_dominates_every_pair():
+    from optnoise.analysis.composition import dominating_pld
+    # an asymmetric cyclic PMF: its ordered pairs have different loss distributions
+    prof = privacy_profile(CyclicPMF([0.5, 0.3, 0.15, 0.05]), Neighbourhood.bd(2))
+    pld_ = dominating_pld(prof)
+    for eps in (0.0, 0.3, 0.9, 1.5, 2.5):
+        assert pld_.get_delta_for_epsilon(eps) >= prof.delta_dp(eps) - 1e-12
+        assert pld_.get_delta_for_epsilon(eps) <= prof.delta_dp(max(eps - 1e-3, 0.0)) + 1e-9  # and not loose
+
+
+def test_different_mechanisms_compose_below_the_sum():
+    from optnoise.analysis.composition import compose_sequence
+    a = geometric(alpha=0.5).privacy                           # ln 2-DP
+    b = privacy_profile(CyclicPMF([0.6, 0.2, 0.2]), Neighbourhood.sd(1))  # ln 3-DP
+    total = compose_sequence([(a, 2), (b, 1)], delta=1e-6, epsilon=1.0)
+    pure = 2 * math.log(2) + math.log(3)
+    assert total.epsilon_dp <= pure + 1e-12 and total.counts == (2, 1) and total.k == 3
+    # and the tight delta at eps = 1 is larger than each part's (composition costs privacy)
+    assert total.delta_dp > a.delta_dp(1.0) and total.delta_dp > b.delta_dp(1.0)
