@@ -143,7 +143,8 @@ class Mechanism:
         return (self.certify() if exact else self.privacy).meets(t)
 
     def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None):
-        """Guarantee after ``k`` releases (dp_accounting PLDs); see
+        """Guarantee after ``k`` releases: the best of exact enumeration, dp_accounting PLDs,
+        RDP and the pure and basic bounds (``.bound`` says which won); see
         :func:`optnoise.analysis.composition.compose`."""
         from .analysis.composition import compose
         return compose(self.privacy, k, epsilon=epsilon, delta=delta)

@@ -6,7 +6,8 @@
 * :mod:`~optnoise.analysis.exact` -- one pair in rational arithmetic, outward rounded;
 * :mod:`~optnoise.analysis.profile` -- the maxima over pairs, :class:`PrivacyProfile`,
   ``meets``, :class:`Guarantee`;
-* :mod:`~optnoise.analysis.composition` -- the guarantee after ``k`` releases;
+* :mod:`~optnoise.analysis.renyi` -- Rényi DP curves, zCDP and the RDP -> (eps, delta) conversion;
+* :mod:`~optnoise.analysis.composition` -- the guarantee after ``k`` releases (best of several bounds);
 * :mod:`~optnoise.analysis.sufficient` -- Holohan et al.'s sufficient sets.
 """
 
