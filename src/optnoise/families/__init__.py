@@ -14,17 +14,21 @@ rule :meth:`optnoise.analysis.PrivacyProfile.meets`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Literal
+import math
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Literal
 
-from ..analysis import privacy_profile
+from ..analysis import PrivacyProfile, privacy_profile
+from ..analysis.renyi import DEFAULT_ORDERS, ZCDP, RenyiReport, renyi_report
 from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, IntegerPMF
 from ..search import boundary
 from ..specs import Spec, parse_spec
 from ..target import Target
-from .baselines import BOUNDARIES, data_independent_pmf, discrete_gaussian_pmf, exponential_channel, on_domain
+from .baselines import (
+    BOUNDARIES, data_independent_pmf, discrete_gaussian_divergence, discrete_gaussian_pmf, exponential_channel, on_domain,
+)
 from .geometric import alpha_for_epsilon, geometric_pmf
 from .qin import qin_exponential_pmf, qin_gaussian_pmf, qin_laplace_pmf, qin_staircase_pmf, qin_uniform_pmf
 from .rr import hamming_channel, hamming_neighbours, rr_pmf
@@ -69,6 +73,7 @@ class Family:
     build: Callable[[Spec], "Representation | ChannelFamily"]
     n_params: tuple[int, int]
     calibration: Calibration | None = None
+    renyi: Callable[[Spec, tuple[int, ...], tuple[float, ...]], RenyiReport | None] | None = None
 
     def to_json(self) -> dict:
         out = {"name": self.name, "params": self.params, "space": self.space, "description": self.description}
@@ -102,6 +107,18 @@ def _exponential(spec: Spec) -> Channel:
     return exponential_channel(n, _num(spec, 1, "BETA"))
 
 
+def _discrete_gaussian_renyi(spec: Spec, shifts: tuple[int, ...], orders: tuple[float, ...]) -> RenyiReport | None:
+    """The discrete Gaussian on Z in closed form (:func:`~.baselines.discrete_gaussian_divergence`);
+    ``None`` for a non-integer centre ``MU`` (the shift invariance the closed form uses is lost)."""
+    sigma, mu = _num(spec, 0, "SIGMA"), _num(spec, 1, "MU", 0.0)
+    if mu != math.floor(mu) or not sigma > 0:
+        return None
+    values = tuple(max(discrete_gaussian_divergence(sigma, d, a) for d in shifts) for a in orders)
+    rho = max(d * d for d in shifts) / (2.0 * sigma * sigma)
+    return RenyiReport(orders, values, ZCDP(rho, 1.0, rho),
+                       basis="closed form: discrete Gaussian on Z (Canonne, Kamath & Steinke 2020)")
+
+
 def _line(make: Callable[[float], IntegerPMF]) -> Callable[[float, int, str], CyclicPMF | Channel]:
     return lambda x, n, boundary: on_domain(make(x), n, boundary)
 
@@ -115,7 +132,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("discrete-gaussian", "SIGMA[,MU]", "integer",
            "discrete Gaussian (Canonne, Kamath, Steinke 2020), p(k) proportional to exp(-(k-MU)^2 / 2 SIGMA^2)",
            lambda s: discrete_gaussian_pmf(_num(s, 0, "SIGMA"), _num(s, 1, "MU", 0.0)), (1, 2),
-           Calibration("sigma", 0.02, lambda n: 1e4, "larger", _line(discrete_gaussian_pmf))),
+           Calibration("sigma", 0.02, lambda n: 1e4, "larger", _line(discrete_gaussian_pmf)),
+           renyi=_discrete_gaussian_renyi),
     Family("exponential", "N,BETA", "channel",
            "exponential mechanism on {0..N} with utility -|q - k|, P(k | q) proportional to exp(-BETA |q - k|) "
            "(McSherry & Talwar; Kadam footnote 6); neighbours from the distance flags, no wrap-around",
@@ -213,6 +231,39 @@ def boundary_search(cal: Calibration, n: int, ok: Callable[[float], bool], *, mo
     return boundary(ok, cal.lower, cal.upper(n), ok_side="upper" if upper_ok else "lower")
 
 
+REPRESENTED_NOTE = (
+    "renyi: the family on all of Z, in closed form; renyi_represented: the masses as represented, a finite "
+    "window (what is quantized and sampled), whose Rényi divergence of order > 1 is infinite (its edge faces "
+    "zeros). For the sampled noise optnoise certifies the exact (epsilon, delta) profile of its weights and, for "
+    "repeated releases, the PLD composition of its masses")
+
+
+def renyi_analysis(profile: PrivacyProfile, orders: Iterable[float] = DEFAULT_ORDERS, *,
+                   family: str | None = None) -> RenyiReport:
+    """Rényi curve and zCDP ``rho`` of a mechanism, in closed form for a family that has one.
+
+    Without ``family`` (or for a family without a closed form) this is
+    :func:`optnoise.analysis.renyi.renyi_report` of ``profile``: exact on the loss
+    distributions of the masses as represented. For the discrete Gaussian the represented
+    masses are a finite window whose edge faces zeros beyond it, so every order ``> 1``
+    would be infinite although the family on Z has ``D_alpha <= alpha D^2 / (2 sigma^2)``;
+    the closed form is reported under ``renyi`` and the window's curve beside it
+    (``renyi_represented``), with a note on what is certified for the sampled noise.
+    """
+    generic = renyi_report(profile, orders)
+    if family is None:
+        return generic
+    fam, _ = parse_family(family)
+    nb = profile.neighbourhood
+    if fam.renyi is None or not isinstance(nb, Neighbourhood):
+        return generic
+    closed = fam.renyi(parse_spec(family, parameter="family"), tuple(abs(int(s)) for s in nb.integer_shifts()),
+                       generic.orders)
+    if closed is None:
+        return generic
+    return replace(closed, represented=generic.epsilons, note=REPRESENTED_NOTE)
+
+
 __all__ = ["CALIBRATED", "Calibration", "ChannelFamily", "FAMILIES", "Family", "alpha_for_epsilon",
            "boundary_search", "build_on_domain", "calibrate", "calibration_of", "geometric_pmf", "get_family",
-           "parse_family", "rr_pmf"]
+           "parse_family", "renyi_analysis", "rr_pmf"]
