@@ -112,3 +112,90 @@ def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike) -> None:
     plot_density(x, {f"staircase gamma={result.gamma:.4g}": st.Staircase(eps, d, result.gamma).pdf(x),
                      "Laplace": np.exp(-np.abs(x) / lam) / (2 * lam)}, path,
                  title=f"Staircase pdf, eps={eps:g}, Delta={d:g}, cost {cost}")
+
+
+#: One colour per mechanism of the repeated-release figures (the same in every panel).
+RELEASE_COLOURS = {"k-release": "tab:blue", "K-release design": "tab:blue", "single-release": "tab:orange",
+                   "geometric": "tab:green", "discrete-gaussian": "tab:red"}
+
+
+def _profile_axis(ax, curves: dict[str, np.ndarray], eps: np.ndarray, k: int, epsilon: float, delta: float) -> None:
+    floor = max(delta * 1e-4, 1e-14)
+    for name, deltas in curves.items():
+        ax.semilogy(eps, np.maximum(deltas, floor), label=name, color=RELEASE_COLOURS.get(name))
+    if delta > 0:
+        ax.plot([epsilon], [delta], marker="x", color="black", linestyle="none",
+                label=rf"target ($\epsilon$={epsilon:g}, $\delta$={delta:g})")
+    ax.axvline(epsilon, color="grey", linewidth=0.8)
+    ax.set_xlabel(r"$\epsilon$")
+    ax.set_ylabel(rf"$\delta(\epsilon)$ after K = {k} releases")
+    ax.set_ylim(bottom=floor)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    ax.set_title(f"Privacy profile after {k} releases", fontsize=10)
+
+
+def plot_releases(comparisons, path: str | os.PathLike, title: str = "") -> None:
+    """``compare --releases``: the privacy profile after K releases of each mechanism (the
+    largest K compared) and, for several K, the expected cost against K and the cost
+    relative to the K-release design.
+
+    ``comparisons`` are :class:`~optnoise.design.releases.ReleasesComparison` objects; the
+    profiles are the composed bounds of :func:`~optnoise.design.releases.composed_profiles`.
+    """
+    from .design.releases import composed_profiles, cost_table
+    last = max(comparisons, key=lambda c: c.k)
+    eps = np.linspace(0.0, 1.6 * last.epsilon, 65)
+    curves = composed_profiles({r.mechanism: r.pmf for r in last.rows}, last.k, eps, last.neighbourhood)
+    several = len(comparisons) > 1
+    fig, axes = plt.subplots(1, 3 if several else 1, figsize=(17 if several else 6.4, 4.4))
+    axes = np.atleast_1d(axes)
+    _profile_axis(axes[0], curves, eps, last.k, last.epsilon, last.delta)
+    if several:
+        fig.subplots_adjust(wspace=0.3)
+        table = cost_table(sorted(comparisons, key=lambda c: c.k))
+        ref = table["k-release"]
+        top = 1.3   # the relative-cost panel shows ratios up to this; larger ones are marked at the edge
+        for name, costs in table.items():
+            if name == "k":
+                continue
+            colour = RELEASE_COLOURS.get(name)
+            ratio = costs / ref
+            axes[1].loglog(table["k"], costs, marker="o", label=name, color=colour)
+            axes[2].semilogx(table["k"], np.minimum(ratio, top), marker="o", label=name, color=colour)
+            for k, r in zip(table["k"], ratio):
+                if r > top:
+                    axes[2].annotate(f"x{r:.4g}", (k, top), textcoords="offset points", xytext=(4, -12),
+                                     fontsize=8, color=colour)
+        axes[1].set_ylabel(f"expected cost ({last.cost})")
+        axes[1].set_title(rf"Cost against K at total ($\epsilon$={last.epsilon:g}, $\delta$={last.delta:g})",
+                          fontsize=10)
+        axes[2].set_ylabel("cost / cost of the K-release design")
+        axes[2].set_ylim(0.98, top + 0.02)
+        axes[2].set_title(f"Relative cost (capped at {top:g})", fontsize=10)
+        for ax in axes[1:]:
+            ax.set_xlabel("number of releases K")
+            ax.grid(alpha=0.3, which="both")
+            ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save_figure(fig, path)
+
+
+def plot_releases_design(result, path: str | os.PathLike, title: str = "") -> None:
+    """``design --releases``: the designed PMF and its privacy profile after K releases."""
+    from .design.releases import composed_profiles
+    from .pmf import IntegerPMF
+    eps = np.linspace(0.0, 1.6 * result.epsilon, 65)
+    curves = composed_profiles({"K-release design": result.pmf}, result.k, eps, result.neighbourhood)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    offset = result.pmf.offset if isinstance(result.pmf, IntegerPMF) else 0
+    axes[0].bar(np.arange(result.pmf.probs.size) - offset, result.pmf.probs, color="tab:blue")
+    axes[0].set_xlabel(r"noise value $\eta$")
+    axes[0].set_ylabel("probability mass")
+    axes[0].grid(alpha=0.3, axis="y")
+    axes[0].set_title(f"Noise for {result.k} releases ({result.method})", fontsize=10)
+    _profile_axis(axes[1], curves, eps, result.k, result.epsilon, result.delta)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save_figure(fig, path)

@@ -5,6 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import neighbourhood
 from ..options import NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Plot
@@ -17,8 +18,9 @@ _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"
 @command(NEIGHBOURHOOD)
 def compare(
     nb: NeighbourhoodArgs,
-    n: Annotated[int, typer.Option("--n", help="Domain {0..N}.")],
     epsilons: Annotated[str, typer.Option("--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2.")],
+    n: Annotated[Optional[int], typer.Option(
+        "--n", help="Domain {0..N}. Required unless --releases with --space integer.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
     cost: Annotated[str, typer.Option(
         "--cost", help="er | mse | circular-mse | abs | circular-abs (applied to (y - q) mod (n+1)).")] = "er",
@@ -30,6 +32,12 @@ def compare(
     target_cost: Annotated[Optional[float], typer.Option(
         "--target-cost", help="Dual view: fix the expected cost, report delta at each eps.")] = None,
     guarantee_: Guarantee = "dp",
+    releases: Annotated[Optional[str], typer.Option(
+        "--releases", help="Repeated releases: K (or a list 1,10,100,365); compares the K-release design, the "
+                           "single-release optimum composed K times and the geometric and discrete Gaussian "
+                           "calibrated for K releases, all meeting (eps, delta) after K releases.")] = None,
+    space: Annotated[str, typer.Option(
+        "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z).")] = "cyclic",
     as_json: Json = False,
     plot: Plot = None,
 ) -> None:
@@ -39,6 +47,19 @@ def compare(
 
     from ... import compare as cmp
     eps_list = parse_list(epsilons, "--epsilons", "comma-separated numbers > 0")
+    if releases is not None:
+        given = {"--mechanisms": mechanisms != _DEFAULT_MECHANISMS, "--boundary": boundary != "modulo",
+                 "--target-cost": target_cost is not None, "--guarantee": guarantee_ != "dp"}
+        for flag, bad in given.items():
+            if bad:
+                raise InvalidParameterError(flag, "given", "not with --releases (its mechanisms are fixed; "
+                                                           "approximate DP at a fixed target)")
+        _releases(nb, n, eps_list, delta, cost, releases, space, as_json, plot)
+        return
+    if space != "cyclic":
+        raise InvalidParameterError("--space", space, "cyclic (integer only with --releases)")
+    if n is None:
+        raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n})")
     mech_list = [m.strip() for m in mechanisms.split(",") if m.strip()]
     check_png(plot)
     hood = neighbourhood(nb)
@@ -71,3 +92,57 @@ def compare(
                       f"{r.expected_cost_average:.5g}", f"{r.error_rate:.4f}",
                       "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}")
     out.print(table)
+
+
+def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: float, cost: str, releases: str,
+              space: str, as_json: bool, plot) -> None:
+    """``compare --releases K[,K...]``: the mechanisms for K releases at one total (eps, delta)."""
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from ...design.releases import compare_releases
+    ks = parse_list(releases, "--releases", "an integer K >= 1 or a list like 1,10,100,365", int)
+    if any(k < 1 for k in ks):
+        raise InvalidParameterError("--releases", releases, "integers K >= 1")
+    if len(eps_list) != 1:
+        raise InvalidParameterError("--epsilons", ",".join(f"{e:g}" for e in eps_list),
+                                    "one epsilon with --releases (the target after K releases)")
+    if space == "integer" and n is not None:
+        raise InvalidParameterError("--n", n, "no --n with --space integer (noise on Z)")
+    if space == "cyclic" and n is None:
+        raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n}) with --space cyclic")
+    check_png(plot)
+    hood = neighbourhood(nb)
+    comparisons = []
+    with (Progress(console=err, transient=True) if not as_json else nullcontext()) as prog:
+        task = prog.add_task("designing and calibrating for K releases", total=len(ks)) if prog else None
+        for k in ks:
+            comparisons.append(compare_releases(n, k, epsilon=eps_list[0], delta=delta, neighbourhood=hood, cost=cost,
+                                                space=space))
+            if prog:
+                prog.advance(task)
+    first = comparisons[0]
+    payload = {"n": n, "cost": first.cost, "space": space, "neighbourhood": hood.to_json(), "epsilon": eps_list[0],
+               "delta": delta, "releases": ks, "best": {str(c.k): c.best for c in comparisons},
+               "rows": [{"k": c.k, "epsilon": c.epsilon, "delta": c.delta, **r.to_json()}
+                        for c in comparisons for r in c.rows]}
+    if plot is not None:
+        from ...plots import plot_releases
+        plot_releases(comparisons, plot, title=(f"{space}, {hood.describe()}, total eps={eps_list[0]:g}, "
+                                                f"delta={delta:g}, cost {first.cost}"))
+        payload["plot"] = str(plot)
+    if as_json:
+        echo_json(payload)
+        return
+    table = Table(title=f"{'noise on Z' if space == 'integer' else f'{{0..{n}}}'}, {hood.describe()}: "
+                        f"(eps={eps_list[0]:g}, delta={delta:g}) after K releases")
+    for col in ("K", "mechanism", f"{first.cost}", "error rate", "composed eps (bound)", "parameter"):
+        table.add_column(col, justify="left" if col == "mechanism" else "right")
+    for row in payload["rows"]:
+        comp = row["composed"]
+        table.add_row(str(row["k"]), row["mechanism"], f"{row['expected_cost']:.6g}", f"{row['error_rate']:.4f}",
+                      f"{comp['epsilon_dp']:.6g} ({comp['bound']['epsilon_dp']})",
+                      "" if row["parameter"] is None else f"{row['parameter']:.6g}")
+    out.print(table)
+    if plot is not None:
+        out.print(f"[dim]- figure written to {plot}[/]")

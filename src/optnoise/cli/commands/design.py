@@ -18,8 +18,10 @@ from .shared import check_png, deliver, parse_list, plots
 @command(NEIGHBOURHOOD, flags={"path": "--cost-file"})
 def design(
     nb: NeighbourhoodArgs,
-    n: Annotated[str, typer.Option("--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query.")],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
+    n: Annotated[Optional[str], typer.Option(
+        "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
+                    "--releases with --space integer.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
     guarantee_: Guarantee = "dp",
     cost: Annotated[str, typer.Option(
@@ -32,6 +34,12 @@ def design(
     formulation: Annotated[str, typer.Option(
         "--formulation", help="standard, or paper: Kadam (13) as printed (with --guarantee pdp).")] = "standard",
     time_limit: TimeLimit = None,
+    releases: Annotated[Optional[int], typer.Option(
+        "--releases", help="Design for K releases: the K-fold composition meets (--epsilon, --delta) "
+                           "(approximate DP; Rényi-constrained convex program certified by exact composition).")] = None,
+    space: Annotated[str, typer.Option(
+        "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z with exact "
+                        "tails; cost sq, abs, pow:K or er).")] = "cyclic",
     output: Output = None,
     as_json: Json = False,
     plot: Plot = None,
@@ -39,9 +47,23 @@ def design(
     """Optimal noise PMF for answers in {0..n}, added mod n+1 (Kadam et al. 2024), with its analysis.
 
     Example: optnoise design --n 8 --epsilon 1.5 --delta 0.1238 --bd 3 --directed --guarantee pdp --formulation paper
+
+    Example (365 releases): optnoise design --n 23 --sd 1 --epsilon 10 --delta 1e-6 --cost circular-mse --releases 365
     """
     from ...design import design_finite
     from ...io import read_pmf_file
+    if releases is not None:
+        given = {"--guarantee": guarantee_ != "dp", "--minimize": minimize != "cost", "--max-cost": max_cost is not None,
+                 "--formulation": formulation != "standard", "--time-limit": time_limit is not None}
+        for flag, bad in given.items():
+            if bad:
+                raise InvalidParameterError(flag, "given", "not with --releases (approximate DP, minimum cost)")
+        _releases(nb, n, epsilon, delta, cost, cost_file, releases, space, output, as_json, plot)
+        return
+    if space != "cyclic":
+        raise InvalidParameterError("--space", space, "cyclic (integer only with --releases)")
+    if n is None:
+        raise InvalidParameterError("--n", None, "an integer n >= 1, or n1,n2 for a vector query")
     dims = parse_list(n, "--n", "an integer n >= 1, or n1,n2 for a vector query", int)
     if any(v < 1 for v in dims):
         raise InvalidParameterError("--n", n, "an integer n >= 1, or n1,n2 for a vector query")
@@ -67,6 +89,72 @@ def design(
             draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
+def _pmf_table(pmf: np.ndarray, form: str) -> None:
+    from rich.table import Table
+    table = Table()
+    table.add_column("eta", justify="right")
+    table.add_column("f(eta)", justify="right")
+    for i, v in enumerate(pmf):
+        table.add_row(str(i), form.format(v))
+    out.print(table)
+
+
+def _releases(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, cost: str,
+              cost_file: Optional[Path], k: int, space: str, output: Optional[Path], as_json: bool,
+              plot: Optional[Path]) -> None:
+    """``design --releases K``: noise whose K-fold composition meets the target."""
+    from ...design.releases import design_releases, design_releases_line
+    from ...io import read_pmf_file
+    if k < 1:
+        raise InvalidParameterError("--releases", k, "an integer K >= 1")
+    check_png(plot)
+    with err.status(f"designing noise for {k} releases...", spinner="dots") if not as_json else nullcontext():
+        if space == "integer":
+            if n is not None or cost_file is not None:
+                raise InvalidParameterError("--n" if n is not None else "--cost-file", "given",
+                                            "no --n/--cost-file with --space integer (noise on Z)")
+            result = design_releases_line(k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb), cost=cost)
+        elif space == "cyclic":
+            if n is None:
+                raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n}) with --space cyclic")
+            cost_value: Any = cost if cost_file is None else read_pmf_file(cost_file, parameter="--cost-file")["pmf"]
+            size = parse_list(n, "--n", "one integer n >= 1 with --releases", int)
+            if len(size) != 1:
+                raise InvalidParameterError("--n", n, "one integer n >= 1 with --releases")
+            result = design_releases(size[0], k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb),
+                                     cost=cost_value)
+        else:
+            raise InvalidParameterError("--space", space, "cyclic or integer")
+    title = (f"{k} releases, total eps={epsilon:g}, delta={delta:g}, {result.neighbourhood.describe()}, "
+             f"cost {result.cost}")
+    deliver(result.to_json(), as_json=as_json, render=_print_releases, mechanism=result.mechanism, output=output,
+            plot=plot, draw=lambda path: plots().plot_releases_design(result, path, title=title))
+
+
+def _print_releases(p: dict[str, Any]) -> None:
+    from rich.table import Table
+    c = p["composed"]
+    out.print(f"[bold]noise for {p['k']} releases[/] ({p['space']}): total eps={fmt(p['epsilon'])} "
+              f"delta={fmt(p['delta'])}, cost={p['cost']}")
+    pmf = np.asarray(p["pmf"])
+    if p["space"] == "cyclic" and pmf.size <= 64:
+        _pmf_table(pmf, "{:.6g}")
+    summary = Table(show_header=False)
+    summary.add_column("k")
+    summary.add_column("v", justify="right")
+    rows = [("expected cost", p["expected_cost"]), ("method", p["method"]), ("Rényi order", p["order"]),
+            ("per-release Rényi budget", p["budget"]),
+            (f"composed epsilon at delta (bound: {c['bound']['epsilon_dp']})", c["epsilon_dp"]),
+            ("composed epsilon, PLD", p["epsilon_pld"]), ("composed epsilon, RDP", p["epsilon_rdp"])]
+    for key, v in rows:
+        summary.add_row(key, fmt(v))
+    out.print(summary)
+    notes([f"{p['solve_seconds']:.2f} s; the certificate is the best of exact enumeration, PLD, RDP and the pure "
+           "bound on the returned PMF (use --json for every candidate and the PMF)",
+           "'optnoise sample' and 'release' quantize the PMF; re-verify a K-fold guarantee with "
+           f"'optnoise verify --mechanism FILE --compose {p['k']} --delta {p['delta']:g}'"])
+
+
 def _print(p: dict[str, Any]) -> None:
     from rich.table import Table
     pmf = np.asarray(p["pmf"])
@@ -74,12 +162,7 @@ def _print(p: dict[str, Any]) -> None:
     out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
               f"delta={fmt(g['delta'])}, cost={p['cost']}")
     if pmf.ndim == 1:
-        table = Table()
-        table.add_column("eta", justify="right")
-        table.add_column("f(eta)", justify="right")
-        for i, v in enumerate(pmf):
-            table.add_row(str(i), f"{v:.6f}")
-        out.print(table)
+        _pmf_table(pmf, "{:.6f}")
     else:
         out.print(f"joint PMF of shape {pmf.shape} (use --json for the values)")
     c = p["certificate"]

@@ -11,7 +11,7 @@ from ..app import command
 from ..inputs import mechanism_from_source
 from ..options import NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
 from ..render import key_value_table, notes
-from .shared import check_png, deliver, plots
+from .shared import check_png, deliver, parse_list, plots
 
 
 @command(SOURCE, NEIGHBOURHOOD, flags={"path": "--pmf-file", "pmf": "--pmf"})
@@ -23,7 +23,11 @@ def verify(
     delta: Annotated[Optional[float], typer.Option(
         "--delta", help="Report the smallest epsilon_DP and epsilon_PDP at this delta (0 <= delta < 1).")] = None,
     compose_k: Annotated[Optional[int], typer.Option(
-        "--compose", help="Also report the guarantee after K releases (dp_accounting PLDs).")] = None,
+        "--compose", help="Also report the guarantee after K releases: the best of exact enumeration, "
+                          "dp_accounting PLDs, RDP and the pure/basic bounds (JSON says which won).")] = None,
+    renyi: Annotated[Optional[str], typer.Option(
+        "--renyi", help="Also report the Rényi curve at these orders (> 0, 'inf' allowed), e.g. 1.5,2,4,8,inf, "
+                        "and the zCDP rho.")] = None,
     exact: Annotated[bool, typer.Option(
         "--exact", help="Rational arithmetic with outward rounding: a certificate that is never optimistic.")] = False,
     output: Output = None,
@@ -41,6 +45,10 @@ def verify(
         raise InvalidParameterError("--compose", compose_k, "an integer K >= 1")
     if compose_k is not None and eps is None and dlt is None:
         raise InvalidParameterError("--compose", compose_k, "together with --epsilon and/or --delta")
+    orders = None if renyi is None else parse_list(renyi, "--renyi", "comma-separated Rényi orders > 0 "
+                                                                     "(inf allowed), e.g. 1.5,2,4,8")
+    if orders is not None and any(not a > 0 for a in orders):
+        raise InvalidParameterError("--renyi", renyi, "comma-separated Rényi orders > 0 (inf allowed), e.g. 1.5,2,4,8")
     check_png(plot)
     mech = mechanism_from_source(source, nb)
     profile = mech.certify() if exact else mech.privacy
@@ -53,6 +61,9 @@ def verify(
         result["worst_pair_pdp"] = profile.worst_pair(eps, "pdp")
     if compose_k is not None:
         result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt).to_json()
+    if orders is not None:
+        from ...families import renyi_analysis
+        result.update(renyi_analysis(mech.privacy, orders, family=source.family).to_json())
     nb_text = mech.neighbourhood.describe()
     deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output, plot=plot,
             draw=lambda path: plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}"))
@@ -78,13 +89,21 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
         for key in ("delta_dp", "epsilon_dp"):
             if c[key] is not None:
                 rows.append((f"composed k={c['k']}: {key}", c[key]))
-                meanings[f"composed k={c['k']}: {key}"] = "dp_accounting PLD, pessimistic"
+                meanings[f"composed k={c['k']}: {key}"] = f"best bound: {c['bound'][key]}"
+    if "renyi" in r:
+        for order, value in r["renyi"].items():
+            rows.append((f"renyi eps(alpha={order})", value))
+            meanings[f"renyi eps(alpha={order})"] = "Rényi DP, max over neighbouring pairs"
+        rows.append(("zcdp_rho", r["zcdp_rho"]))
+        meanings["zcdp_rho"] = "sup over alpha of eps(alpha) / alpha"
     key_value_table("optnoise verify", rows, meanings=meanings)
     lines = []
     if r["normalized"]:
         lines.append("masses were rescaled to sum to 1 (--normalize)")
     lines.append("values are exact (rational, rounded outward)" if r["exact"] else
                  "float mode; use --exact for a certificate rounded outward")
+    if "renyi" in r:
+        lines.append(f"Rényi values: {r['renyi_basis']}" + (f"; {r['renyi_note']}" if "renyi_note" in r else ""))
     if "plot" in r:
         lines.append(f"profile plot written to {r['plot']}")
     if "output" in r:
