@@ -31,17 +31,18 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 
 from .analysis import Guarantee, PrivacyProfile, guarantee, privacy_profile
 from .analysis.pairs import default_neighbourhood
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, ResourceLimitError, show_value
 from .io import dumps, read_pmf_file, write_text_atomic
 from .neighbourhood import Distance, InputPairs, Neighbourhood
 from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
@@ -285,8 +286,33 @@ def mechanism_from_json(data: dict, *, parameter: str = "mechanism") -> Mechanis
     Also reads the files optnoise wrote before the schema existed: a ``design`` JSON
     (``pmf`` + ``guarantee``) is cyclic noise with the design's neighbourhood and target;
     an integer-line or Wasserstein design (``pmf`` + ``offset`` + ``tail``) is noise on Z
-    with both tails.
+    with both tails. Whatever is wrong inside the object is reported as a bad ``parameter``
+    (the file), naming the key and what it accepts.
     """
+    with _file_errors(parameter, "the mechanism object"):
+        return _mechanism_from_json(data, parameter)
+
+
+@contextmanager
+def _file_errors(parameter: str, source: str) -> Iterator[None]:
+    """Errors about the *contents* of a file become errors about the file: ``parameter``
+    (the file's parameter) with the value ``source`` (its path), saying what was wrong."""
+    try:
+        yield
+    except ResourceLimitError:
+        raise
+    except InvalidParameterError as exc:
+        if exc.parameter == parameter and exc.value == source:
+            raise
+        inner = "" if exc.parameter == parameter else f"its {exc.parameter} "
+        raise InvalidParameterError(parameter, source, f"a valid mechanism file; {inner}{show_value(exc.value)} "
+                                    f"is not accepted: {exc.accepted}") from exc
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+        raise InvalidParameterError(parameter, source, f"a valid mechanism file (docs/cli.md, 'Mechanism files'); "
+                                    f"{type(exc).__name__}: {exc}") from exc
+
+
+def _mechanism_from_json(data: dict, parameter: str) -> Mechanism:
     if not isinstance(data, dict):
         raise InvalidParameterError(parameter, type(data).__name__, "a JSON object (a mechanism file)")
     if data.get("format") not in (None, SCHEMA):
@@ -299,6 +325,9 @@ def mechanism_from_json(data: dict, *, parameter: str = "mechanism") -> Mechanis
         raise InvalidParameterError(parameter, kind, "kind 'cyclic', 'integer' or 'channel'")
     target = None
     nb_data = data.get("neighbourhood")
+    if legacy and "guarantee" in data and not isinstance(data["guarantee"], dict):
+        raise InvalidParameterError("guarantee", data["guarantee"], "an object {\"epsilon\", \"delta\", "
+                                    "\"notion\", \"neighbourhood\"} (a design file)")
     if legacy and isinstance(data.get("guarantee"), dict):  # a design file from before the schema
         g = data["guarantee"]
         nb_data = g.get("neighbourhood", nb_data)
@@ -356,10 +385,14 @@ def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | In
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidParameterError(parameter, str(path), f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
-        mech = mechanism_from_json(data, parameter=parameter)
+        except RecursionError:
+            raise InvalidParameterError(parameter, str(path), "JSON nested at most a few levels deep") from None
+        with _file_errors(parameter, str(path)):
+            mech = _mechanism_from_json(data, parameter)
     else:
         raw = read_pmf_file(p, parameter=parameter)
-        mech = Mechanism(CyclicPMF(raw["pmf"], exact=raw["exact"]), Neighbourhood((1,)), None, p.name)
+        with _file_errors(parameter, str(path)):
+            mech = Mechanism(CyclicPMF(raw["pmf"], exact=raw["exact"]), Neighbourhood((1,)), None, p.name)
     if neighbourhood is None and target is None:
         return mech
     return Mechanism(mech.pmf, neighbourhood if neighbourhood is not None else mech.neighbourhood,

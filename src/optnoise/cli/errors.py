@@ -30,7 +30,7 @@ ALTERNATIVES: dict[str, tuple[str, ...]] = {
 }
 
 #: ``name=value`` in a library message (``normalize=True``, ``minimize='delta'``).
-_KEYWORD = re.compile(r"\b([a-z][a-z_]*)=(True|'([^']*)'|\"([^\"]*)\"|[\w.+-]+)")
+_KEYWORD = re.compile(r"\b([a-z][a-z_]*)=(True|'([^']*)'|\"([^\"]*)\")")
 
 
 def flag_for(parameter: str, overrides: dict[str, str] | None = None) -> str:
@@ -87,7 +87,7 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
     key = flag[2:].replace("-", "_")
     shown = None
     if typed is not None and (flag != flag_for(exc.parameter) or _same(exc.value, kwargs.get(key), typed)):
-        shown = shorten(typed)
+        shown = shorten(typed if re.fullmatch(r"[\w.+\-/:,]+", typed) else repr(typed))
     accepted = as_flags(exc.accepted, overrides)
     return InvalidParameterError(flag, exc.value, accepted).message(shown=shown)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import InvalidParameterError
-from ..mechanism import Mechanism, load_mechanism, mechanism_from_json
+from ..mechanism import Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
 from ..target import Target, check_notion
 from .options import NeighbourhoodArgs, SourceArgs, TargetArgs
@@ -77,8 +77,7 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs) -> Mechanis
             raise InvalidParameterError("--space/--offset", "given", "no --space/--offset with a mechanism file "
                                         "(it says what it is)")
         flag = "--mechanism" if source.mechanism is not None else "--pmf-file"
-        mech = mechanism_from_json(data, parameter=flag) if data is not None else load_mechanism(
-            file_path, parameter=flag)  # type: ignore[arg-type]
+        mech = load_mechanism(file_path, parameter=flag)  # type: ignore[arg-type]
         return _with_neighbourhood(mech, nb)
     if source.pmf is not None:
         floats, exact = parse_pmf_text(source.pmf, "--pmf")

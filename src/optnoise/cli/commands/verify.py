@@ -82,7 +82,7 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
     key_value_table("optnoise verify", rows, meanings=meanings)
     lines = []
     if r["normalized"]:
-        lines.append("masses were rescaled to sum to 1 (--normalize)")
+        lines.append("masses were rescaled exactly to sum to 1 (--normalize, or a sum within 1e-9 of 1)")
     lines.append("values are exact (rational, rounded outward)" if r["exact"] else
                  "float mode; use --exact for a certificate rounded outward")
     if "plot" in r:
