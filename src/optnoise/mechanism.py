@@ -47,6 +47,7 @@ from .io import dumps, read_pmf_file, write_text_atomic
 from .neighbourhood import Distance, InputPairs, Neighbourhood
 from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from .randomness import RandomSource, random_source
+from .resources import array_bytes, check
 from .target import Target
 
 #: The ``format`` key of a mechanism file and its version.
@@ -126,9 +127,10 @@ class Mechanism:
         """Tight privacy profile in floating point; see :meth:`certify` for exact values."""
         return privacy_profile(self.pmf, self.neighbourhood)
 
-    def certify(self) -> PrivacyProfile:
-        """Exact profile of these masses: rational arithmetic, every value rounded outward."""
-        return privacy_profile(self.pmf, self.neighbourhood, exact=True)
+    def certify(self, *, max_memory: int | None = None) -> PrivacyProfile:
+        """Exact profile of these masses: rational arithmetic, every value rounded outward
+        (``max_memory``: :func:`optnoise.analysis.privacy_profile`)."""
+        return privacy_profile(self.pmf, self.neighbourhood, exact=True, max_memory=max_memory)
 
     def verify(self, *, epsilon: float | None = None, delta: float | None = None,
                exact: bool = False) -> Guarantee:
@@ -143,11 +145,12 @@ class Mechanism:
             raise InvalidParameterError("target", None, "a Target (the mechanism has none of its own)")
         return (self.certify() if exact else self.privacy).meets(t)
 
-    def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None):
+    def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None,
+                max_memory: int | None = None):
         """Guarantee after ``k`` releases (dp_accounting PLDs); see
         :func:`optnoise.analysis.composition.compose`."""
         from .analysis.composition import compose
-        return compose(self.privacy, k, epsilon=epsilon, delta=delta)
+        return compose(self.privacy, k, epsilon=epsilon, delta=delta, max_memory=max_memory)
 
     # ------------------------------------------------------------ quantize/sample
     @cached_property
@@ -164,14 +167,17 @@ class Mechanism:
         return quantize(self.pmf, self.neighbourhood, target=self.target, bits=bits)
 
     def sample(self, count: int, *, seed: int | None = None, source: RandomSource | None = None,
-               answer: int | None = None) -> Draws:
+               answer: int | None = None, max_memory: int | None = None) -> Draws:
         """``count`` draws, exactly from the quantized, certified weights.
 
         Additive noise: the noise values (cyclic: ``0..n``, shape ``(count, d)`` for a
         vector domain; integer line: integers). Channel: the outputs for the true
         ``answer`` (an input index). Randomness: the OS CSPRNG, or a seeded stream
-        with ``seed`` (the result is then marked ``private = False``).
+        with ``seed`` (the result is then marked ``private = False``). ``max_memory`` bounds
+        the draws held at once (:mod:`optnoise.resources`; about 64 bytes per draw).
         """
+        n = _count(count)
+        check(array_bytes(n, 8, copies=8), parameter="count", value=count, what=f"{n} draws", max_memory=max_memory)
         src = source if source is not None else random_source(seed)
         q = self.quantize()
         if self.kind == "channel":

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..resources import check, pld_bytes
 from ..target import check_delta, check_epsilon
 from .floating import LossDistribution
 
@@ -67,7 +68,7 @@ def _pld(ld: LossDistribution, discretization: float) -> "PrivacyLossDistributio
 
 
 def compose(profile: "PrivacyProfile", k: int, *, epsilon: float | None = None, delta: float | None = None,
-            discretization: float = DISCRETIZATION) -> Composed:
+            discretization: float = DISCRETIZATION, max_memory: int | None = None) -> Composed:
     """Guarantee of ``k`` independent releases of the same query.
 
     Parameters
@@ -80,8 +81,11 @@ def compose(profile: "PrivacyProfile", k: int, *, epsilon: float | None = None, 
         Where to evaluate: ``delta_dp`` at ``epsilon`` and/or ``epsilon_dp`` at ``delta``.
     discretization:
         Loss grid of the PLD; rounding is pessimistic, so values are upper bounds.
+    max_memory:
+        Bytes the composed PLDs may take (:mod:`optnoise.resources`): their support grows
+        linearly in ``k``, so a large ``k`` is refused before dp_accounting allocates it.
     """
-    if int(k) != k or k < 1:
+    if isinstance(k, bool) or int(k) != k or k < 1:
         raise InvalidParameterError("k", k, "an integer k >= 1")
     eps = None if epsilon is None else check_epsilon(epsilon)
     dlt = None if delta is None else check_delta(delta)
@@ -95,6 +99,10 @@ def compose(profile: "PrivacyProfile", k: int, *, epsilon: float | None = None, 
         if key in seen:
             continue
         seen[key] = None
+        finite = ld.losses[np.isfinite(ld.losses)]
+        cells = (float(finite.max() - finite.min()) if finite.size else 0.0) / discretization + 2
+        check(pld_bytes(cells, k), parameter="k", value=k, max_memory=max_memory,
+              what=f"{int(k)} compositions of a loss distribution over {cells:.3g} grid points")
         composed = _pld(ld, discretization).self_compose(int(k))
         if eps is not None:
             deltas.append(float(composed.get_delta_for_epsilon(eps)))

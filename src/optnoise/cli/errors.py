@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import typer
 
-from ..errors import DesignError, InvalidParameterError, OptnoiseError, shorten
+from ..errors import DesignError, InvalidParameterError, OptnoiseError, ResourceLimitError, shorten
 from .render import error_line
 
 #: Python parameter -> flag, where the flag is not ``--`` + the name with ``-`` for ``_``.
@@ -89,6 +89,8 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
     if typed is not None and (flag != flag_for(exc.parameter) or _same(exc.value, kwargs.get(key), typed)):
         shown = shorten(typed if re.fullmatch(r"[\w.+\-/:,]+", typed) else repr(typed))
     accepted = as_flags(exc.accepted, overrides)
+    if isinstance(exc, ResourceLimitError):
+        accepted = accepted.replace("max_memory", "--max-memory")
     return InvalidParameterError(flag, exc.value, accepted).message(shown=shown)
 
 

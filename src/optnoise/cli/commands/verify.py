@@ -4,20 +4,21 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...analysis import guarantee
+from ...analysis import guarantee, privacy_profile
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
 from ..inputs import mechanism_from_source
-from ..options import NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
+from ..options import LIMITS, NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, plots
 
 
-@command(SOURCE, NEIGHBOURHOOD, flags={"path": "--pmf-file", "pmf": "--pmf"})
+@command(SOURCE, NEIGHBOURHOOD, LIMITS, flags={"path": "--pmf-file", "pmf": "--pmf"})
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,
+    max_memory: Optional[int],
     epsilon: Annotated[Optional[float], typer.Option(
         "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0).")] = None,
     delta: Annotated[Optional[float], typer.Option(
@@ -42,8 +43,9 @@ def verify(
     if compose_k is not None and eps is None and dlt is None:
         raise InvalidParameterError("--compose", compose_k, "together with --epsilon and/or --delta")
     check_png(plot)
-    mech = mechanism_from_source(source, nb)
-    profile = mech.certify() if exact else mech.privacy
+    mech = mechanism_from_source(source, nb, max_memory)
+    profile = mech.certify(max_memory=max_memory) if exact else privacy_profile(mech.pmf, mech.neighbourhood,
+                                                                                 max_memory=max_memory)
     result: dict[str, Any] = guarantee(profile, eps, dlt).to_json()
     result["space"] = profile.space
     result["normalized"] = bool(getattr(mech.pmf, "normalized", False))
@@ -52,7 +54,7 @@ def verify(
         result["worst_pair_dp"] = profile.worst_pair(eps, "dp")
         result["worst_pair_pdp"] = profile.worst_pair(eps, "pdp")
     if compose_k is not None:
-        result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt).to_json()
+        result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt, max_memory=max_memory).to_json()
     nb_text = mech.neighbourhood.describe()
     deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output, plot=plot,
             draw=lambda path: plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}"))
