@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import typer
 
-from ..errors import DesignError, InvalidParameterError, OptnoiseError, ResourceLimitError, shorten
+from ..errors import DesignError, InvalidParameterError, OptnoiseError, ResourceLimitError, shorten, show_value
 from .render import error_line
 
 #: Python parameter -> flag, where the flag is not ``--`` + the name with ``-`` for ``_``.
@@ -84,10 +84,11 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
         if given:
             flag = given[0]
     typed = typed_value(argv, [flag]) if flag.startswith("--") and " " not in flag else None
-    key = flag[2:].replace("-", "_")
     shown = None
-    if typed is not None and (flag != flag_for(exc.parameter) or _same(exc.value, kwargs.get(key), typed)):
+    if typed is not None:  # the value as typed, and what the library found in it when that differs
         shown = shorten(typed if re.fullmatch(r"[\w.+\-/:,]+", typed) else repr(typed))
+        if not _same(exc.value, kwargs.get(flag[2:].replace("-", "_")), typed):
+            shown += f" ({show_value(exc.value)})"
     accepted = as_flags(exc.accepted, overrides)
     if isinstance(exc, ResourceLimitError):
         accepted = accepted.replace("max_memory", "--max-memory")
@@ -95,11 +96,11 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
 
 
 def _same(value: Any, converted: Any, typed: str) -> bool:
-    """Whether the library complains about the option's whole value (then echo it as typed)."""
+    """Whether the library's value is the option's whole value (then the typed value says it all)."""
     if value is None:
         return True
     if isinstance(value, str):
-        return value == typed or value == str(converted)
+        return value in (typed, str(converted)) or value.strip("'\"") == typed
     try:
         return converted is not None and bool(value == converted)
     except (TypeError, ValueError):  # numpy arrays compare elementwise

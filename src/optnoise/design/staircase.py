@@ -17,9 +17,13 @@ from ..costs import Cost, parse_cost
 from ..errors import InvalidParameterError
 from ..families import staircase as st
 from ..mechanism import Mechanism
+from ..resources import array_bytes, check
 from ..target import check_epsilon, check_sensitivity
 from .integer import line_mechanism
 from .report import DesignResult
+
+#: Largest epsilon: the staircase decays by ``e^-eps``, a normal double up to ``eps = 708``.
+EPSILON_MAX = 700.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,7 +61,7 @@ class StaircaseDesign(DesignResult):
 
 def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost | Callable = "abs", *,
                      discrete: bool = False, gamma: float | None = None, r: int | None = None,
-                     lp: bool = False) -> StaircaseDesign:
+                     lp: bool = False, max_memory: int | None = None) -> StaircaseDesign:
     """The optimal staircase (or a given member) for ``cost``, its cost and the gain over
     Laplace (continuous) or the geometric mechanism (discrete).
 
@@ -75,8 +79,15 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         Evaluate this member instead of the optimum (``gamma`` continuous, ``r`` discrete).
     lp:
         With ``discrete``: also solve the integer-line LP (Theorem 13 check).
+    max_memory:
+        Bytes the computation may take (:mod:`optnoise.resources`): every member ``P_r``
+        for ``discrete``, the LP with ``lp``.
     """
     eps = check_epsilon(epsilon, allow_zero=False)
+    if eps > EPSILON_MAX:
+        raise InvalidParameterError("epsilon", epsilon, f"a real number > 0 and <= {EPSILON_MAX:g} (the staircase "
+                                    "decays by e^-eps per step, which must stay a normal double; beyond, the "
+                                    f"noise is 0 except with probability below e^-{EPSILON_MAX:g})")
     c = parse_cost(cost)
     if c.circular:
         raise InvalidParameterError("cost", c.name, "abs, sq or pow:K (a cost on the real line)")
@@ -85,6 +96,8 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         if gamma is not None:
             raise InvalidParameterError("gamma", gamma, "r= with discrete=True (gamma is for the continuous staircase)")
         d = check_sensitivity(sensitivity)
+        check(array_bytes(d, 8, copies=12), parameter="sensitivity", value=sensitivity, max_memory=max_memory,
+              what=f"the costs of the {d} staircases P_r")
         choice = st.r_star(eps, d, c)
         chosen = choice.r if r is None else st.check_r(r, d)
         value = choice.costs[chosen - 1]
@@ -93,7 +106,7 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
                        "geometric_cost": base, "gain": base / value, "costs_by_r": list(choice.costs)})
         if lp:
             from .integer import design_integer
-            des = design_integer(eps, d, c)
+            des = design_integer(eps, d, c, max_memory=max_memory)
             report["lp_expected_cost"] = des.expected_cost
             report["lp_relative_gap"] = abs(des.expected_cost - choice.expected_cost) / choice.expected_cost
         return StaircaseDesign(eps, d, c, True, report)
