@@ -294,8 +294,9 @@ def _meets(f: np.ndarray, shape: tuple[int, ...], nb: Neighbourhood, target: Tar
     return privacy_profile(CyclicPMF(f.reshape(shape)), nb).meets(target)
 
 
-#: Largest epsilon the LP/MILP is solved at (a larger target is designed here; see design_finite).
-SOLVER_EPSILON_MAX = 20.0
+#: Epsilon range of the LP/MILP: a larger target is designed at the largest (see design_finite);
+#: a smaller one is refused (``e^eps - 1`` must exceed the solver's margins, 1e-10).
+SOLVER_EPSILON_MIN, SOLVER_EPSILON_MAX = 1e-9, 20.0
 
 #: Smallest mass a repaired pure-DP design may hold (far above the subnormal range).
 MASS_FLOOR = 1e-300
@@ -316,11 +317,12 @@ def ratio_lift(f: np.ndarray, sh: Shifts, e: float) -> np.ndarray:
     inv = np.empty_like(sh.partner)
     for k in range(sh.k):
         inv[k, sh.partner[k]] = np.arange(sh.n)   # inv[k, j]: the eta with eta + mu_k = j
-    while True:
+    for _ in range(sh.n + 1):  # a lift travels at most the graph's diameter < n steps
         need = (g[inv] / e).max(axis=0)
         if np.all(need <= g):
             return g / g.sum()
         g = np.maximum(g, need)
+    raise DesignError(f"the ratio lift did not converge (e^eps = {e!r} leaves no room for the ratio constraints)")
 
 
 def _repair_with_uniform(f: np.ndarray, shape, nb, target: Target) -> tuple[np.ndarray, float]:
@@ -401,6 +403,9 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     elif epsilon is not None:
         raise InvalidParameterError("epsilon", epsilon, "either target= or epsilon=/delta=/notion=, not both")
     eps, notion = target.epsilon, target.notion
+    if eps < SOLVER_EPSILON_MIN:
+        raise InvalidParameterError("epsilon", eps, f"a real number >= {SOLVER_EPSILON_MIN:g} for a solver design "
+                                    "(below, e^eps - 1 is within the solver's tolerances)")
     if minimize == "delta":
         if max_cost is None or not math.isfinite(float(max_cost)) or float(max_cost) < 0:
             raise InvalidParameterError("max_cost", max_cost, "a cost bound >= 0 (needed with minimize='delta')")

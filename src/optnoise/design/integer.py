@@ -284,19 +284,21 @@ def solve_tailed_lp(window: TailedWindow, epsilon: float, objective: np.ndarray,
     return vmap @ (res.x[:nv] * s)
 
 
-#: Largest epsilon of the integer-line LPs: beyond, masses ``e^(-eps |i| / Delta)`` leave the
+#: Epsilon range of the integer-line LPs. Above, masses ``e^(-eps |i| / Delta)`` leave the
 #: double range within a few steps and the lifted answer no longer certifies (eps = 80 fails
-#: with sensitivity 1); the optimal noise is then 0 except with probability below e^-50.
-LINE_EPSILON_MAX = 50.0
+#: with sensitivity 1; the optimal noise is 0 except with probability below e^-50 anyway).
+#: Below, ``e^eps - 1`` nears the LP's tolerances and the answer certifies a few ulps above
+#: the target (eps = 3e-5 fails with sensitivity 3).
+LINE_EPSILON_MIN, LINE_EPSILON_MAX = 1e-4, 50.0
 
 
 def check_line_epsilon(epsilon: float) -> float:
-    """An epsilon for the integer-line LPs: ``0 < epsilon <= LINE_EPSILON_MAX``."""
+    """An epsilon for the integer-line LPs, in ``[LINE_EPSILON_MIN, LINE_EPSILON_MAX]``."""
     eps = check_epsilon(epsilon, allow_zero=False)
-    if eps > LINE_EPSILON_MAX:
-        raise InvalidParameterError("epsilon", epsilon, f"a real number > 0 and <= {LINE_EPSILON_MAX:g} for the "
-                                    "integer-line LP (beyond, the optimal noise is 0 except with probability "
-                                    f"below e^-{LINE_EPSILON_MAX:g}, and its masses leave the double range)")
+    if not LINE_EPSILON_MIN <= eps <= LINE_EPSILON_MAX:
+        raise InvalidParameterError("epsilon", epsilon, f"a real number from {LINE_EPSILON_MIN:g} to "
+                                    f"{LINE_EPSILON_MAX:g} for the integer-line LP (beyond, its masses leave the "
+                                    "double range; below, e^eps - 1 nears the solver's tolerances)")
     return eps
 
 

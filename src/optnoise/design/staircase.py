@@ -22,8 +22,9 @@ from ..target import check_epsilon, check_sensitivity
 from .integer import line_mechanism
 from .report import DesignResult
 
-#: Largest epsilon: the staircase decays by ``e^-eps``, a normal double up to ``eps = 708``.
-EPSILON_MAX = 700.0
+#: Epsilon range: the staircase decays by ``b = e^-eps``, a normal double up to ``eps = 708``;
+#: its formulas divide by ``1 - b``, which carries a relative error of ``1e-16 / eps``.
+EPSILON_MIN, EPSILON_MAX = 1e-9, 700.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,10 +85,10 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         for ``discrete``, the LP with ``lp``.
     """
     eps = check_epsilon(epsilon, allow_zero=False)
-    if eps > EPSILON_MAX:
-        raise InvalidParameterError("epsilon", epsilon, f"a real number > 0 and <= {EPSILON_MAX:g} (the staircase "
-                                    "decays by e^-eps per step, which must stay a normal double; beyond, the "
-                                    f"noise is 0 except with probability below e^-{EPSILON_MAX:g})")
+    if not EPSILON_MIN <= eps <= EPSILON_MAX:
+        raise InvalidParameterError("epsilon", epsilon, f"a real number from {EPSILON_MIN:g} to {EPSILON_MAX:g} (the "
+                                    "staircase decays by b = e^-eps per step: 1 - b must be resolved in double "
+                                    "precision and b must stay a normal double)")
     c = parse_cost(cost)
     if c.circular:
         raise InvalidParameterError("cost", c.name, "abs, sq or pow:K (a cost on the real line)")
