@@ -31,7 +31,7 @@ from .errors import InvalidParameterError
 from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibrate, calibration_of
 from .neighbourhood import Neighbourhood
 from .pmf import Channel, CyclicPMF
-from .resources import channel_bytes, check
+from .resources import array_bytes, channel_bytes, check
 from .target import Target, check_delta, check_notion
 
 MECHANISMS = ("optimal",) + CALIBRATED
@@ -104,10 +104,11 @@ def _check(n: int, epsilons: Sequence[float], cost: str, mechanisms: Sequence[st
         raise InvalidParameterError("mechanisms", ",".join(bad or mechanisms), ", ".join(MECHANISMS))
     if boundary not in BOUNDARIES:
         raise InvalidParameterError("boundary", boundary, ", ".join(BOUNDARIES))
-    if "exponential" in mechanisms or (boundary != "modulo" and set(_LINE_NOISES) & set(mechanisms)):
-        # a channel on {0..n}: the matrix, its cost temporaries and its 2n pairs
-        check(channel_bytes(n + 1, n + 1, copies=10), parameter="n", value=n, max_memory=max_memory,
-              what=f"channels of {n + 1} x {n + 1} entries")
+    channels = "exponential" in mechanisms or (boundary != "modulo" and set(_LINE_NOISES) & set(mechanisms))
+    # a channel on {0..n}: the matrix, its cost temporaries and its 2n pairs; else vectors over {0..n}
+    check(channel_bytes(n + 1, n + 1, copies=10) if channels else array_bytes(n + 1, 8, copies=40),
+          parameter="n", value=n, max_memory=max_memory,
+          what=f"channels of {n + 1} x {n + 1} entries" if channels else f"PMFs over {n + 1} values")
     cost_vector(cost, (int(n) + 1,))
 
 

@@ -156,6 +156,8 @@ def _read_json(text: str, path: str, parameter: str) -> dict[str, Any]:
     except RecursionError:
         raise InvalidParameterError(parameter, path, "JSON nested at most a few levels deep") from None
     except InvalidParameterError as exc:
+        if exc.value == path:
+            raise
         raise InvalidParameterError(parameter, path, exc.accepted + f" (found {show_value(exc.value)})") from None
     offset = None
     if isinstance(data, dict):
@@ -253,15 +255,17 @@ def dumps(obj: Any) -> str:
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, parameter: str = "output") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
 
     Nothing is left behind when the body raises: no partial output file.
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
+    if not str(path).strip() or target.is_dir():
+        raise InvalidParameterError(parameter, str(path), "a file path (this is a directory)")
     if not directory.is_dir():
-        raise InvalidParameterError("path", str(path), "a path in an existing directory")
+        raise InvalidParameterError(parameter, str(path), "a path in an existing directory")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=directory)
     os.close(fd)
     tmp_path = Path(tmp)

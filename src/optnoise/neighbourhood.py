@@ -242,5 +242,7 @@ def parse_distances(text: str, *, max_memory: int | None = None) -> tuple[Distan
             else:
                 out.append(int(part))
         return tuple(out)
+    except InvalidParameterError:
+        raise
     except ValueError as exc:
         raise InvalidParameterError("distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1") from exc

@@ -9,6 +9,7 @@ library errors are mapped by :mod:`.errors`; anything unexpected exits 1 with on
 
 import sys
 import traceback
+import warnings
 from typing import Any, Callable, Sequence
 
 import typer
@@ -71,7 +72,10 @@ class OptnoiseGroup(TyperGroup):
         debug = "--debug" in argv
         argv = [a for a in argv if a != "--debug"]
         try:
-            code = self._run(argv, prog_name, complete_var, extra)
+            with warnings.catch_warnings():  # numpy/scipy warnings would break the one-line contract
+                if not debug:
+                    warnings.simplefilter("ignore")
+                code = self._run(argv, prog_name, complete_var, extra)
         except KeyboardInterrupt:
             error_line("interrupted")
             code = 130

@@ -8,6 +8,7 @@ value, and exits 2 (bad input), 1 (other failures) or 130 (interrupted).
 
 import functools
 import inspect
+import math
 import re
 from typing import Any, Callable, Sequence
 
@@ -61,7 +62,7 @@ def typed_value(argv: Sequence[str], flags: Sequence[str]) -> str | None:
     found = None
     for i, arg in enumerate(argv):
         for flag in flags:
-            if arg == flag and i + 1 < len(argv):
+            if arg == flag and i + 1 < len(argv) and not argv[i + 1].startswith("--"):  # not a boolean flag
                 found = argv[i + 1]
             elif arg.startswith(flag + "="):
                 found = arg[len(flag) + 1:]
@@ -74,8 +75,7 @@ def _argv(ctx: Any) -> list[str]:
     return list(obj.get("argv", [])) if isinstance(obj, dict) else []
 
 
-def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | None, kwargs: dict[str, Any],
-                      argv: Sequence[str] = ()) -> str:
+def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | None, argv: Sequence[str] = ()) -> str:
     """The one line of a bad input: the flag the user typed, the value as typed, what is accepted."""
     flag = flag_for(exc.parameter, overrides)
     choices = ALTERNATIVES.get(exc.parameter)
@@ -87,7 +87,7 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
     shown = None
     if typed is not None:  # the value as typed, and what the library found in it when that differs
         shown = shorten(typed if re.fullmatch(r"[\w.+\-/:,]+", typed) else repr(typed))
-        if not _same(exc.value, kwargs.get(flag[2:].replace("-", "_")), typed):
+        if not _same(exc.value, typed):
             shown += f" ({show_value(exc.value)})"
     accepted = as_flags(exc.accepted, overrides)
     if isinstance(exc, ResourceLimitError):
@@ -95,15 +95,17 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
     return InvalidParameterError(flag, exc.value, accepted).message(shown=shown)
 
 
-def _same(value: Any, converted: Any, typed: str) -> bool:
+def _same(value: Any, typed: str) -> bool:
     """Whether the library's value is the option's whole value (then the typed value says it all)."""
     if value is None:
         return True
     if isinstance(value, str):
-        return value in (typed, str(converted)) or value.strip("'\"") == typed
+        return value.strip("'\"") == typed
+    if isinstance(value, (bool, list, tuple, dict)) or not isinstance(value, (int, float)):
+        return False
     try:
-        return converted is not None and bool(value == converted)
-    except (TypeError, ValueError):  # numpy arrays compare elementwise
+        return float(typed) == float(value) or (math.isnan(float(typed)) and math.isnan(float(value)))
+    except (ValueError, OverflowError):
         return False
 
 
@@ -131,7 +133,7 @@ def cli_errors(flags: dict[str, str] | None = None) -> Callable[[Callable[..., A
             try:
                 return fn(*args, **kwargs)
             except InvalidParameterError as exc:
-                fail(2, bad_input_message(exc, flags, kwargs, _argv(ctx)))
+                fail(2, bad_input_message(exc, flags, _argv(ctx)))
             except (DesignError, OptnoiseError) as exc:
                 fail(1, as_flags(str(exc), flags))
             except MemoryError:

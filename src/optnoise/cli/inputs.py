@@ -93,13 +93,19 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
     else:
         raw = read_pmf_file(source.pmf_file, parameter="--pmf-file", max_memory=max_memory)  # type: ignore[arg-type]
         floats, exact, file_offset = raw["pmf"], raw["exact"], raw["offset"]
-    if space == "integer":
-        off = source.offset if source.offset is not None else (file_offset if file_offset is not None else 0)
-        pmf: CyclicPMF | IntegerPMF = IntegerPMF(floats, off, normalize=source.normalize, exact=exact)
-    else:
-        if source.offset is not None:
-            raise InvalidParameterError("--offset", source.offset, "only with --space integer")
-        pmf = CyclicPMF(floats, normalize=source.normalize, exact=exact)
+    if space != "integer" and source.offset is not None:
+        raise InvalidParameterError("--offset", source.offset, "only with --space integer")
+    try:
+        if space == "integer":
+            off = source.offset if source.offset is not None else (file_offset if file_offset is not None else 0)
+            pmf: CyclicPMF | IntegerPMF = IntegerPMF(floats, off, normalize=source.normalize, exact=exact)
+        else:
+            pmf = CyclicPMF(floats, normalize=source.normalize, exact=exact)
+    except InvalidParameterError as exc:  # the masses came from the file: name it
+        if source.pmf is not None or exc.parameter != "pmf":
+            raise
+        raise InvalidParameterError("--pmf-file", str(source.pmf_file),
+                                    f"{exc.accepted} (found {exc.value})") from exc
     if isinstance(pmf, CyclicPMF) and len(pmf.shape) > 1 and nb.distances is None:
         raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a joint PMF")
     largest = pmf.size - 1 if isinstance(pmf, CyclicPMF) and len(pmf.shape) == 1 else None

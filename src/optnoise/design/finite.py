@@ -425,6 +425,8 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
           what=f"the {'MILP' if kind == 'pdp' else 'LP'} over {values} noise values x {shifts} distances")
     cost_name = cost if isinstance(cost, str) else cost.name if isinstance(cost, Cost) else "user"
     rho = cost_vector(cost, shape)
+    if not np.all(np.isfinite(rho)):
+        raise InvalidParameterError("cost", cost_name, "a cost with finite values on the domain")
     sh = cyclic_shift_table(shape, nb)  # validates distances against the domain
     eps_solve = min(eps, SOLVER_EPSILON_MAX)
     e = math.exp(eps_solve)

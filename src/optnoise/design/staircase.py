@@ -95,7 +95,8 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
     report: dict[str, Any] = {}
     if discrete:
         if gamma is not None:
-            raise InvalidParameterError("gamma", gamma, "r= with discrete=True (gamma is for the continuous staircase)")
+            raise InvalidParameterError("gamma", gamma, "no gamma with discrete=True (gamma is for the continuous "
+                                                        "staircase; r picks a discrete member)")
         d = check_sensitivity(sensitivity)
         check(array_bytes(d, 8, copies=12), parameter="sensitivity", value=sensitivity, max_memory=max_memory,
               what=f"the costs of the {d} staircases P_r")

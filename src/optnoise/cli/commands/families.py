@@ -28,7 +28,8 @@ def families(
 
     from ...families import FAMILIES
     if (family is None) != (output is None):
-        raise InvalidParameterError("--family/--output", family or str(output), "both --family and --output, or neither")
+        raise InvalidParameterError("--family/--output", family if family is not None else str(output),
+                                    "both --family and --output, or neither")
     if family is not None:
         mech = family_mechanism(family, nb, target_of(target), max_memory=max_memory)
         path = save_mechanism(mech, output)  # type: ignore[arg-type]
