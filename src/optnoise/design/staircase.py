@@ -105,7 +105,7 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         value = choice.costs[chosen - 1]
         base = st.geometric_cost(eps, d, c)
         report.update({"r": chosen, "r_star": choice.r, "optimal": chosen == choice.r, "expected_cost": value,
-                       "geometric_cost": base, "gain": base / value, "costs_by_r": list(choice.costs)})
+                       "geometric_cost": base, "gain": base / value if value > 0 else None, "costs_by_r": list(choice.costs)})
         if lp:
             from .integer import design_integer
             des = design_integer(eps, d, c, max_memory=max_memory)
@@ -122,7 +122,7 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
     base = st.laplace_cost(eps, c, d)
     heur = st.gamma_heuristic(eps)
     report.update({"gamma": g, "gamma_star": g_star, "optimal": gamma is None, "expected_cost": value,
-                   "laplace_cost": base, "gain": base / value, "gamma_heuristic": heur,
+                   "laplace_cost": base, "gain": base / value if value > 0 else None, "gamma_heuristic": heur,
                    "heuristic_cost": st.Staircase(eps, d, heur).expected_cost(c),
                    "gamma_source": {1.0: "closed form (43)", 2.0: "closed form (50)"}.get(
                        c.power, "numeric minimisation over gamma (Theorem 4)")})

@@ -73,4 +73,5 @@ def _write(values: np.ndarray, output: Path) -> None:
                 np.save(fh, values)
         else:
             header = "noise" if values.ndim == 1 else ",".join(f"noise_{i}" for i in range(values.shape[1]))
-            np.savetxt(tmp, values.reshape(len(values), -1), fmt="%d", delimiter=",", header=header, comments="")
+            rows = values.reshape(len(values), -1 if values.size else max(values.ndim, 1))  # -1 fails on 0 draws
+            np.savetxt(tmp, rows, fmt="%d", delimiter=",", header=header, comments="")
