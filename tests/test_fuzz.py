@@ -213,9 +213,9 @@ def run_in_process(args: list[str]) -> int:
 RUNS: dict[str, dict[int, int]] = {}
 
 
-@pytest.mark.parametrize("command, examples", [("verify", 250), ("design", 150), ("staircase", 100), ("wasserstein", 80),
-                                               ("rr", 60), ("families", 80), ("compare", 60), ("sample", 180),
-                                               ("release", 100), ("reproduce", 20)])
+@pytest.mark.parametrize("command, examples", [("verify", 250), ("design", 150), ("staircase", 100),
+                                               ("wasserstein", 80), ("rr", 60), ("families", 80), ("compare", 60),
+                                               ("sample", 180), ("release", 100), ("reproduce", 20)])
 def test_every_argument_list_gets_a_clear_answer(command, examples, files):
     @settings(FUZZ, max_examples=examples)
     @given(argument_lists(command))

@@ -298,7 +298,8 @@ def test_file_flags_are_the_ones_typed(tmp_path):
     bad.write_text("garbage {")
     assert "invalid --mechanism:" in one_line_error(run("sample", "--mechanism", str(bad), "--count", "1"))
     assert "invalid --mechanism:" in one_line_error(run("verify", "--mechanism", str(bad)))
-    assert "invalid --cost-file:" in one_line_error(run("design", "--n", "2", "--epsilon", "1", "--cost-file", str(bad)))
+    line = one_line_error(run("design", "--n", "2", "--epsilon", "1", "--cost-file", str(bad)))
+    assert "invalid --cost-file:" in line
     costs = tmp_path / "costs.txt"
     costs.write_text("0\n1\n2\n3\n")  # a cost vector given as a PMF: its sum is 6
     assert "invalid --pmf-file:" in one_line_error(run("verify", "--pmf-file", str(costs)))

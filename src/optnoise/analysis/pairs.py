@@ -95,7 +95,8 @@ def neighbouring_pairs(mechanism: Representation, neighbourhood: Neighbourhood |
     if isinstance(mechanism, IntegerPMF):
         mus = nb.integer_shifts()  # type: ignore[union-attr]
         periods = sum(t.period for t in (mechanism.left_tail, mechanism.right_tail) if t is not None)
-        cells = float(len(mus)) * (mechanism.probs.size + periods) + float(np.abs(np.asarray(mus, dtype=float)).sum()) * 2
+        reach = float(np.abs(np.asarray(mus, dtype=float)).sum())  # each pair's window grows by 2 |mu|
+        cells = float(len(mus)) * (mechanism.probs.size + periods) + 2 * reach
         _check_size(len(mus), cells, exact, max_memory)
         return [_integer_pair(mechanism, mu, exact) for mu in mus], nb
     if isinstance(mechanism, Channel):

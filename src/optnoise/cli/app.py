@@ -39,7 +39,8 @@ def _usage_message(exc: Any, argv: Sequence[str]) -> str:
         name = getattr(exc, "option_name", "?")
         maybe = sorted(getattr(exc, "possibilities", None) or [])
         hint = f"did you mean {' or '.join(maybe[:3])}? " if maybe else ""
-        return f"unknown option {shorten(repr(name))} for '{command}'; {hint}accepted: the options in '{command} --help'"
+        return (f"unknown option {shorten(repr(name))} for '{command}'; {hint}accepted: the options in "
+                f"'{command} --help'")
     if kind == "MissingParameter":
         what = flag or "an argument"
         return f"missing {what} for '{command}'; accepted: {help_text or 'see ' + repr(command + ' --help')}"

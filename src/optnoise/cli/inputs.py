@@ -7,6 +7,7 @@ from typing import Iterable, Optional
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
+from ..pmf import CyclicPMF
 from ..target import Target, check_notion
 from .options import NeighbourhoodArgs, SourceArgs, TargetArgs
 
@@ -56,8 +57,13 @@ def _is_mechanism_file(path: Path) -> dict | None:
 def _with_neighbourhood(mech: Mechanism, args: NeighbourhoodArgs, max_memory: int | None = None) -> Mechanism:
     if not args.given:
         return mech
-    largest = mech.pmf.size - 1 if mech.kind == "cyclic" and len(mech.pmf.shape) == 1 else None  # type: ignore[union-attr]
-    return Mechanism(mech.pmf, neighbourhood(args, largest=largest, max_memory=max_memory), mech.target, mech.name)
+    hood = neighbourhood(args, largest=_largest_distance(mech.pmf), max_memory=max_memory)
+    return Mechanism(mech.pmf, hood, mech.target, mech.name)
+
+
+def _largest_distance(pmf: object) -> int | None:
+    """``n`` for scalar noise on ``{0..n}`` (checked before a ``--bd`` range is built), else ``None``."""
+    return pmf.size - 1 if isinstance(pmf, CyclicPMF) and len(pmf.shape) == 1 else None
 
 
 def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory: int | None = None) -> Mechanism:
@@ -67,7 +73,7 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
     schema) keeps its own kind and neighbourhood unless neighbourhood flags are given.
     """
     from ..io import parse_pmf_text, read_pmf_file
-    from ..pmf import CyclicPMF, IntegerPMF
+    from ..pmf import IntegerPMF
 
     chosen = [x is not None for x in (source.pmf, source.pmf_file, source.family, source.mechanism)]
     if sum(chosen) != 1:
@@ -108,23 +114,21 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
                                     f"{exc.accepted} (found {exc.value})") from exc
     if isinstance(pmf, CyclicPMF) and len(pmf.shape) > 1 and nb.distances is None:
         raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a joint PMF")
-    largest = pmf.size - 1 if isinstance(pmf, CyclicPMF) and len(pmf.shape) == 1 else None
-    return Mechanism(pmf, neighbourhood(nb, largest=largest, max_memory=max_memory), None, "pmf")
+    return Mechanism(pmf, neighbourhood(nb, largest=_largest_distance(pmf), max_memory=max_memory), None, "pmf")
 
 
 def family_mechanism(spec: str, nb: NeighbourhoodArgs | None = None, target: Target | None = None, *,
                      max_memory: int | None = None) -> Mechanism:
     """A family ``NAME:PARAMS`` as a mechanism (channel families keep their own neighbours)."""
     from ..families import ChannelFamily, parse_family
-    from ..pmf import CyclicPMF
     fam, obj = parse_family(spec, max_memory=max_memory)
     if isinstance(obj, ChannelFamily):
         if nb is not None and nb.given:
             raise InvalidParameterError("--distances/--sd/--bd/--directed", "given",
                                         "no neighbourhood flags with a channel family (its neighbours differ in one row)")
         return Mechanism(obj.channel, obj.pairs, target, spec)
-    largest = obj.size - 1 if isinstance(obj, CyclicPMF) and len(obj.shape) == 1 else None
-    hood = neighbourhood(nb, largest=largest, max_memory=max_memory) if nb is not None else Neighbourhood((1,))
+    hood = neighbourhood(nb, largest=_largest_distance(obj), max_memory=max_memory) if nb is not None else \
+        Neighbourhood((1,))
     return Mechanism(obj, hood, target, spec)
 
 

@@ -59,5 +59,6 @@ def design_rr(categories: int, *, epsilon: float, delta: float = 0.0, max_memory
     rr_optimal_p(categories, epsilon, delta)  # validates categories, epsilon and delta
     k = int(categories)
     check(pairs_bytes(2 * (k - 1), k) + distances_bytes(k), parameter="categories", value=categories,
-          what=f"the analysis of {k}-ary randomized response ({2 * (k - 1)} pairs of {k} masses)", max_memory=max_memory)
+          what=f"the analysis of {k}-ary randomized response ({2 * (k - 1)} pairs of {k} masses)",
+          max_memory=max_memory)
     return RRDesign(int(categories), Target(epsilon, delta))

@@ -105,7 +105,8 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         value = choice.costs[chosen - 1]
         base = st.geometric_cost(eps, d, c)
         report.update({"r": chosen, "r_star": choice.r, "optimal": chosen == choice.r, "expected_cost": value,
-                       "geometric_cost": base, "gain": base / value if value > 0 else None, "costs_by_r": list(choice.costs)})
+                       "geometric_cost": base, "gain": base / value if value > 0 else None,
+                       "costs_by_r": list(choice.costs)})
         if lp:
             from .integer import design_integer
             des = design_integer(eps, d, c, max_memory=max_memory)

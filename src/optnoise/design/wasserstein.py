@@ -38,7 +38,7 @@ from ..mechanism import Mechanism
 from ..pmf import IntegerPMF
 from ..resources import array_bytes, check, tailed_lp_bytes
 from ..specs import parse_spec
-from ..target import check_epsilon, check_sensitivity
+from ..target import check_sensitivity
 from .integer import (TailedWindow, check_line_epsilon, check_window, finish, line_mechanism, solve_tailed_lp,
                       tail_cost_rows)
 from .report import DesignResult
