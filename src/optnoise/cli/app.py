@@ -73,7 +73,7 @@ class OptnoiseGroup(TyperGroup):
         debug = "--debug" in argv
         argv = [a for a in argv if a != "--debug"]
         try:
-            with warnings.catch_warnings():  # numpy/scipy warnings would break the one-line contract
+            with warnings.catch_warnings():  # library warnings (numpy, the solvers) would break the one-line rule
                 if not debug:
                     warnings.simplefilter("ignore")
                 code = self._run(argv, prog_name, complete_var, extra)
