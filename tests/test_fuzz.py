@@ -71,6 +71,7 @@ NB = {"--distances": (["1", "1..2", "1,1"], DISTANCES), "--sd": (["1", "2"], COU
       "--directed": None}
 TARGET = {"--epsilon": EPS, "--delta": DELTA, "--guarantee": (["dp", "pdp"], ["x", ""])}
 OUT = (["{out}/o.json"], OUTPUTS)
+PLOT = (["{out}/p.png"], ["{out}/p.jpg", "{dir}", "", "{pngdir.png}", "{pmf.csv}/p.png"])
 
 #: command -> (options always given, optional options); a pool of None is a flag.
 COMMANDS: dict[str, tuple[dict, dict]] = {
@@ -80,12 +81,13 @@ COMMANDS: dict[str, tuple[dict, dict]] = {
                     "--mechanism": (GOOD_FILES, FILES), "--space": (["cyclic", "integer"], ["torus", ""]),
                     "--offset": (["0", "1"], COUNTS), "--normalize": None, "--epsilon": EPS, "--delta": DELTA,
                     "--compose": (["2", "3"], COUNTS), "--exact": None, "--max-memory": (["1G"], MEMORY),
-                    "--output": OUT, **NB}),
+                    "--output": OUT, "--plot": PLOT, **NB}),
     "design": ({"--n": SMALL, "--epsilon": EPS},
                {"--delta": DELTA, "--guarantee": TARGET["--guarantee"], "--cost": (GOOD_COSTS, COSTS),
                 "--cost-file": (["{costs.txt}", "{pmf.json}"], FILES), "--minimize": (["cost", "delta"], ["x"]),
                 "--max-cost": (["0.5", "2"], NUMBERS), "--formulation": (["standard", "paper"], ["x"]),
-                "--time-limit": (["30"], NUMBERS), "--max-memory": (["1G"], MEMORY), "--output": OUT, **NB}),
+                "--time-limit": (["30"], NUMBERS), "--max-memory": (["1G"], MEMORY), "--output": OUT,
+                "--plot": PLOT, **NB}),
     "staircase": ({"--epsilon": EPS},
                   {"--sensitivity": (["1", "2", "3"], NUMBERS), "--cost": (["abs", "sq", "pow:3"], COSTS),
                    "--discrete": None, "--gamma": (["0.25", "0", "1"], NUMBERS), "--r": (["1", "2"], COUNTS),
@@ -150,6 +152,7 @@ def files(tmp_path_factory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("fuzz")
     (d / "dir").mkdir()
     (d / "out").mkdir()
+    (d / "pngdir.png").mkdir()
     text = {
         "pmf.json": json.dumps([0.5, 0.25, 0.25]), "pmf.csv": "mass\n0.5\n0.25\n0.25\n",
         "third.csv": "0.3333333333333333\n" * 3, "empty.csv": "", "fields.csv": "0.5,0.25,0.25\n",
@@ -175,7 +178,7 @@ def files(tmp_path_factory) -> dict[str, str]:
         r = runner.invoke(app, [*args, "--output", str(d / name)])
         assert r.exit_code == 0, r.stderr
     paths = {name: str(d / name) for name in [*text, "binary.dat", "pmf.npy", "npy2d.npy", "npybad.npy",
-                                               "design.json", "stair.json", "dir", "out"]}
+                                               "design.json", "stair.json", "dir", "out", "pngdir.png"]}
     paths["missing.json"] = str(d / "missing.json")
     return paths
 
