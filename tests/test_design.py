@@ -221,7 +221,7 @@ def test_cli_min_delta_reports_delta():
     (["--n", "8", "--epsilon", "0"], "epsilon"),
     (["--n", "8", "--epsilon", "1", "--delta", "1"], "delta"),
     (["--n", "0", "--epsilon", "1"], "--n"),
-    (["--n", "8", "--epsilon", "1", "--sd", "9"], "distances"),
+    (["--n", "8", "--epsilon", "1", "--sd", "9"], "--sd"),  # the flag the user typed
     (["--n", "8", "--epsilon", "1", "--cost", "huber"], "cost"),
     (["--n", "8", "--epsilon", "1", "--minimize", "delta"], "--max-cost"),
     (["--n", "8", "--epsilon", "1", "--formulation", "paper"], "formulation"),

@@ -31,6 +31,7 @@ from .errors import InvalidParameterError
 from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibrate, calibration_of
 from .neighbourhood import Neighbourhood
 from .pmf import Channel, CyclicPMF
+from .resources import array_bytes, channel_bytes, check
 from .target import Target, check_delta, check_notion
 
 MECHANISMS = ("optimal",) + CALIBRATED
@@ -92,7 +93,8 @@ def calibrate_to_cost(name: str, n: int, target: float, cost: str, boundary: str
                            more_private_ok=False)
 
 
-def _check(n: int, epsilons: Sequence[float], cost: str, mechanisms: Sequence[str], boundary: str) -> None:
+def _check(n: int, epsilons: Sequence[float], cost: str, mechanisms: Sequence[str], boundary: str,
+           max_memory: int | None = None) -> None:
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise InvalidParameterError("n", n, "an integer >= 1")
     if not epsilons or any(not (e > 0 and math.isfinite(e)) for e in epsilons):
@@ -102,15 +104,21 @@ def _check(n: int, epsilons: Sequence[float], cost: str, mechanisms: Sequence[st
         raise InvalidParameterError("mechanisms", ",".join(bad or mechanisms), ", ".join(MECHANISMS))
     if boundary not in BOUNDARIES:
         raise InvalidParameterError("boundary", boundary, ", ".join(BOUNDARIES))
+    channels = "exponential" in mechanisms or (boundary != "modulo" and set(_LINE_NOISES) & set(mechanisms))
+    # a channel on {0..n}: the matrix, its cost temporaries and its 2n pairs; else vectors over {0..n}
+    check(channel_bytes(n + 1, n + 1, copies=10) if channels else array_bytes(n + 1, 8, copies=40),
+          parameter="n", value=n, max_memory=max_memory,
+          what=f"channels of {n + 1} x {n + 1} entries" if channels else f"PMFs over {n + 1} values")
     cost_vector(cost, (int(n) + 1,))
 
 
 def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str = "er",
             mechanisms: Sequence[str] = MECHANISMS, boundary: str = "modulo",
             neighbourhood: Neighbourhood | None = None, notion: str = "dp",
-            progress: Callable[[], None] | None = None) -> list[CompareRow]:
-    """Error of each mechanism calibrated to ``(eps, delta)`` under ``notion`` for each ``eps``."""
-    _check(n, epsilons, cost, mechanisms, boundary)
+            progress: Callable[[], None] | None = None, max_memory: int | None = None) -> list[CompareRow]:
+    """Error of each mechanism calibrated to ``(eps, delta)`` under ``notion`` for each ``eps``
+    (``max_memory``: :mod:`optnoise.resources`, checked from ``n`` before anything is built)."""
+    _check(n, epsilons, cost, mechanisms, boundary, max_memory)
     dlt, notion = check_delta(delta), check_notion(notion)
     nb = neighbourhood or Neighbourhood((1,))
     rows = []
@@ -118,7 +126,7 @@ def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str 
         target = Target(eps, dlt, notion)
         for name in mechanisms:
             if name == "optimal":
-                d = design_finite(n, target=target, neighbourhood=nb, cost=cost)
+                d = design_finite(n, target=target, neighbourhood=nb, cost=cost, max_memory=max_memory)
                 rows.append(_row(name, eps, dlt, d.pmf, None, boundary, cost, n))
             else:
                 param = calibrate(name, n, target, nb, boundary)
@@ -131,10 +139,10 @@ def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str 
 def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, cost: str = "er",
                     mechanisms: Sequence[str] = MECHANISMS, boundary: str = "modulo",
                     neighbourhood: Neighbourhood | None = None, notion: str = "dp",
-                    progress: Callable[[], None] | None = None) -> list[CompareRow]:
+                    progress: Callable[[], None] | None = None, max_memory: int | None = None) -> list[CompareRow]:
     """The dual view: each mechanism at expected cost ``target_cost``; ``delta`` is its
     exact delta at each ``eps`` (the optimal design minimises delta, Kadam (15))."""
-    _check(n, epsilons, cost, mechanisms, boundary)
+    _check(n, epsilons, cost, mechanisms, boundary, max_memory)
     notion = check_notion(notion)
     if isinstance(target_cost, bool) or not (target_cost > 0 and math.isfinite(target_cost)):
         raise InvalidParameterError("target_cost", target_cost, "a number > 0")
@@ -145,7 +153,7 @@ def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, co
         for name in mechanisms:
             if name == "optimal":
                 d = design_finite(n, epsilon=eps, neighbourhood=nb, notion=notion, cost=cost,
-                                  minimize="delta", max_cost=target_cost)
+                                  minimize="delta", max_cost=target_cost, max_memory=max_memory)
                 mech, param = d.pmf, None
             else:
                 param = fixed[name]

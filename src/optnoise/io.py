@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from fractions import Fraction
@@ -13,7 +14,53 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, one_line, shorten, show_value
+
+
+#: Longest decimal accepted for an exact mass or cost: digits, and the exponent's size. A
+#: decimal is kept as an exact rational, so ``1e999999999`` would be a billion-digit number.
+MAX_DIGITS = 1000
+MAX_EXPONENT = 1000
+
+_DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
+_NUMBER_WORDS = "finite decimal numbers (like 0.25 or 2.5e-3) or fractions like 1/3"
+
+
+def exact_number(text: str, parameter: str = "pmf") -> Fraction:
+    """The exact rational value of a decimal (``"0.1"``, ``"2.5e-3"``) or a fraction (``"1/3"``).
+
+    Refuses, before any big-number arithmetic, what is not finite or would be huge: more than
+    :data:`MAX_DIGITS` digits or an exponent beyond :data:`MAX_EXPONENT`, and values beyond
+    the float range.
+    """
+    s = text.strip()
+    if "/" in s:
+        num, _, den = s.partition("/")
+        p, q = exact_number(num, parameter), exact_number(den, parameter)
+        if q == 0 or p.denominator != 1 or q.denominator != 1:
+            raise InvalidParameterError(parameter, text, _NUMBER_WORDS + " (p/q with integers, q != 0)")
+        value = p / q
+    else:
+        m = _DECIMAL.fullmatch(s)
+        if not m or not (m.group(2) or m.group(3)):
+            raise InvalidParameterError(parameter, text, _NUMBER_WORDS)
+        digits = len(m.group(2)) + len(m.group(3) or "")
+        exp_text = (m.group(4) or "0").lstrip("+-").lstrip("0")
+        if digits > MAX_DIGITS or len(exp_text) > 6 or int(exp_text or "0") > MAX_EXPONENT:
+            raise InvalidParameterError(parameter, text, f"{_NUMBER_WORDS}, with at most {MAX_DIGITS} digits and "
+                                        f"an exponent within +-{MAX_EXPONENT}")
+        value = Fraction(s)
+    try:
+        float(value)
+    except OverflowError:
+        raise InvalidParameterError(parameter, text, f"{_NUMBER_WORDS}, within the float range (up to 1e308)") from None
+    return value
+
+
+def _exact_array(values: list[Fraction]) -> tuple[np.ndarray, np.ndarray]:
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    return np.array([float(x) for x in values]), arr
 
 
 def parse_pmf_text(text: str, parameter: str = "pmf") -> tuple[np.ndarray, np.ndarray]:
@@ -28,66 +75,155 @@ def parse_pmf_text(text: str, parameter: str = "pmf") -> tuple[np.ndarray, np.nd
     parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
     if not parts:
         raise InvalidParameterError(parameter, text, "comma-separated masses like 0.5,0.25,0.25")
-    try:
-        exact = [Fraction(p) for p in parts]
-    except (ValueError, ZeroDivisionError) as exc:
-        bad = next((p for p in parts if not _is_number(p)), text)
-        raise InvalidParameterError(parameter, bad, "finite decimal numbers or fractions like 1/3") from exc
-    arr = np.empty(len(exact), dtype=object)
-    arr[:] = exact
-    return np.array([float(x) for x in exact]), arr
+    return _exact_array([exact_number(p, parameter) for p in parts])
 
 
-def _is_number(s: str) -> bool:
-    try:
-        Fraction(s)
-        return True
-    except (ValueError, ZeroDivisionError):
-        return False
+def _bytes_for_file(size: int) -> float:
+    """Planned memory to read a PMF file of ``size`` bytes: the text, one exact rational, one
+    float and list slots per value (about 60 bytes per character, measured with 10-digit values)."""
+    return 60.0 * size
 
 
-def read_pmf_file(path: str | os.PathLike, *, parameter: str = "path") -> dict[str, Any]:
-    """Read a PMF from a file: JSON list, JSON object with ``pmf`` (and optional
-    ``offset``), ``.npy``, or CSV/text with one value per line.
+def read_pmf_file(path: str | os.PathLike, *, parameter: str = "path",
+                  max_memory: int | None = None) -> dict[str, Any]:
+    """Read a PMF (or a cost vector) from a file.
+
+    Formats: a JSON list (nested for a joint PMF), a JSON object with ``pmf`` (and optional
+    integer ``offset``), ``.npy``, or CSV/text with *one value per line* (an optional
+    one-word header, blank lines and ``#`` comments are skipped; a line with several
+    fields is an error naming the line). Decimals in text and JSON are kept exactly, as
+    typed; ``.npy`` values are exact binary rationals.
 
     Returns
     -------
     dict
-        ``{"pmf": ndarray, "exact": object array | None, "offset": int | None}``.
+        ``{"pmf": ndarray, "exact": object array of Fractions, "offset": int | None}``.
     """
+    from .resources import check
+
     p = Path(path)
+    if p.is_dir():
+        raise InvalidParameterError(parameter, str(path), "a file (this is a directory)")
     if not p.is_file():
         raise InvalidParameterError(parameter, str(path), "an existing readable file")
-    suffix = p.suffix.lower()
     try:
-        if suffix == ".npy":
-            arr = np.load(p, allow_pickle=False)
-            return {"pmf": np.asarray(arr, dtype=float), "exact": None, "offset": None}
-        text = p.read_text()
-    except (OSError, ValueError) as exc:
-        raise InvalidParameterError(parameter, str(path), f"a readable .npy/.json/.csv file ({exc})") from exc
-    stripped = text.lstrip()
-    if suffix == ".json" or stripped.startswith(("[", "{")):
+        size = p.stat().st_size
+    except OSError as exc:
+        raise InvalidParameterError(parameter, str(path), f"a readable file ({exc.strerror})") from exc
+    check(_bytes_for_file(size), parameter=parameter, value=str(path), what=f"reading a {size}-byte file",
+          max_memory=max_memory)
+    if size == 0:
+        raise InvalidParameterError(parameter, str(path), "a non-empty file of values")
+    if p.suffix.lower() == ".npy":
+        return _read_npy(p, parameter)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(parameter, str(path), "a text file (JSON, CSV or one value per line) or .npy; "
+                                    f"this one is binary (byte {exc.start})") from exc
+    except OSError as exc:
+        raise InvalidParameterError(parameter, str(path), f"a readable file ({exc.strerror})") from exc
+    if p.suffix.lower() == ".json" or text.lstrip().startswith(("[", "{")):
+        return _read_json(text, str(path), parameter)
+    return _read_lines(text, str(path), parameter)
+
+
+def _read_npy(p: Path, parameter: str) -> dict[str, Any]:
+    try:
+        arr = np.load(p, allow_pickle=False)
+        floats = np.asarray(arr, dtype=np.float64)
+    except (OSError, ValueError, TypeError, EOFError) as exc:
+        raise InvalidParameterError(parameter, str(p), f"a readable .npy array of numbers ({one_line(exc)})") from exc
+    if floats.ndim == 0:
+        floats = floats.reshape(1)
+    exact = None
+    if np.all(np.isfinite(floats)):
+        exact = np.empty(floats.size, dtype=object)
+        exact[:] = [Fraction(float(x)) for x in floats.ravel()]
+        exact = exact.reshape(floats.shape)
+    return {"pmf": floats, "exact": exact, "offset": None}
+
+
+def _read_json(text: str, path: str, parameter: str) -> dict[str, Any]:
+    def bad_constant(name: str) -> Any:
+        raise InvalidParameterError(parameter, path, f"finite JSON numbers (found {name})")
+
+    try:
+        data = json.loads(text, parse_float=lambda t: exact_number(t, parameter),
+                          parse_int=lambda t: exact_number(t, parameter), parse_constant=bad_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidParameterError(parameter, path, f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError:
+        raise InvalidParameterError(parameter, path, "JSON nested at most a few levels deep") from None
+    except InvalidParameterError as exc:
+        if exc.value == path:
+            raise
+        raise InvalidParameterError(parameter, path, exc.accepted + f" (found {show_value(exc.value)})") from None
+    offset = None
+    if isinstance(data, dict):
+        if "pmf" not in data:
+            raise InvalidParameterError(parameter, path, "a JSON list or an object with key 'pmf'")
+        raw_offset = data.get("offset")
+        if raw_offset is not None:
+            if not (isinstance(raw_offset, Fraction) and raw_offset.denominator == 1
+                    and abs(raw_offset) <= MAX_OFFSET):
+                raise InvalidParameterError(parameter, path, f"an integer 'offset' within +-{MAX_OFFSET:.0e} "
+                                            f"(found {show_value(_plain(raw_offset))})")
+            offset = int(raw_offset)
+        data = data["pmf"]
+    if not isinstance(data, list):
+        raise InvalidParameterError(parameter, path, f"a list of numbers (found {type(_plain(data)).__name__})")
+    try:
+        exact = np.array(data, dtype=object)
+    except ValueError as exc:
+        raise InvalidParameterError(parameter, path, "a list of numbers (nested lists of equal length)") from exc
+    flat = exact.ravel()
+    if exact.size == 0 or not all(isinstance(v, Fraction) for v in flat):
+        bad = next((v for v in flat if not isinstance(v, Fraction)), None)
+        raise InvalidParameterError(parameter, path, "a non-empty (nested) list of numbers"
+                                    + (f" (found {show_value(_plain(bad))})" if exact.size else ""))
+    floats = np.array([float(v) for v in flat]).reshape(exact.shape)
+    return {"pmf": floats, "exact": exact, "offset": offset}
+
+
+#: Largest ``offset`` accepted in a PMF file (integer-line positions stay exact in float64).
+MAX_OFFSET = 10**15
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value with exact numbers shown as the numbers they are."""
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else float(value)
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return value
+
+
+def _read_lines(text: str, path: str, parameter: str) -> dict[str, Any]:
+    values: list[Fraction] = []
+    first = True
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = [f for f in re.split(r"[,;\t ]+", line) if f]
+        if len(fields) > 1:
+            raise InvalidParameterError(parameter, path, f"one value per line (line {number} has {len(fields)} "
+                                        f"fields: {shorten(repr(line), 60)})")
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidParameterError(parameter, str(path), f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
-        offset = None
-        if isinstance(data, dict):
-            if "pmf" not in data:
-                raise InvalidParameterError(parameter, str(path), "a JSON list or an object with key 'pmf'")
-            offset = data.get("offset")
-            data = data["pmf"]
-        try:
-            arr = np.asarray(data, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(parameter, str(path), "a (nested) list of numbers") from exc
-        return {"pmf": arr, "exact": None, "offset": offset}
-    values = [line.split(",")[0].strip() for line in text.splitlines()]
-    values = [v for v in values if v and not v.startswith("#")]
-    if values and not _is_number(values[0]):
-        values = values[1:]  # a CSV header
-    floats, exact = parse_pmf_text(",".join(values), parameter)
+            values.append(exact_number(fields[0], parameter))
+        except InvalidParameterError as exc:
+            if first and re.fullmatch(r"[A-Za-z_][\w .-]*", fields[0]):
+                first = False
+                continue  # a one-word header
+            raise InvalidParameterError(parameter, path, f"one number per line (line {number}: "
+                                        f"{shorten(repr(line), 60)}; {exc.accepted})") from None
+        first = False
+    if not values:
+        raise InvalidParameterError(parameter, path, "at least one value (one per line)")
+    floats, exact = _exact_array(values)
     return {"pmf": floats, "exact": exact, "offset": None}
 
 
@@ -119,15 +255,17 @@ def dumps(obj: Any) -> str:
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, parameter: str = "output") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
 
     Nothing is left behind when the body raises: no partial output file.
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
+    if not str(path).strip() or target.is_dir():
+        raise InvalidParameterError(parameter, str(path), "a file path (this is a directory)")
     if not directory.is_dir():
-        raise InvalidParameterError("path", str(path), "a path in an existing directory")
+        raise InvalidParameterError(parameter, str(path), "a path in an existing directory")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=directory)
     os.close(fd)
     tmp_path = Path(tmp)

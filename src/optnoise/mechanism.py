@@ -31,21 +31,23 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Iterable, Iterator, Literal, Sequence
 
 import numpy as np
 
 from .analysis import Guarantee, PrivacyProfile, guarantee, privacy_profile
 from .analysis.pairs import default_neighbourhood
-from .errors import InvalidParameterError
+from .errors import InvalidParameterError, ResourceLimitError, show_value
 from .io import dumps, read_pmf_file, write_text_atomic
 from .neighbourhood import Distance, InputPairs, Neighbourhood
 from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from .randomness import RandomSource, random_source
+from .resources import array_bytes, check
 from .target import Target
 
 #: The ``format`` key of a mechanism file and its version.
@@ -125,9 +127,10 @@ class Mechanism:
         """Tight privacy profile in floating point; see :meth:`certify` for exact values."""
         return privacy_profile(self.pmf, self.neighbourhood)
 
-    def certify(self) -> PrivacyProfile:
-        """Exact profile of these masses: rational arithmetic, every value rounded outward."""
-        return privacy_profile(self.pmf, self.neighbourhood, exact=True)
+    def certify(self, *, max_memory: int | None = None) -> PrivacyProfile:
+        """Exact profile of these masses: rational arithmetic, every value rounded outward
+        (``max_memory``: :func:`optnoise.analysis.privacy_profile`)."""
+        return privacy_profile(self.pmf, self.neighbourhood, exact=True, max_memory=max_memory)
 
     def verify(self, *, epsilon: float | None = None, delta: float | None = None,
                exact: bool = False) -> Guarantee:
@@ -142,12 +145,13 @@ class Mechanism:
             raise InvalidParameterError("target", None, "a Target (the mechanism has none of its own)")
         return (self.certify() if exact else self.privacy).meets(t)
 
-    def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None):
+    def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None,
+                max_memory: int | None = None):
         """Guarantee after ``k`` releases: the best of exact enumeration, dp_accounting PLDs,
         RDP and the pure and basic bounds (``.bound`` says which won); see
         :func:`optnoise.analysis.composition.compose`."""
         from .analysis.composition import compose
-        return compose(self.privacy, k, epsilon=epsilon, delta=delta)
+        return compose(self.privacy, k, epsilon=epsilon, delta=delta, max_memory=max_memory)
 
     # ------------------------------------------------------------ quantize/sample
     @cached_property
@@ -164,14 +168,17 @@ class Mechanism:
         return quantize(self.pmf, self.neighbourhood, target=self.target, bits=bits)
 
     def sample(self, count: int, *, seed: int | None = None, source: RandomSource | None = None,
-               answer: int | None = None) -> Draws:
+               answer: int | None = None, max_memory: int | None = None) -> Draws:
         """``count`` draws, exactly from the quantized, certified weights.
 
         Additive noise: the noise values (cyclic: ``0..n``, shape ``(count, d)`` for a
         vector domain; integer line: integers). Channel: the outputs for the true
         ``answer`` (an input index). Randomness: the OS CSPRNG, or a seeded stream
-        with ``seed`` (the result is then marked ``private = False``).
+        with ``seed`` (the result is then marked ``private = False``). ``max_memory`` bounds
+        the draws held at once (:mod:`optnoise.resources`; about 64 bytes per draw).
         """
+        n = _count(count)
+        check(array_bytes(n, 8, copies=8), parameter="count", value=count, what=f"{n} draws", max_memory=max_memory)
         src = source if source is not None else random_source(seed)
         q = self.quantize()
         if self.kind == "channel":
@@ -286,8 +293,33 @@ def mechanism_from_json(data: dict, *, parameter: str = "mechanism") -> Mechanis
     Also reads the files optnoise wrote before the schema existed: a ``design`` JSON
     (``pmf`` + ``guarantee``) is cyclic noise with the design's neighbourhood and target;
     an integer-line or Wasserstein design (``pmf`` + ``offset`` + ``tail``) is noise on Z
-    with both tails.
+    with both tails. Whatever is wrong inside the object is reported as a bad ``parameter``
+    (the file), naming the key and what it accepts.
     """
+    with _file_errors(parameter, "the mechanism object"):
+        return _mechanism_from_json(data, parameter)
+
+
+@contextmanager
+def _file_errors(parameter: str, source: str) -> Iterator[None]:
+    """Errors about the *contents* of a file become errors about the file: ``parameter``
+    (the file's parameter) with the value ``source`` (its path), saying what was wrong."""
+    try:
+        yield
+    except ResourceLimitError:
+        raise
+    except InvalidParameterError as exc:
+        if exc.parameter == parameter and exc.value == source:
+            raise
+        inner = "" if exc.parameter == parameter else f"its {exc.parameter} "
+        raise InvalidParameterError(parameter, source, f"a valid mechanism file; {inner}{show_value(exc.value)} "
+                                    f"is not accepted: {exc.accepted}") from exc
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+        raise InvalidParameterError(parameter, source, f"a valid mechanism file (docs/cli.md, 'Mechanism files'); "
+                                    f"{type(exc).__name__}: {exc}") from exc
+
+
+def _mechanism_from_json(data: dict, parameter: str) -> Mechanism:
     if not isinstance(data, dict):
         raise InvalidParameterError(parameter, type(data).__name__, "a JSON object (a mechanism file)")
     if data.get("format") not in (None, SCHEMA):
@@ -300,6 +332,9 @@ def mechanism_from_json(data: dict, *, parameter: str = "mechanism") -> Mechanis
         raise InvalidParameterError(parameter, kind, "kind 'cyclic', 'integer' or 'channel'")
     target = None
     nb_data = data.get("neighbourhood")
+    if legacy and "guarantee" in data and not isinstance(data["guarantee"], dict):
+        raise InvalidParameterError("guarantee", data["guarantee"], "an object {\"epsilon\", \"delta\", "
+                                    "\"notion\", \"neighbourhood\"} (a design file)")
     if legacy and isinstance(data.get("guarantee"), dict):  # a design file from before the schema
         g = data["guarantee"]
         nb_data = g.get("neighbourhood", nb_data)
@@ -357,10 +392,14 @@ def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | In
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InvalidParameterError(parameter, str(path), f"valid JSON ({exc.msg} at line {exc.lineno})") from exc
-        mech = mechanism_from_json(data, parameter=parameter)
+        except RecursionError:
+            raise InvalidParameterError(parameter, str(path), "JSON nested at most a few levels deep") from None
+        with _file_errors(parameter, str(path)):
+            mech = _mechanism_from_json(data, parameter)
     else:
         raw = read_pmf_file(p, parameter=parameter)
-        mech = Mechanism(CyclicPMF(raw["pmf"], exact=raw["exact"]), Neighbourhood((1,)), None, p.name)
+        with _file_errors(parameter, str(path)):
+            mech = Mechanism(CyclicPMF(raw["pmf"], exact=raw["exact"]), Neighbourhood((1,)), None, p.name)
     if neighbourhood is None and target is None:
         return mech
     return Mechanism(mech.pmf, neighbourhood if neighbourhood is not None else mech.neighbourhood,

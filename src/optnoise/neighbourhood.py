@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .errors import InvalidParameterError
+from .resources import check, distances_bytes
 
 Distance = int | tuple[int, ...]
 
@@ -76,10 +77,13 @@ class Neighbourhood:
         return cls((mu,), directed)
 
     @classmethod
-    def bd(cls, mu_bar: int, *, directed: bool = False) -> "Neighbourhood":
-        """Bounded difference ``M = {1..mu_bar}`` (Kadam Def. 6)."""
-        if int(mu_bar) != mu_bar or mu_bar < 1:
+    def bd(cls, mu_bar: int, *, directed: bool = False, max_memory: int | None = None) -> "Neighbourhood":
+        """Bounded difference ``M = {1..mu_bar}`` (Kadam Def. 6); ``max_memory`` bounds the
+        distances held (:mod:`optnoise.resources`)."""
+        if isinstance(mu_bar, bool) or int(mu_bar) != mu_bar or mu_bar < 1:
             raise InvalidParameterError("bd", mu_bar, "an integer mu_bar >= 1")
+        check(distances_bytes(mu_bar), parameter="bd", value=mu_bar, what=f"a neighbourhood of {int(mu_bar)} distances",
+              max_memory=max_memory)
         return cls(tuple(range(1, int(mu_bar) + 1)), directed)
 
     @classmethod
@@ -217,8 +221,9 @@ class InputPairs:
         return list(dict.fromkeys(out))
 
 
-def parse_distances(text: str) -> tuple[Distance, ...]:
-    """Parse ``"1,2,3"``, ``"1..3"`` or ``"1,0;2,0;0,1"`` (vector tuples)."""
+def parse_distances(text: str, *, max_memory: int | None = None) -> tuple[Distance, ...]:
+    """Parse ``"1,2,3"``, ``"1..3"`` or ``"1,0;2,0;0,1"`` (vector tuples); ``max_memory``
+    bounds the distances a range may expand to (:mod:`optnoise.resources`)."""
     text = text.strip()
     if not text:
         raise InvalidParameterError("distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1")
@@ -230,9 +235,14 @@ def parse_distances(text: str) -> tuple[Distance, ...]:
             part = part.strip()
             if ".." in part:
                 a, b = part.split("..")
+                count = int(b) - int(a) + 1
+                check(distances_bytes(count + len(out)), parameter="distances", value=text,
+                      what=f"a neighbourhood of {count} distances", max_memory=max_memory)
                 out.extend(range(int(a), int(b) + 1))
             else:
                 out.append(int(part))
         return tuple(out)
+    except InvalidParameterError:
+        raise
     except ValueError as exc:
         raise InvalidParameterError("distances", text, "a list like 1,2,3 or 1..3 or 1,0;0,1") from exc

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def save_figure(fig, path: str | os.PathLike) -> None:
     """Write ``fig`` as a PNG atomically and close it."""
-    with atomic_path(path) as tmp:
+    with atomic_path(path, parameter="plot") as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
     plt.close(fig)
 

@@ -27,8 +27,11 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-#: Absolute tolerance on the total mass of a PMF or a channel row.
+#: Absolute tolerance on the total mass of a PMF or a channel row. Exact masses within it
+#: are rescaled exactly to sum to 1 (``normalized`` is then true).
 SUM_TOLERANCE = 1e-9
+_SUM_ACCEPTED = (f"masses summing to 1 within {SUM_TOLERANCE:g} (normalize=True rescales a rounded table; "
+                 "exact masses within the tolerance are rescaled exactly)")
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -66,11 +69,7 @@ def _check_total(total: float, parameter: str, normalize: bool) -> None:
     if total <= 0:
         raise InvalidParameterError(parameter, total, "masses with a positive sum")
     if not normalize and abs(total - 1.0) > SUM_TOLERANCE:
-        raise InvalidParameterError(
-            parameter,
-            f"sum = {total!r}",
-            f"masses summing to 1 within {SUM_TOLERANCE:g} (use normalize=True / --normalize to rescale)",
-        )
+        raise InvalidParameterError(parameter, f"sum = {total!r}", _SUM_ACCEPTED)
 
 
 def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, exact,
@@ -86,9 +85,11 @@ def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, 
         ex = _as_fraction_array(exact, arr.shape)
         ex_total = sum(ex.ravel(), Fraction(0)) + exact_extra(ex)
         if ex_total != 1:
-            if not normalize:
-                raise InvalidParameterError("pmf", f"exact sum = {ex_total}", "exact masses summing to exactly 1")
+            # within SUM_TOLERANCE (checked on the floats) or asked to: rescaled exactly, and said so
+            if not normalize and abs(ex_total - 1) > Fraction(SUM_TOLERANCE):
+                raise InvalidParameterError("pmf", f"sum = {float(ex_total)!r}", _SUM_ACCEPTED)
             ex = _as_fraction_array([v / ex_total for v in ex.ravel()], arr.shape)
+            scaled = True
         arr = np.array([float(v) for v in ex.ravel()], dtype=np.float64).reshape(arr.shape)
         object.__setattr__(obj, "exact", ex)
     else:
@@ -307,6 +308,7 @@ class Channel:
 
     matrix: np.ndarray
     exact: np.ndarray | None = field(default=None, compare=False)
+    normalized: bool = field(default=False, compare=False)
 
     def __init__(self, matrix: Iterable[Iterable[float]] | np.ndarray, *, normalize: bool = False,
                  exact: np.ndarray | Sequence | None = None) -> None:
@@ -322,13 +324,15 @@ class Channel:
             raise InvalidParameterError(
                 "channel", f"row {row} sums to {sums[row]!r}",
                 f"rows summing to 1 within {SUM_TOLERANCE:g} (use normalize=True)")
+        scaled = bool(normalize and np.any(sums != 1.0))
         if exact is not None:
             ex = _as_fraction_array(exact, arr.shape)
             rows = []
             for i in range(arr.shape[0]):
                 s = sum(ex[i], Fraction(0))
-                if s != 1 and not normalize:
-                    raise InvalidParameterError("channel", f"exact row {i} sums to {s}", "rows summing to exactly 1")
+                if s != 1 and not normalize and abs(s - 1) > Fraction(SUM_TOLERANCE):
+                    raise InvalidParameterError("channel", f"row {i} sums to {float(s)!r}", "rows summing to exactly 1")
+                scaled = scaled or s != 1
                 rows.append([v / s for v in ex[i]])
             ex = _as_fraction_array(rows, arr.shape)
             arr = np.array([[float(v) for v in r] for r in ex], dtype=np.float64)
@@ -338,6 +342,7 @@ class Channel:
                 arr = arr / sums[:, None]
             object.__setattr__(self, "exact", None)
         object.__setattr__(self, "matrix", _frozen(arr))
+        object.__setattr__(self, "normalized", scaled)
 
     @property
     def n_inputs(self) -> int:

@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..resources import check, pld_bytes
 from ..target import check_delta, check_epsilon
 from .floating import FloatPair, LossDistribution
 from .profile import PrivacyProfile
@@ -390,7 +391,7 @@ def _best(cands: list[Bound], attr: str) -> tuple[float | None, str | None]:
 def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: float | None = None,
                  orders: Sequence[float] = DEFAULT_ORDERS, discretization: float = DISCRETIZATION,
                  max_combinations: int = MAX_COMBINATIONS, max_exact_states: int = MAX_EXACT_STATES,
-                 methods: Sequence[str] = METHODS) -> Composed:
+                 methods: Sequence[str] = METHODS, max_memory: int | None = None) -> Composed:
     """The tightest of several upper bounds on a (heterogeneous) composition.
 
     Parameters
@@ -411,6 +412,9 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
         pairs are always composed one by one; composed loss states of the ``exact`` bound).
     methods:
         Which bounds to compute (all by default).
+    max_memory:
+        Bytes the composed PLDs may take (:mod:`optnoise.resources`): their support grows
+        linearly in the counts, so a large count is refused before dp_accounting allocates it.
 
     Returns
     -------
@@ -441,6 +445,12 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
         raise InvalidParameterError("methods", sorted(unknown), ", ".join(METHODS))
 
     item_lds = [_distinct_lds(p) for p in profiles]
+    if "pld" in methods:
+        for lds, k in zip(item_lds, counts):
+            finite = np.concatenate([ld.losses[np.isfinite(ld.losses)] for ld in lds] + [np.zeros(1)])
+            cells = float(finite.max() - finite.min()) / discretization + 2
+            check(pld_bytes(cells, k), parameter="k", value=k, max_memory=max_memory,
+                  what=f"{int(k)} compositions of a loss distribution over {cells:.3g} grid points")
     # one mechanism: its pairs are composed one by one, which is tight (module docstring)
     cap = max(max_combinations, len(item_lds[0])) if len(item_lds) == 1 else max_combinations
     units, dominated = _units(item_lds, cap)
@@ -468,7 +478,7 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
 
 
 def compose(profile: PrivacyProfile, k: int, *, epsilon: float | None = None, delta: float | None = None,
-            discretization: float = DISCRETIZATION) -> Composed:
+            discretization: float = DISCRETIZATION, max_memory: int | None = None) -> Composed:
     """Guarantee of ``k`` independent releases of the same query: :func:`compose_best` of one item.
 
     Parameters
@@ -481,14 +491,18 @@ def compose(profile: PrivacyProfile, k: int, *, epsilon: float | None = None, de
         Where to evaluate: ``delta_dp`` at ``epsilon`` and/or ``epsilon_dp`` at ``delta``.
     discretization:
         Loss grid of the PLD; rounding is pessimistic, so values are upper bounds.
+    max_memory:
+        Bytes the composed PLDs may take (:mod:`optnoise.resources`): their support grows
+        linearly in ``k``, so a large ``k`` is refused before dp_accounting allocates it.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer, float)) or int(k) != k or k < 1:
         raise InvalidParameterError("k", k, "an integer k >= 1")
-    return compose_best([(profile, int(k))], epsilon=epsilon, delta=delta, discretization=discretization)
+    return compose_best([(profile, int(k))], epsilon=epsilon, delta=delta, discretization=discretization,
+                        max_memory=max_memory)
 
 
 def compose_sequence(items: Sequence[Item], *, epsilon: float | None = None, delta: float | None = None,
-                     discretization: float = DISCRETIZATION) -> Composed:
+                     discretization: float = DISCRETIZATION, max_memory: int | None = None) -> Composed:
     """Guarantee of different mechanisms applied to the same neighbouring datasets.
 
     Each item is ``(profile, count)``: a mechanism released ``count`` times. The result is
@@ -500,7 +514,7 @@ def compose_sequence(items: Sequence[Item], *, epsilon: float | None = None, del
     Examples: the columns of one record in a table release (each column's mechanism under
     the record's neighbourhood), or a daily statistic and a weekly one.
     """
-    return compose_best(items, epsilon=epsilon, delta=delta, discretization=discretization)
+    return compose_best(items, epsilon=epsilon, delta=delta, discretization=discretization, max_memory=max_memory)
 
 
 def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Sequence[float] = DEFAULT_ORDERS,

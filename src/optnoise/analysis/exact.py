@@ -42,10 +42,27 @@ def float_up(x: Fraction) -> float:
     return f
 
 
+#: ``exp_lower`` never returns more than ``2^EXP_CAP_BITS``. Every likelihood ratio an
+#: analysis meets is far below it (float masses are >= 2^-1074 and exact decimals are
+#: limited to 1000 digits, see :mod:`optnoise.io`), so above ``eps = EXP_CAP_BITS ln 2``
+#: (about 5678) delta is the mass facing impossible outputs, found without building a
+#: number of ``eps / ln 2`` bits (``eps = 1e30`` would need 1.4e30 bits).
+EXP_CAP_BITS = 8192
+
+
 def exp_lower(epsilon: float) -> Fraction:
-    """A rational lower bound of ``e^epsilon`` (exactly 1 at 0)."""
+    """A rational lower bound of ``e^epsilon`` (exactly 1 at 0).
+
+    Why a capped value is still never optimistic: every use of ``E = exp_lower(eps)``
+    needs only ``E <= e^eps`` -- a smaller ``E`` enlarges each excess ``p - E p'`` and the
+    set of ratios above ``E`` (delta_DP, delta_PDP) and tightens the ratio constraints a
+    quantized mechanism must keep (:mod:`optnoise.sampling`). So for huge ``eps`` the
+    bound ``2^EXP_CAP_BITS <= e^eps`` is used; it is tight whenever every ratio is below it.
+    """
     if epsilon == 0:
         return Fraction(1)
+    if epsilon >= EXP_CAP_BITS * math.log(2) + 1:  # then e^eps > 2^EXP_CAP_BITS with room to spare
+        return Fraction(2 ** EXP_CAP_BITS)
     with mpmath.workprec(_PREC):
         iv = mpmath.iv.exp(mpmath.iv.mpf(float(epsilon)))  # a float is an exact binary rational
         return _mpf_to_fraction(mpmath.mpf(iv.a))

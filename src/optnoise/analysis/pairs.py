@@ -27,6 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..resources import check, pairs_bytes
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 
@@ -64,7 +65,8 @@ def default_neighbourhood(mechanism: Representation,
 
 
 def neighbouring_pairs(mechanism: Representation, neighbourhood: Neighbourhood | InputPairs | None = None,
-                       *, exact: bool = False) -> tuple[list[PairMasses], Neighbourhood | InputPairs]:
+                       *, exact: bool = False,
+                       max_memory: int | None = None) -> tuple[list[PairMasses], Neighbourhood | InputPairs]:
     """Every ordered neighbouring pair of ``mechanism`` and the neighbourhood used.
 
     Parameters
@@ -75,22 +77,41 @@ def neighbouring_pairs(mechanism: Representation, neighbourhood: Neighbourhood |
         Query distances (additive noise) or input pairs (channels); default SD 1.
     exact:
         Fraction masses instead of floats.
+    max_memory:
+        Bytes the pairs may take (default: :func:`optnoise.resources.default_limit`);
+        larger analyses are refused before they are built.
     """
     nb = default_neighbourhood(mechanism, neighbourhood)
     if isinstance(mechanism, CyclicPMF):
+        shifts = nb.cyclic_shifts(mechanism.shape)  # type: ignore[union-attr]
+        _check_size(len(shifts), float(len(shifts)) * mechanism.size, exact, max_memory)
         f = fraction_array(mechanism.exact, mechanism.probs) if exact else mechanism.probs
         axes = tuple(range(f.ndim))
         out = []
-        for shift in nb.cyclic_shifts(mechanism.shape):  # type: ignore[union-attr]
+        for shift in shifts:
             q = np.roll(f, tuple(-s for s in shift), axis=axes)
             out.append(PairMasses(f.ravel(), q.ravel(), f"mu={shift[0] if len(shift) == 1 else shift}"))
         return out, nb
     if isinstance(mechanism, IntegerPMF):
-        return [_integer_pair(mechanism, mu, exact) for mu in nb.integer_shifts()], nb  # type: ignore[union-attr]
+        mus = nb.integer_shifts()  # type: ignore[union-attr]
+        periods = sum(t.period for t in (mechanism.left_tail, mechanism.right_tail) if t is not None)
+        reach = float(np.abs(np.asarray(mus, dtype=float)).sum())  # each pair's window grows by 2 |mu|
+        cells = float(len(mus)) * (mechanism.probs.size + periods) + 2 * reach
+        _check_size(len(mus), cells, exact, max_memory)
+        return [_integer_pair(mechanism, mu, exact) for mu in mus], nb
     if isinstance(mechanism, Channel):
+        ordered = nb.ordered(mechanism.n_inputs)  # type: ignore[union-attr]
+        _check_size(len(ordered), float(len(ordered)) * mechanism.n_outputs, exact, max_memory)
         m = fraction_array(mechanism.exact, mechanism.matrix) if exact else mechanism.matrix
-        return [PairMasses(m[a], m[b], f"x={a},x'={b}") for a, b in nb.ordered(mechanism.n_inputs)], nb  # type: ignore[union-attr]
+        return [PairMasses(m[a], m[b], f"x={a},x'={b}") for a, b in ordered], nb
     raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
+
+
+def _check_size(pairs: int, cells: float, exact: bool, max_memory: int | None) -> None:
+    """Refuse an analysis whose pairs would not fit (``cells`` masses over ``pairs`` pairs)."""
+    check(pairs_bytes(1, cells, exact=exact), parameter="neighbourhood", value=f"{pairs} neighbouring pairs",
+          what=f"the {'exact' if exact else 'float'} analysis of {pairs} pairs ({int(cells)} masses)",
+          max_memory=max_memory)
 
 
 def integer_masses(pmf: IntegerPMF, k: np.ndarray, *, exact: bool = False) -> np.ndarray:

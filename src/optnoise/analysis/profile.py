@@ -111,7 +111,7 @@ class PrivacyProfile:
 
 def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
                     neighbourhood: Neighbourhood | InputPairs | None = None, *,
-                    exact: bool = False) -> PrivacyProfile:
+                    exact: bool = False, max_memory: int | None = None) -> PrivacyProfile:
     """The :class:`PrivacyProfile` of a mechanism under a neighbourhood.
 
     Parameters
@@ -126,12 +126,15 @@ def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
         Rational arithmetic with outward rounding. Masses are the mechanism's exact
         twin when it has one (integer weights, exact decimals), otherwise the exact
         binary value of each float; tail ratios are exact binary values too.
+    max_memory:
+        Bytes the analysis may plan to use (:mod:`optnoise.resources`; default half the
+        machine's memory): larger analyses are refused before anything is built.
 
     >>> from optnoise import CyclicPMF, Neighbourhood
     >>> round(privacy_profile(CyclicPMF([0.5, 0.25, 0.25]), Neighbourhood.sd(1)).epsilon_pure, 6)
     0.693147
     """
-    pairs, nb = neighbouring_pairs(mechanism, neighbourhood, exact=exact)
+    pairs, nb = neighbouring_pairs(mechanism, neighbourhood, exact=exact, max_memory=max_memory)
     space = {CyclicPMF: "cyclic", IntegerPMF: "integer", Channel: "channel"}[type(mechanism)]
     if exact:
         from .exact import ExactPair  # local import: mpmath is needed only here

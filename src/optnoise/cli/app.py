@@ -1,20 +1,119 @@
-"""The typer application, ``--version``, and the console-script entry point."""
+"""The typer application, ``--version``, the last-resort handler and the entry point.
+
+Every way a command line can go wrong ends in one line on stderr and an exit code
+(docs/cli.md): usage errors that typer/click detect while parsing (unknown option,
+missing option, a value of the wrong type) exit 2 naming the flag and echoing the value;
+library errors are mapped by :mod:`.errors`; anything unexpected exits 1 with one line
+(``--debug`` anywhere on the command line shows the traceback instead); Ctrl-C exits 130.
+"""
 
 import sys
-from typing import Any, Callable
+import traceback
+import warnings
+from typing import Any, Callable, Sequence
 
 import typer
+from typer.core import TyperGroup
 
 from .. import __version__
-from .errors import cli_errors
+from ..errors import one_line, shorten
+from .errors import cli_errors, typed_value
 from .options import Group, with_groups
-from .render import err
+from .render import error_line, out
+
+#: Words for an option's Python type in "accepted: ...".
+_TYPE_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "Path": "a path",
+               "str": "a text value"}
+
+
+def _usage_message(exc: Any, argv: Sequence[str]) -> str:
+    """One line for a typer/click usage error: what was wrong, the value as typed, what is accepted."""
+    kind = type(exc).__name__
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path.replace(ctx.find_root().info_name or "", "optnoise", 1) if ctx else "optnoise"
+    param = getattr(exc, "param", None)
+    opts = list(getattr(param, "opts", []) or [])
+    flag = opts[0] if opts else (getattr(param, "human_readable_name", None) or "")
+    help_text = one_line(getattr(param, "help", None) or "")
+    if kind == "NoSuchOption":
+        name = getattr(exc, "option_name", "?")
+        maybe = sorted(getattr(exc, "possibilities", None) or [])
+        hint = f"did you mean {' or '.join(maybe[:3])}? " if maybe else ""
+        return (f"unknown option {shorten(repr(name))} for '{command}'; {hint}accepted: the options in "
+                f"'{command} --help'")
+    if kind == "MissingParameter":
+        what = flag or "an argument"
+        return f"missing {what} for '{command}'; accepted: {help_text or 'see ' + repr(command + ' --help')}"
+    if kind == "BadParameter" and param is not None:
+        typed = typed_value(argv, opts) if opts else None
+        shown = shorten(repr(typed)) if typed is not None else "(as typed)"
+        bare = getattr(param, "bare_type", None)
+        words = _TYPE_WORDS.get(str(bare() if callable(bare) else ""), "a valid value")
+        return f"invalid {flag}: {shown}; accepted: {words}" + (f" ({help_text})" if help_text else "")
+    if kind == "BadOptionUsage":
+        name = getattr(exc, "option_name", "") or flag
+        return f"{name} needs a value; accepted: {name} VALUE (see '{command} --help')"
+    text = one_line(exc.format_message() if hasattr(exc, "format_message") else str(exc))
+    if text.startswith("No such command"):
+        names = ", ".join(sorted(getattr(ctx.command, "commands", {}))) if ctx else ""
+        return f"unknown command {shorten(text.split(' ', 3)[-1].rstrip('.'))}; accepted: one of {names}"
+    if text.startswith("Got unexpected extra argument"):
+        extra = text.rsplit("(", 1)[-1].rstrip(")")
+        return f"unexpected argument(s) {shorten(repr(extra))} for '{command}'; accepted: the options in " \
+               f"'{command} --help'"
+    return f"{text} (see '{command} --help')"
+
+
+class OptnoiseGroup(TyperGroup):
+    """The root command: parses in non-standalone mode and answers every outcome itself."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        debug = "--debug" in argv
+        argv = [a for a in argv if a != "--debug"]
+        try:
+            with warnings.catch_warnings():  # library warnings (numpy, the solvers) would break the one-line rule
+                if not debug:
+                    warnings.simplefilter("ignore")
+                code = self._run(argv, prog_name, complete_var, extra)
+        except KeyboardInterrupt:
+            error_line("interrupted")
+            code = 130
+        except Exception as exc:  # the last resort: one line, exit 1 (the traceback only with --debug)
+            if debug:
+                traceback.print_exc()
+            else:
+                error_line(f"unexpected failure: {type(exc).__name__}: {shorten(one_line(exc), 300)} "
+                           "(rerun with --debug for the traceback)")
+            code = 1
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+    def _run(self, argv: list[str], prog_name: str | None, complete_var: str | None, extra: dict) -> int:
+        if not argv:
+            out.print(self.get_help(self.make_context(prog_name or "optnoise", ["--help"], resilient_parsing=True)),
+                      highlight=False)
+            return 0
+        extra.setdefault("obj", {"argv": argv})
+        try:
+            rv = super().main(argv, prog_name or "optnoise", complete_var, standalone_mode=False, **extra)
+        except typer.Abort:
+            error_line("aborted")
+            return 1
+        except typer.TyperException as exc:  # click's usage errors (ClickException) derive from it
+            error_line(_usage_message(exc, argv))
+            return int(getattr(exc, "exit_code", 2))
+        return rv if isinstance(rv, int) else 0
+
 
 app = typer.Typer(
+    cls=OptnoiseGroup,
     name="optnoise",
     help=("Optimal noise for differential privacy on discrete query answers (counts, hours, "
           "categories): design it, verify exactly what a mechanism guarantees, compare, release."),
-    no_args_is_help=True,
+    no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -43,18 +142,5 @@ def command(*groups: Group, flags: dict[str, str] | None = None) -> Callable[[Ca
 
 
 def main() -> None:
-    """Console-script entry point: exit 130 with one line on Ctrl-C, never a traceback."""
-    debug = "--debug" in sys.argv[1:]
-    if debug:
-        sys.argv.remove("--debug")
-    try:
-        app()
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
-    except Exception as exc:  # the last resort: one line, exit 1 (tracebacks only with --debug)
-        if debug:
-            raise
-        err.print(f"[bold red]error:[/] unexpected failure: {type(exc).__name__}: {exc}", highlight=False,
-                  soft_wrap=True)
-        sys.exit(1)
+    """Console-script entry point: the root command answers every outcome (:class:`OptnoiseGroup`)."""
+    app()

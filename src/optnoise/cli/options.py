@@ -140,3 +140,17 @@ TARGET = Group("target", (
     _opt("delta", "--delta", Optional[float], "Target delta (with --epsilon)."),
     _opt("guarantee", "--guarantee", Optional[str], "dp or pdp: the notion of the target."),
 ), TargetArgs)
+
+
+# ------------------------------------------------------------------ memory limit
+def _memory_limit(max_memory: Optional[str]) -> Optional[int]:
+    from ..resources import parse_memory
+    return None if max_memory is None else parse_memory(max_memory, parameter="--max-memory")
+
+
+#: ``--max-memory SIZE``: the command receives ``max_memory`` (bytes, or ``None`` for the default).
+LIMITS = Group("max_memory", (
+    _opt("max_memory", "--max-memory", Optional[str],
+         "Memory a computation may plan to use, e.g. 8G (default: half of this machine's memory); "
+         "larger problems are refused before anything is allocated."),
+), _memory_limit)

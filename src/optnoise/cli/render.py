@@ -9,7 +9,15 @@ from rich.markup import escape
 from rich.table import Table
 
 out = Console()
-err = Console(stderr=True)
+#: Messages on stderr never wrap: the contract's failures are one line each.
+err = Console(stderr=True, soft_wrap=True)
+
+
+def error_line(message: str) -> None:
+    """The one line of a failure on stderr: ``error: MESSAGE`` (the message's text is shown
+    as is, never read as markup)."""
+    from ..errors import one_line
+    err.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False)
 
 
 def fmt(x: Any) -> str:

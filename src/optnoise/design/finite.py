@@ -40,6 +40,7 @@ from ..errors import DesignError, InvalidParameterError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import CyclicPMF
+from ..resources import check, design_lp_bytes
 from ..target import Target
 from .model import Shifts, column, cost_row, cyclic_shift_table, eye_block, mass_row, ratio_block, sum_rows
 from .report import DesignResult
@@ -293,6 +294,10 @@ def _meets(f: np.ndarray, shape: tuple[int, ...], nb: Neighbourhood, target: Tar
     return privacy_profile(CyclicPMF(f.reshape(shape)), nb).meets(target)
 
 
+#: Epsilon range of the LP/MILP: a larger target is designed at the largest (see design_finite);
+#: a smaller one is refused (``e^eps - 1`` must exceed the solver's margins, 1e-10).
+SOLVER_EPSILON_MIN, SOLVER_EPSILON_MAX = 1e-9, 20.0
+
 #: Smallest mass a repaired pure-DP design may hold (far above the subnormal range).
 MASS_FLOOR = 1e-300
 
@@ -312,11 +317,12 @@ def ratio_lift(f: np.ndarray, sh: Shifts, e: float) -> np.ndarray:
     inv = np.empty_like(sh.partner)
     for k in range(sh.k):
         inv[k, sh.partner[k]] = np.arange(sh.n)   # inv[k, j]: the eta with eta + mu_k = j
-    while True:
+    for _ in range(sh.n + 1):  # a lift travels at most the graph's diameter < n steps
         need = (g[inv] / e).max(axis=0)
         if np.all(need <= g):
             return g / g.sum()
         g = np.maximum(g, need)
+    raise DesignError(f"the ratio lift did not converge (e^eps = {e!r} leaves no room for the ratio constraints)")
 
 
 def _repair_with_uniform(f: np.ndarray, shape, nb, target: Target) -> tuple[np.ndarray, float]:
@@ -338,7 +344,8 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
                   neighbourhood: Neighbourhood | None = None,
                   cost: str | Cost | Sequence[float] | np.ndarray = "er", minimize: str = "cost",
                   max_cost: float | None = None, formulation: str = "standard",
-                  time_limit: float | None = None, use_closed_form: bool = True) -> FiniteDesign:
+                  time_limit: float | None = None, use_closed_form: bool = True,
+                  max_memory: int | None = None) -> FiniteDesign:
     """Optimal noise PMF on ``{0..n}`` (or a product domain), added mod ``n + 1``.
 
     Parameters
@@ -366,6 +373,15 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     use_closed_form:
         Use a closed form where the tests prove it optimal (directed SD/BD, ER,
         ``delta = 0``): Kadam Lemmas 3 and 4.
+    max_memory:
+        Bytes the LP/MILP may take (:mod:`optnoise.resources`; default half the machine's
+        memory): a larger model is refused from ``n`` and the number of distances before
+        it is built.
+
+    Above ``epsilon = SOLVER_EPSILON_MAX`` the ratio constraints ``f <= e^eps f'`` have
+    coefficients beyond the solver's numerical range (at ``eps = 36`` HiGHS reports
+    feasible problems infeasible): the design is then made at ``SOLVER_EPSILON_MAX``,
+    which also meets the larger epsilon, and reported with ``optimal = False``.
 
     Returns
     -------
@@ -387,6 +403,9 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     elif epsilon is not None:
         raise InvalidParameterError("epsilon", epsilon, "either target= or epsilon=/delta=/notion=, not both")
     eps, notion = target.epsilon, target.notion
+    if eps < SOLVER_EPSILON_MIN:
+        raise InvalidParameterError("epsilon", eps, f"a real number >= {SOLVER_EPSILON_MIN:g} for a solver design "
+                                    "(below, e^eps - 1 is within the solver's tolerances)")
     if minimize == "delta":
         if max_cost is None or not math.isfinite(float(max_cost)) or float(max_cost) < 0:
             raise InvalidParameterError("max_cost", max_cost, "a cost bound >= 0 (needed with minimize='delta')")
@@ -400,11 +419,21 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) > 0):
         raise InvalidParameterError("time_limit", time_limit, "a number of seconds > 0")
     nb = neighbourhood if neighbourhood is not None else Neighbourhood.sd(1)
+    values, shifts = int(np.prod(shape)), len(nb.cyclic_shifts(shape))
+    kind = "pure" if dlt == 0.0 and minimize == "cost" else "dp" if notion == "dp" else "pdp"
+    check(design_lp_bytes(values, shifts, kind=kind), parameter="n", value=n, max_memory=max_memory,
+          what=f"the {'MILP' if kind == 'pdp' else 'LP'} over {values} noise values x {shifts} distances")
     cost_name = cost if isinstance(cost, str) else cost.name if isinstance(cost, Cost) else "user"
     rho = cost_vector(cost, shape)
+    if not np.all(np.isfinite(rho)):
+        raise InvalidParameterError("cost", cost_name, "a cost with finite values on the domain")
     sh = cyclic_shift_table(shape, nb)  # validates distances against the domain
-    e = math.exp(eps)
+    eps_solve = min(eps, SOLVER_EPSILON_MAX)
+    e = math.exp(eps_solve)
     notes: list[str] = []
+    if eps_solve < eps:
+        notes.append(f"designed at eps = {eps_solve:g} (the solver cannot resolve ratios e^eps beyond it); the PMF "
+                     f"meets eps = {eps:g} too, but a PMF closer to the optimum may exist (optimal: false)")
     t0 = time.perf_counter()
     gap = None
     delta_min = None
@@ -412,7 +441,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     closed = None
     if use_closed_form and minimize == "cost" and dlt == 0.0 and cost_name == "er" and len(shape) == 1:
         from .closed_forms import closed_form_delta0
-        closed = closed_form_delta0(shape[0] - 1, eps, nb)
+        closed = closed_form_delta0(shape[0] - 1, eps_solve, nb)
     if closed is not None:
         f = closed
         method, optimal = "closed-form", True
@@ -433,7 +462,9 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     f = _clean(np.asarray(f, dtype=float))
     if minimize == "delta":
         target = Target(eps, min(float(delta_min or 0.0) + 1e-12, math.nextafter(1.0, 0.0)), notion)
-    if target.pure and not _meets(f, shape, nb, target):
+    if target.pure and privacy_profile(CyclicPMF(f.reshape(shape)), nb).epsilon_pure > eps_solve:
+        # strict, not within MEETS_TOLERANCE: a pure design's ratios must not exceed e^eps by an ulp
+        # (float closed forms do), or its certificate shows delta_DP ~ 1e-17 instead of 0
         f = ratio_lift(f, sh, e * (1 - RATIO_MARGIN))
         notes.append("masses below the ratio constraints (solver round-off, float underflow) lifted to the "
                      "smallest feasible values, floor 1e-300")
@@ -454,7 +485,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         pmf=pmf, cost=cost_name, expected_cost=float(np.dot(rho, f)),
         error_rate=float(1.0 - pmf.probs.ravel()[0]), noise_second_moment=second,
         squared_error_worst=worst, squared_error_average=avg, target=target,
-        neighbourhood=nb, method=method, optimal=optimal, solve_seconds=seconds,
+        neighbourhood=nb, method=method, optimal=optimal and eps_solve == eps, solve_seconds=seconds,
         formulation=formulation, minimize=minimize, delta_min=delta_min, mip_gap=gap, notes=tuple(notes))
 
 

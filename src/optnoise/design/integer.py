@@ -30,6 +30,7 @@ from ..errors import DesignError, InvalidParameterError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import GeometricTail, IntegerPMF
+from ..resources import check, tailed_lp_bytes
 from ..target import Target, check_epsilon, check_sensitivity
 from .report import DesignResult
 from .solver import RATIO_MARGIN, solve_lp
@@ -283,8 +284,27 @@ def solve_tailed_lp(window: TailedWindow, epsilon: float, objective: np.ndarray,
     return vmap @ (res.x[:nv] * s)
 
 
+#: Epsilon range of the integer-line LPs. Above, masses ``e^(-eps |i| / Delta)`` leave the
+#: double range within a few steps and the lifted answer no longer certifies (eps = 80 fails
+#: with sensitivity 1; the optimal noise is 0 except with probability below e^-50 anyway).
+#: Below, ``e^eps - 1`` nears the LP's tolerances and the answer certifies a few ulps above
+#: the target (eps = 3e-5 fails with sensitivity 3).
+LINE_EPSILON_MIN, LINE_EPSILON_MAX = 1e-4, 50.0
+
+
+def check_line_epsilon(epsilon: float) -> float:
+    """An epsilon for the integer-line LPs, in ``[LINE_EPSILON_MIN, LINE_EPSILON_MAX]``."""
+    eps = check_epsilon(epsilon, allow_zero=False)
+    if not LINE_EPSILON_MIN <= eps <= LINE_EPSILON_MAX:
+        raise InvalidParameterError("epsilon", epsilon, f"a real number from {LINE_EPSILON_MIN:g} to "
+                                    f"{LINE_EPSILON_MAX:g} for the integer-line LP (beyond, its masses leave the "
+                                    "double range; below, e^eps - 1 nears the solver's tolerances)")
+    return eps
+
+
 def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Callable = "abs", *,
-                   half_width: int | None = None, time_limit: float | None = None) -> IntegerDesign:
+                   half_width: int | None = None, time_limit: float | None = None,
+                   max_memory: int | None = None) -> IntegerDesign:
     """Minimum-cost eps-DP noise on ``Z`` for integer sensitivity ``Delta`` (problem (78)).
 
     Solves the LP over the window with exact staircase tails; for a symmetric cost that
@@ -300,11 +320,17 @@ def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Call
         ``abs``, ``sq``, ``pow:K`` or a vectorised callable ``L(x)``.
     half_width:
         Window ``-L..L``; default ``max(4 Delta, 8)``.
+    max_memory:
+        Bytes the LP may take (:mod:`optnoise.resources`): about ``2 Delta (2L + 1)`` DP rows,
+        refused before they are built.
     """
-    eps = check_epsilon(epsilon, allow_zero=False)
+    eps = check_line_epsilon(epsilon)
     d = check_sensitivity(sensitivity)
     c = parse_cost(cost)
     half = check_window(max(4 * d, 8) if half_width is None else half_width, d)
+    check(tailed_lp_bytes(2 * half + 1, d), parameter="sensitivity" if half_width is None else "half_width",
+          value=d if half_width is None else half_width, max_memory=max_memory,
+          what=f"the LP over a window of {2 * half + 1} masses with sensitivity {d}")
     window = TailedWindow(half, d, math.exp(-eps))
     t0 = time.perf_counter()
     objective = tail_cost_rows(window, c)

@@ -8,6 +8,7 @@ from functools import cached_property
 from ..families.rr import rr_error_bounds, rr_optimal_p, rr_pmf
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
+from ..resources import check, distances_bytes, pairs_bytes
 from ..target import Target
 from .report import DesignResult
 
@@ -45,12 +46,19 @@ class RRDesign(DesignResult):
                 "error_bounds": {"lower": lower, "upper": upper}, "certificate": self.analysis.to_json()}
 
 
-def design_rr(categories: int, *, epsilon: float, delta: float = 0.0) -> RRDesign:
+def design_rr(categories: int, *, epsilon: float, delta: float = 0.0, max_memory: int | None = None) -> RRDesign:
     """Holohan et al. Theorems 8 and 10: the most accurate (eps, delta)-DP K-ary randomized response.
+
+    ``max_memory`` bounds its analysis (every category may become any other: ``2 (K - 1)``
+    ordered pairs of ``K`` masses; :mod:`optnoise.resources`).
 
     >>> d = design_rr(4, epsilon=1.0)
     >>> round(d.p_keep, 4), d.mechanism.meets()
     (0.4754, True)
     """
     rr_optimal_p(categories, epsilon, delta)  # validates categories, epsilon and delta
+    k = int(categories)
+    check(pairs_bytes(2 * (k - 1), k) + distances_bytes(k), parameter="categories", value=categories,
+          what=f"the analysis of {k}-ary randomized response ({2 * (k - 1)} pairs of {k} masses)",
+          max_memory=max_memory)
     return RRDesign(int(categories), Target(epsilon, delta))

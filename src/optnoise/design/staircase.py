@@ -17,9 +17,14 @@ from ..costs import Cost, parse_cost
 from ..errors import InvalidParameterError
 from ..families import staircase as st
 from ..mechanism import Mechanism
+from ..resources import array_bytes, check
 from ..target import check_epsilon, check_sensitivity
 from .integer import line_mechanism
 from .report import DesignResult
+
+#: Epsilon range: the staircase decays by ``b = e^-eps``, a normal double up to ``eps = 708``;
+#: its formulas divide by ``1 - b``, which carries a relative error of ``1e-16 / eps``.
+EPSILON_MIN, EPSILON_MAX = 1e-9, 700.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,7 +62,7 @@ class StaircaseDesign(DesignResult):
 
 def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost | Callable = "abs", *,
                      discrete: bool = False, gamma: float | None = None, r: int | None = None,
-                     lp: bool = False) -> StaircaseDesign:
+                     lp: bool = False, max_memory: int | None = None) -> StaircaseDesign:
     """The optimal staircase (or a given member) for ``cost``, its cost and the gain over
     Laplace (continuous) or the geometric mechanism (discrete).
 
@@ -75,25 +80,36 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         Evaluate this member instead of the optimum (``gamma`` continuous, ``r`` discrete).
     lp:
         With ``discrete``: also solve the integer-line LP (Theorem 13 check).
+    max_memory:
+        Bytes the computation may take (:mod:`optnoise.resources`): every member ``P_r``
+        for ``discrete``, the LP with ``lp``.
     """
     eps = check_epsilon(epsilon, allow_zero=False)
+    if not EPSILON_MIN <= eps <= EPSILON_MAX:
+        raise InvalidParameterError("epsilon", epsilon, f"a real number from {EPSILON_MIN:g} to {EPSILON_MAX:g} (the "
+                                    "staircase decays by b = e^-eps per step: 1 - b must be resolved in double "
+                                    "precision and b must stay a normal double)")
     c = parse_cost(cost)
     if c.circular:
         raise InvalidParameterError("cost", c.name, "abs, sq or pow:K (a cost on the real line)")
     report: dict[str, Any] = {}
     if discrete:
         if gamma is not None:
-            raise InvalidParameterError("gamma", gamma, "r= with discrete=True (gamma is for the continuous staircase)")
+            raise InvalidParameterError("gamma", gamma, "no gamma with discrete=True (gamma is for the continuous "
+                                                        "staircase; r picks a discrete member)")
         d = check_sensitivity(sensitivity)
+        check(array_bytes(d, 8, copies=12), parameter="sensitivity", value=sensitivity, max_memory=max_memory,
+              what=f"the costs of the {d} staircases P_r")
         choice = st.r_star(eps, d, c)
         chosen = choice.r if r is None else st.check_r(r, d)
         value = choice.costs[chosen - 1]
         base = st.geometric_cost(eps, d, c)
         report.update({"r": chosen, "r_star": choice.r, "optimal": chosen == choice.r, "expected_cost": value,
-                       "geometric_cost": base, "gain": base / value, "costs_by_r": list(choice.costs)})
+                       "geometric_cost": base, "gain": base / value if value > 0 else None,
+                       "costs_by_r": list(choice.costs)})
         if lp:
             from .integer import design_integer
-            des = design_integer(eps, d, c)
+            des = design_integer(eps, d, c, max_memory=max_memory)
             report["lp_expected_cost"] = des.expected_cost
             report["lp_relative_gap"] = abs(des.expected_cost - choice.expected_cost) / choice.expected_cost
         return StaircaseDesign(eps, d, c, True, report)
@@ -107,7 +123,7 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
     base = st.laplace_cost(eps, c, d)
     heur = st.gamma_heuristic(eps)
     report.update({"gamma": g, "gamma_star": g_star, "optimal": gamma is None, "expected_cost": value,
-                   "laplace_cost": base, "gain": base / value, "gamma_heuristic": heur,
+                   "laplace_cost": base, "gain": base / value if value > 0 else None, "gamma_heuristic": heur,
                    "heuristic_cost": st.Staircase(eps, d, heur).expected_cost(c),
                    "gamma_source": {1.0: "closed form (43)", 2.0: "closed form (50)"}.get(
                        c.power, "numeric minimisation over gamma (Theorem 4)")})

@@ -36,9 +36,11 @@ from ..costs import expected_cost, power_cost
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism
 from ..pmf import IntegerPMF
+from ..resources import array_bytes, check, tailed_lp_bytes
 from ..specs import parse_spec
-from ..target import check_epsilon, check_sensitivity
-from .integer import TailedWindow, check_window, finish, line_mechanism, solve_tailed_lp, tail_cost_rows
+from ..target import check_sensitivity
+from .integer import (TailedWindow, check_line_epsilon, check_window, finish, line_mechanism, solve_tailed_lp,
+                      tail_cost_rows)
 from .report import DesignResult
 
 #: Input mass dropped on each side when an infinite input (Gaussian, Poisson) is cut to a window.
@@ -56,11 +58,12 @@ def _trim(probs: np.ndarray, offset: int) -> tuple[IntegerPMF, float]:
     return IntegerPMF(kept, offset=offset - lo, normalize=True), dropped
 
 
-def input_distribution(spec: str) -> tuple[IntegerPMF, float, str]:
+def input_distribution(spec: str, *, max_memory: int | None = None) -> tuple[IntegerPMF, float, str]:
     """``gaussian:MU,SIGMA`` (discretised by Qin's (2)), ``poisson:LAMBDA`` or ``pmf-file:PATH``.
 
     Returns the input PMF (finite support), the mass dropped when cutting an infinite
-    input (at most ``2e-15``) and a description.
+    input (at most ``2e-15``) and a description. ``max_memory`` bounds the support built
+    before it is cut (:mod:`optnoise.resources`).
     """
     from ..families.qin import qin_gaussian_pmf
 
@@ -72,6 +75,8 @@ def input_distribution(spec: str) -> tuple[IntegerPMF, float, str]:
         sigma = parsed.number(1, parameter="input", accepted=accepted)
         if not sigma > 0:
             raise InvalidParameterError("input", spec, "gaussian:MU,SIGMA with SIGMA > 0")
+        check(array_bytes(80 * sigma + 2, 8, copies=12), parameter="input", value=spec, max_memory=max_memory,
+              what=f"a Gaussian input over {80 * sigma + 2:.3g} integers")
         g = qin_gaussian_pmf(sigma, mu)
         pmf, dropped = _trim(g.probs, g.offset)
         return pmf, dropped, f"discretised Gaussian mu={mu:g}, sigma={sigma:g}"
@@ -80,6 +85,9 @@ def input_distribution(spec: str) -> tuple[IntegerPMF, float, str]:
         lam = parsed.number(0, parameter="input", accepted=accepted)
         if not lam > 0:
             raise InvalidParameterError("input", spec, "poisson:LAMBDA with LAMBDA > 0")
+        support = lam + 40.0 * math.sqrt(lam) + 40.0
+        check(array_bytes(support, 8, copies=12), parameter="input", value=spec, max_memory=max_memory,
+              what=f"a Poisson input over {support:.3g} integers")
         k = np.arange(0, int(math.ceil(lam + 40.0 * math.sqrt(lam) + 40.0)))
         from scipy.stats import poisson
 
@@ -90,7 +98,7 @@ def input_distribution(spec: str) -> tuple[IntegerPMF, float, str]:
 
         parsed.count(1, 1, parameter="input", accepted=accepted)
         path = parsed.params[0]
-        data = read_pmf_file(Path(path), parameter="input")
+        data = read_pmf_file(Path(path), parameter="input", max_memory=max_memory)
         offset = data["offset"] if data["offset"] is not None else 0
         return IntegerPMF(data["pmf"], offset=offset), 0.0, f"PMF from {path} (pmf[i] at i - {offset})"
     raise InvalidParameterError("input", spec, accepted)
@@ -178,7 +186,8 @@ def _w1_rows(x: IntegerPMF, window: TailedWindow) -> tuple[np.ndarray, sp.csr_ma
 
 def design_wasserstein(x: IntegerPMF, epsilon: float, sensitivity: int, *, objective: str = "w1",
                        half_width: int | None = None, input_description: str = "user PMF",
-                       input_dropped_mass: float = 0.0, time_limit: float | None = None) -> WassersteinDesign:
+                       input_dropped_mass: float = 0.0, time_limit: float | None = None,
+                       max_memory: int | None = None) -> WassersteinDesign:
     """eps-DP noise on Z (adjacency ``m`` = ``sensitivity``) minimising W1 or, for P2, ``E|theta|``.
 
     Parameters
@@ -191,8 +200,11 @@ def design_wasserstein(x: IntegerPMF, epsilon: float, sensitivity: int, *, objec
         ``w1`` (exact, problem P1) or ``expected-abs`` (the paper's P2).
     half_width:
         Noise window ``-L..L``; default ``max(xhi - xlo, 4 m)``; must be ``>= xhi - xlo``.
+    max_memory:
+        Bytes the LP may take (:mod:`optnoise.resources`): refused from the window, the
+        sensitivity and the input's span before it is built.
     """
-    eps = check_epsilon(epsilon, allow_zero=False)
+    eps = check_line_epsilon(epsilon)
     m = check_sensitivity(sensitivity)
     if objective not in OBJECTIVES:
         raise InvalidParameterError("objective", objective, "w1 or expected-abs")
@@ -202,6 +214,16 @@ def design_wasserstein(x: IntegerPMF, epsilon: float, sensitivity: int, *, objec
     half = check_window(max(span, 4 * m) if half_width is None else half_width, m)
     if half < span:
         raise InvalidParameterError("half_width", half, f"a half-width >= the input's span {span}")
+    n = 2.0 * half + 1
+    if objective == "w1":  # the epigraph: 2 span rows over the window, dense, and their build
+        estimate = tailed_lp_bytes(n, m, extra_rows=2.0 * span, extra_nonzeros=2.0 * span * n) + 48.0 * span * n
+    else:
+        estimate = tailed_lp_bytes(n, m, symmetric=True)
+    # the size comes from the window: given, or set by the sensitivity (4 m) or the input's span
+    culprit = ("half_width", half_width) if half_width is not None else \
+        ("sensitivity", m) if 4 * m >= span else ("x", input_description)
+    check(estimate, parameter=culprit[0], value=culprit[1], max_memory=max_memory,
+          what=f"the LP over a window of {int(n)} masses (sensitivity {m}, input span {span})")
     window = TailedWindow(half, m, math.exp(-eps))
     t0 = time.perf_counter()
     if objective == "w1":

@@ -24,6 +24,7 @@ from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, IntegerPMF
 from ..search import boundary
+from ..resources import array_bytes, check
 from ..specs import Spec, parse_spec
 from ..target import Target
 from .baselines import (
@@ -74,6 +75,8 @@ class Family:
     n_params: tuple[int, int]
     calibration: Calibration | None = None
     renyi: Callable[[Spec, tuple[int, ...], tuple[float, ...]], RenyiReport | None] | None = None
+    #: Number of masses the builder allocates, from the spec (checked before building).
+    size: Callable[[Spec], float] | None = None
 
     def to_json(self) -> dict:
         out = {"name": self.name, "params": self.params, "space": self.space, "description": self.description}
@@ -117,6 +120,17 @@ def _discrete_gaussian_renyi(spec: Spec, shifts: tuple[int, ...], orders: tuple[
     rho = max(d * d for d in shifts) / (2.0 * sigma * sigma)
     return RenyiReport(orders, values, ZCDP(rho, 1.0, rho),
                        basis="closed form: discrete Gaussian on Z (Canonne, Kamath & Steinke 2020)")
+def _size(*terms: Callable[[list[float]], float]) -> Callable[[Spec], float]:
+    """A family's window size from its numeric parameters (0 when they do not parse: the
+    builder then reports them)."""
+    def size(spec: Spec) -> float:
+        try:
+            values = [float(p) for p in spec.params]
+            total = sum(t(values) for t in terms)
+        except (ValueError, IndexError, OverflowError):
+            return 0.0
+        return total if math.isfinite(total) else math.inf
+    return size
 
 
 def _line(make: Callable[[float], IntegerPMF]) -> Callable[[float, int, str], CyclicPMF | Channel]:
@@ -133,7 +147,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "discrete Gaussian (Canonne, Kamath, Steinke 2020), p(k) proportional to exp(-(k-MU)^2 / 2 SIGMA^2)",
            lambda s: discrete_gaussian_pmf(_num(s, 0, "SIGMA"), _num(s, 1, "MU", 0.0)), (1, 2),
            Calibration("sigma", 0.02, lambda n: 1e4, "larger", _line(discrete_gaussian_pmf)),
-           renyi=_discrete_gaussian_renyi),
+           renyi=_discrete_gaussian_renyi,
+           size=_size(lambda v: 80 * abs(v[0]) + 2 * abs(v[1] if len(v) > 1 else 0.0))),
     Family("exponential", "N,BETA", "channel",
            "exponential mechanism on {0..N} with utility -|q - k|, P(k | q) proportional to exp(-BETA |q - k|) "
            "(McSherry & Talwar; Kadam footnote 6); neighbours from the distance flags, no wrap-around",
@@ -143,22 +158,27 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "K-ary randomized response as cyclic noise on {0..K-1}: mass 1-(K-1)P at 0 and P elsewhere "
            "(calibrated through RHO = (K-1)P, the probability of reporting another value)",
            lambda s: rr_pmf(_int(s, 0, "K"), _num(s, 1, "P")), (2, 2),
-           Calibration("rho", 0.0, lambda n: n / (n + 1), "larger", lambda x, n, b: data_independent_pmf(n, x))),
+           Calibration("rho", 0.0, lambda n: n / (n + 1), "larger", lambda x, n, b: data_independent_pmf(n, x)),
+           size=_size(lambda v: abs(v[0]))),
     Family("staircase", "EPS,D,R", "integer",
            "Geng & Viswanath's discrete staircase P_r (82)-(83): eps-DP for sensitivity D, 1 <= R <= D",
-           lambda s: discrete_staircase_pmf(_num(s, 0, "EPS"), _int(s, 1, "D"), _int(s, 2, "R")), (3, 3)),
+           lambda s: discrete_staircase_pmf(_num(s, 0, "EPS"), _int(s, 1, "D"), _int(s, 2, "R")), (3, 3),
+           size=_size(lambda v: 2 * abs(v[1]))),
     Family("qin-gaussian", "SIGMA[,MU]", "integer",
            "Qin et al. (13): Gaussian discretised by (2), p(k) = Phi((k+1-MU)/SIGMA) - Phi((k-MU)/SIGMA)",
-           lambda s: qin_gaussian_pmf(_num(s, 0, "SIGMA"), _num(s, 1, "MU", 0.0)), (1, 2)),
+           lambda s: qin_gaussian_pmf(_num(s, 0, "SIGMA"), _num(s, 1, "MU", 0.0)), (1, 2),
+           size=_size(lambda v: 80 * abs(v[0]))),
     Family("qin-laplace", "LAMBDA[,MU]", "integer",
            "Qin et al.: Laplace with scale LAMBDA discretised by (2) (exact geometric tails)",
            lambda s: qin_laplace_pmf(_num(s, 0, "LAMBDA"), _num(s, 1, "MU", 0.0)), (1, 2)),
     Family("qin-staircase", "A,RHO", "integer",
            "Qin et al. (20): stairs of width A, mass (1-RHO)/(2A) RHO^j on [jA, (j+1)A) and its mirror",
-           lambda s: qin_staircase_pmf(_int(s, 0, "A"), _num(s, 1, "RHO")), (2, 2)),
+           lambda s: qin_staircase_pmf(_int(s, 0, "A"), _num(s, 1, "RHO")), (2, 2),
+           size=_size(lambda v: 2 * abs(v[0]))),
     Family("qin-uniform", "A,B", "integer",
            "Qin et al. (22): uniform on the integers A..B",
-           lambda s: qin_uniform_pmf(_int(s, 0, "A"), _int(s, 1, "B")), (2, 2)),
+           lambda s: qin_uniform_pmf(_int(s, 0, "A"), _int(s, 1, "B")), (2, 2),
+           size=_size(lambda v: abs(v[1] - v[0]))),
     Family("qin-exponential", "ETA", "integer",
            "Qin et al. (23) normalised over k = 1, 2, ...: (1 - e^-ETA) e^(-ETA (k-1)) "
            "(as printed it sums to ETA/(e^ETA - 1))",
@@ -181,13 +201,18 @@ def get_family(name: str, *, parameter: str = "family") -> Family:
     return fam
 
 
-def parse_family(spec: str) -> tuple[Family, "Representation | ChannelFamily"]:
-    """Build the mechanism of a ``NAME:PARAMS`` specification."""
+def parse_family(spec: str, *, max_memory: int | None = None) -> tuple[Family, "Representation | ChannelFamily"]:
+    """Build the mechanism of a ``NAME:PARAMS`` specification; a window that would not fit
+    ``max_memory`` (:mod:`optnoise.resources`) is refused before it is built."""
     parsed = parse_spec(spec, parameter="family")
     fam = FAMILIES.get(parsed.name)
     if fam is None:
         raise InvalidParameterError("family", spec, "one of " + ", ".join(f"{f.name}:{f.params}" for f in FAMILIES.values()))
     parsed.count(*fam.n_params, parameter="family", accepted=f"{fam.name}:{fam.params}")
+    if fam.size is not None:
+        cells = fam.size(parsed)
+        check(array_bytes(cells, 8, copies=12), parameter="family", value=spec,
+              what=f"a window of {cells:.3g} masses", max_memory=max_memory)
     try:
         return fam, fam.build(parsed)
     except InvalidParameterError as exc:

@@ -42,7 +42,23 @@ def rr_optimal_p(k: int, epsilon: float, delta: float = 0.0) -> float:
         raise InvalidParameterError("categories", k, "an integer number of categories >= 2")
     eps = check_epsilon(epsilon)
     d = check_delta(delta)
-    return (1.0 - d) / (math.exp(eps) + (int(k) - 1))
+    # (1 - delta) e^-eps / (1 + m e^-eps): the same value, without overflow for large eps;
+    # floored at P_FLOOR, where e^-eps underflows (more noise than the optimum: still private)
+    r = math.exp(-eps)
+    m = int(k) - 1
+    # raised by RATIO_MARGIN: the hockey-stick of (1 - m p, p) is exactly delta in reals, and
+    # float round-off must not make a pure design certify delta_DP = 1e-16 instead of 0
+    return max((1.0 - d) * r / (1.0 + m * r) * (1.0 + RATIO_MARGIN), P_FLOOR)
+
+
+#: Relative margin on the optimal ``P`` (far above float round-off, far below any effect).
+RATIO_MARGIN = 1e-12
+
+
+#: Smallest off-diagonal probability used: ``1e-300`` keeps every mass a normal float, and its
+#: likelihood ratio ``(1 - m P) / P <= 1e300 = e^690.8`` meets every epsilon whose optimal
+#: ``P`` is smaller (a larger ``P`` is more private: the mechanism moves towards uniform).
+P_FLOOR = 1e-300
 
 
 def rr_error_bounds(k: int, epsilon: float, delta: float, rows: int = 1) -> tuple[float, float]:
@@ -50,7 +66,8 @@ def rr_error_bounds(k: int, epsilon: float, delta: float, rows: int = 1) -> tupl
     for the expected number of changed rows ``E`` of an ``(eps, delta)``-DP product
     sanitisation on ``rows`` rows; the lower bound is attained by :func:`rr_optimal_p`."""
     m = int(k) - 1
-    return rows * (1.0 - delta) / (1.0 + math.exp(epsilon) / m), rows * m / (m + 1)
+    r = math.exp(-epsilon)
+    return rows * (1.0 - delta) * m * r / (m * r + 1.0), rows * m / (m + 1)
 
 
 def hamming_exponential_k_max(m: int, epsilon: float, delta: float) -> float:

@@ -8,16 +8,17 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import neighbourhood
-from ..options import NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Plot
+from ..options import LIMITS, NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Plot
 from ..render import echo_json, err, fmt, out
 from .shared import check_png, parse_list
 
 _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"
 
 
-@command(NEIGHBOURHOOD)
+@command(NEIGHBOURHOOD, LIMITS)
 def compare(
     nb: NeighbourhoodArgs,
+    max_memory: Optional[int],
     epsilons: Annotated[str, typer.Option("--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2.")],
     n: Annotated[Optional[int], typer.Option(
         "--n", help="Domain {0..N}. Required unless --releases with --space integer.")] = None,
@@ -62,16 +63,16 @@ def compare(
         raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n})")
     mech_list = [m.strip() for m in mechanisms.split(",") if m.strip()]
     check_png(plot)
-    hood = neighbourhood(nb)
-    with (Progress(console=err, transient=True) if not as_json else nullcontext()) as prog:
+    hood = neighbourhood(nb, largest=n if n >= 1 else None, max_memory=max_memory)
+    with (Progress(console=err, transient=True) if not as_json and err.is_terminal else nullcontext()) as prog:
         task = prog.add_task("calibrating", total=len(eps_list) * len(mech_list)) if prog else None
         tick = (lambda: prog.advance(task)) if prog else None
         if target_cost is None:
             rows = cmp.compare(n, eps_list, delta=delta, cost=cost, mechanisms=mech_list, boundary=boundary,
-                               neighbourhood=hood, notion=guarantee_, progress=tick)
+                               neighbourhood=hood, notion=guarantee_, progress=tick, max_memory=max_memory)
         else:
             rows = cmp.compare_at_cost(n, eps_list, target_cost, cost=cost, mechanisms=mech_list, boundary=boundary,
-                                       neighbourhood=hood, notion=guarantee_, progress=tick)
+                                       neighbourhood=hood, notion=guarantee_, progress=tick, max_memory=max_memory)
     payload = {"n": n, "cost": cost, "boundary": boundary, "guarantee": guarantee_, "neighbourhood": hood.to_json(),
                "target_cost": target_cost, "rows": [r.to_json() for r in rows]}
     if plot is not None:

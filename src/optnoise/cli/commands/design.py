@@ -10,23 +10,24 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import neighbourhood
-from ..options import NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Output, Plot, TimeLimit
+from ..options import LIMITS, NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Output, Plot, TimeLimit
 from ..render import err, fmt, notes, out
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(NEIGHBOURHOOD, flags={"path": "--cost-file"})
+@command(NEIGHBOURHOOD, LIMITS, flags={"path": "--cost-file"})
 def design(
     nb: NeighbourhoodArgs,
+    max_memory: Optional[int],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
     n: Annotated[Optional[str], typer.Option(
         "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
                     "--releases with --space integer.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
     guarantee_: Guarantee = "dp",
-    cost: Annotated[str, typer.Option(
-        "--cost", help="er | mse (noise second moment, the paper's MSE) | circular-mse | abs | circular-abs | "
-                       "pow:K.")] = "er",
+    cost: Annotated[Optional[str], typer.Option(
+        "--cost", help="er (default) | mse (noise second moment, the paper's MSE) | circular-mse | abs | "
+                       "circular-abs | pow:K.")] = None,
     cost_file: Annotated[Optional[Path], typer.Option(
         "--cost-file", help="User cost, one value per noise value (same forms as --pmf-file).")] = None,
     minimize: Annotated[str, typer.Option("--minimize", help="cost, or delta (Kadam (15); needs --max-cost).")] = "cost",
@@ -67,9 +68,11 @@ def design(
     dims = parse_list(n, "--n", "an integer n >= 1, or n1,n2 for a vector query", int)
     if any(v < 1 for v in dims):
         raise InvalidParameterError("--n", n, "an integer n >= 1, or n1,n2 for a vector query")
-    cost_value: Any = cost
+    cost_value: Any = "er" if cost is None else cost
     if cost_file is not None:
-        cost_value = read_pmf_file(cost_file, parameter="--cost-file")["pmf"]
+        if cost is not None:
+            raise InvalidParameterError("--cost", cost, "either --cost or --cost-file, not both")
+        cost_value = read_pmf_file(cost_file, parameter="--cost-file", max_memory=max_memory)["pmf"]
         if np.any(~np.isfinite(cost_value)):
             raise InvalidParameterError("--cost-file", str(cost_file), "finite costs")
     check_png(plot)
@@ -81,8 +84,10 @@ def design(
         raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a vector query")
     with err.status("solving the design problem...", spinner="dots") if not as_json else nullcontext():
         result = design_finite(dims[0] if len(dims) == 1 else dims, epsilon=epsilon, delta=delta,
-                               notion=guarantee_, neighbourhood=neighbourhood(nb), cost=cost_value,
-                               minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit)
+                               notion=guarantee_, cost=cost_value, minimize=minimize, max_cost=max_cost,
+                               neighbourhood=neighbourhood(nb, largest=dims[0] if len(dims) == 1 else None,
+                                                           max_memory=max_memory),
+                               formulation=formulation, time_limit=time_limit, max_memory=max_memory)
     title = (f"Optimal noise, n={n}, eps={epsilon:g}, delta={result.delta:g}, {guarantee_.upper()}, "
              f"{result.neighbourhood.describe()}")
     deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output, plot=plot,

@@ -8,15 +8,16 @@ from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import family_mechanism
 from ..inputs import target as target_of
-from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Output, TargetArgs
+from ..options import LIMITS, NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Output, TargetArgs
 from ..render import echo_json, out
 from .shared import save_mechanism
 
 
-@command(NEIGHBOURHOOD, TARGET)
+@command(NEIGHBOURHOOD, TARGET, LIMITS)
 def families(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
+    max_memory: Optional[int],
     family: Annotated[Optional[str], typer.Option(
         "--family", help="With --output: save this family NAME:PARAMS as a mechanism file.")] = None,
     output: Output = None,
@@ -27,9 +28,10 @@ def families(
 
     from ...families import FAMILIES
     if (family is None) != (output is None):
-        raise InvalidParameterError("--family/--output", family or str(output), "both --family and --output, or neither")
+        raise InvalidParameterError("--family/--output", family if family is not None else str(output),
+                                    "both --family and --output, or neither")
     if family is not None:
-        mech = family_mechanism(family, nb, target_of(target))
+        mech = family_mechanism(family, nb, target_of(target), max_memory=max_memory)
         path = save_mechanism(mech, output)  # type: ignore[arg-type]
         payload = {"family": family, "output": path, "mechanism": mech.to_json()}
         if as_json:

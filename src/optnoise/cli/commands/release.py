@@ -36,10 +36,10 @@ def release(
     from ...table import release as do_release
     mech = releasable(mechanism, family, nb, target)
     cats = [c.strip() for c in categories.split(",")] if categories is not None else None
-    warn_seed(seed, as_json)
     with err.status("releasing...", spinner="dots") if not as_json else nullcontext():
         manifest = do_release(input_path, column, mech, output, categories=cats, lower=lower, engine=engine, seed=seed,
                               mechanism_file=mechanism)
+    warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
     if as_json:
         echo_json(manifest)
         return

@@ -46,7 +46,7 @@ def reproduce(
     if item_id is not None and item_id not in rep.REGISTRY:
         raise InvalidParameterError("ID", item_id, "one of " + ", ".join(rep.REGISTRY))
     results = []
-    with Progress(console=err, transient=True) as progress:
+    with Progress(console=err, transient=True, disable=not err.is_terminal) as progress:
         task = progress.add_task("reproducing", total=len(ids))
         for i in ids:
             progress.update(task, description=f"reproducing {i}")

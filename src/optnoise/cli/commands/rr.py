@@ -1,17 +1,18 @@
 """``optnoise rr``: the optimal (eps, delta) randomized response (Holohan et al.)."""
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
 from ..app import command
-from ..options import Json, Output
+from ..options import LIMITS, Json, Output
 from ..render import fmt, out
 from .shared import deliver
 
 
-@command()
+@command(LIMITS)
 def rr(
+    max_memory: Optional[int],
     categories: Annotated[int, typer.Option("--categories", help="Number of categories K (>= 2).")],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
     delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
@@ -20,7 +21,7 @@ def rr(
 ) -> None:
     """Optimal (eps, delta) K-ary randomized response (Holohan et al. Theorems 8-10), verified exactly."""
     from ...design.rr import design_rr
-    result = design_rr(categories, epsilon=epsilon, delta=delta)
+    result = design_rr(categories, epsilon=epsilon, delta=delta, max_memory=max_memory)
     deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output)
 
 

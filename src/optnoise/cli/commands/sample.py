@@ -9,14 +9,15 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import releasable
-from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
+from ..options import LIMITS, NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
 from ..render import echo_json, fmt, out, warn_seed
 
 
-@command(NEIGHBOURHOOD, TARGET, flags={"path": "--mechanism"})
+@command(NEIGHBOURHOOD, TARGET, LIMITS, flags={"path": "--mechanism"})
 def sample(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
+    max_memory: Optional[int],
     count: Annotated[int, typer.Option("--count", help="Number of draws (>= 0).")],
     mechanism: Annotated[Optional[Path], typer.Option(
         "--mechanism", help="A mechanism file (design, staircase --discrete, wasserstein, rr, families --output) "
@@ -35,13 +36,13 @@ def sample(
         raise InvalidParameterError("--count", count, "an integer >= 0")
     if output is not None and output.suffix.lower() not in (".npy", ".csv"):
         raise InvalidParameterError("--output", str(output), "a path ending in .npy or .csv")
-    mech = releasable(mechanism, family, nb, target)
+    mech = releasable(mechanism, family, nb, target, max_memory)
     q = mech.quantize()
-    warn_seed(seed, as_json)
-    draws = mech.sample(count, seed=seed, answer=answer)
+    draws = mech.sample(count, seed=seed, answer=answer, max_memory=max_memory)
     values = np.asarray(draws)
     if output is not None:
         _write(values, output)
+    warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
     payload = {"count": int(count), "kind": mech.kind, "certificate": q.certificate.to_json(),
                "private": bool(draws.private), "randomness": draws.randomness,
                "quantized": {k: v for k, v in q.to_json().items() if k not in ("weights", "certificate")},
@@ -72,4 +73,5 @@ def _write(values: np.ndarray, output: Path) -> None:
                 np.save(fh, values)
         else:
             header = "noise" if values.ndim == 1 else ",".join(f"noise_{i}" for i in range(values.shape[1]))
-            np.savetxt(tmp, values.reshape(len(values), -1), fmt="%d", delimiter=",", header=header, comments="")
+            rows = values.reshape(len(values), -1 if values.size else max(values.ndim, 1))  # -1 fails on 0 draws
+            np.savetxt(tmp, rows, fmt="%d", delimiter=",", header=header, comments="")

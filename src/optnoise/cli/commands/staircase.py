@@ -6,7 +6,7 @@ import typer
 
 from ...errors import InvalidParameterError
 from ..app import command
-from ..options import Json, Output, Plot
+from ..options import LIMITS, Json, Output, Plot
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, plots
 
@@ -15,8 +15,9 @@ _KEYS = ("epsilon", "sensitivity", "cost", "r", "r_star", "gamma", "gamma_star",
          "lp_expected_cost", "lp_relative_gap")
 
 
-@command()
+@command(LIMITS)
 def staircase(
+    max_memory: Optional[int],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0): pure eps-DP.")],
     sensitivity: Annotated[float, typer.Option(
         "--sensitivity", help="Sensitivity Delta (> 0; an integer with --discrete).")] = 1.0,
@@ -42,7 +43,8 @@ def staircase(
     if output is not None and not discrete:
         raise InvalidParameterError("--output", str(output), "only with --discrete (the continuous staircase has "
                                     "real outputs)")
-    result = design_staircase(epsilon, sensitivity, cost, discrete=discrete, gamma=gamma, r=r, lp=lp)
+    result = design_staircase(epsilon, sensitivity, cost, discrete=discrete, gamma=gamma, r=r, lp=lp,
+                              max_memory=max_memory)
     deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism if output else None,
             output=output, plot=plot, draw=lambda path: plots().plot_staircase(result, path))
 

@@ -4,20 +4,21 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...analysis import guarantee
+from ...analysis import guarantee, privacy_profile
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
 from ..inputs import mechanism_from_source
-from ..options import NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
+from ..options import LIMITS, NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(SOURCE, NEIGHBOURHOOD, flags={"path": "--pmf-file", "pmf": "--pmf"})
+@command(SOURCE, NEIGHBOURHOOD, LIMITS, flags={"path": "--pmf-file", "pmf": "--pmf"})
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,
+    max_memory: Optional[int],
     epsilon: Annotated[Optional[float], typer.Option(
         "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0).")] = None,
     delta: Annotated[Optional[float], typer.Option(
@@ -50,8 +51,9 @@ def verify(
     if orders is not None and any(not a > 0 for a in orders):
         raise InvalidParameterError("--renyi", renyi, "comma-separated Rényi orders > 0 (inf allowed), e.g. 1.5,2,4,8")
     check_png(plot)
-    mech = mechanism_from_source(source, nb)
-    profile = mech.certify() if exact else mech.privacy
+    mech = mechanism_from_source(source, nb, max_memory)
+    profile = mech.certify(max_memory=max_memory) if exact else privacy_profile(mech.pmf, mech.neighbourhood,
+                                                                                 max_memory=max_memory)
     result: dict[str, Any] = guarantee(profile, eps, dlt).to_json()
     result["space"] = profile.space
     result["normalized"] = bool(getattr(mech.pmf, "normalized", False))
@@ -60,7 +62,7 @@ def verify(
         result["worst_pair_dp"] = profile.worst_pair(eps, "dp")
         result["worst_pair_pdp"] = profile.worst_pair(eps, "pdp")
     if compose_k is not None:
-        result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt).to_json()
+        result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt, max_memory=max_memory).to_json()
     if orders is not None:
         from ...families import renyi_analysis
         result.update(renyi_analysis(mech.privacy, orders, family=source.family).to_json())
@@ -99,7 +101,7 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
     key_value_table("optnoise verify", rows, meanings=meanings)
     lines = []
     if r["normalized"]:
-        lines.append("masses were rescaled to sum to 1 (--normalize)")
+        lines.append("masses were rescaled exactly to sum to 1 (--normalize, or a sum within 1e-9 of 1)")
     lines.append("values are exact (rational, rounded outward)" if r["exact"] else
                  "float mode; use --exact for a certificate rounded outward")
     if "renyi" in r:

@@ -1,17 +1,19 @@
 """``optnoise wasserstein``: Qin et al.'s Wasserstein-optimal noise on Z, solved exactly by LP."""
 
+from contextlib import nullcontext
 from typing import Annotated, Optional
 
 import typer
 
 from ..app import command
-from ..options import Json, Output, Plot, TimeLimit
+from ..options import LIMITS, Json, Output, Plot, TimeLimit
 from ..render import err, key_value_table
 from .shared import check_png, deliver, plots
 
 
-@command(flags={"input": "--input", "x": "--input", "half_width": "--window"})
+@command(LIMITS, flags={"input": "--input", "x": "--input", "half_width": "--window"})
 def wasserstein(
+    max_memory: Optional[int],
     input_spec: Annotated[str, typer.Option(
         "--input", help="gaussian:MU,SIGMA | poisson:LAMBDA | pmf-file:PATH (the input X on Z).")],
     sensitivity: Annotated[int, typer.Option(
@@ -35,10 +37,11 @@ def wasserstein(
     check_png(plot)
     eps = check_epsilon(epsilon, allow_zero=False, parameter="--epsilon")
     m = check_sensitivity(sensitivity, parameter="--sensitivity")
-    x, dropped, desc = input_distribution(input_spec)
-    with err.status("solving the Wasserstein LP", spinner="dots"):
+    x, dropped, desc = input_distribution(input_spec, max_memory=max_memory)
+    with err.status("solving the Wasserstein LP", spinner="dots") if not as_json else nullcontext():
         des = design_wasserstein(x, eps, m, objective=objective, half_width=window,
-                                 input_description=desc, input_dropped_mass=dropped, time_limit=time_limit)
+                                 input_description=desc, input_dropped_mass=dropped, time_limit=time_limit,
+                                 max_memory=max_memory)
 
     def render(result: dict) -> None:
         rows = [(k, result[k]) for k in ("input", "objective", "epsilon", "sensitivity", "w1", "expected_abs_noise",
