@@ -1,44 +1,74 @@
-"""Benchmark for issue 14: exact at every scale, each figure next to a baseline from the same run.
+"""Benchmark for issue 14: exact at every scale, each figure next to its baseline from the same run.
 
-Run (OpenDP optional; install it in a throwaway venv, never in the project's):
+Run (OpenDP is optional: install it in a throwaway venv, never in the project's)::
 
-    PYTHONPATH=src .venv/bin/python bench/exact_scale.py [--quick] [section ...]
-    PYTHONPATH=src /tmp/venv-opendp/bin/python bench/exact_scale.py      # with OpenDP
+    PYTHONPATH=src .venv/bin/python bench/exact_scale.py [--quick] [--repeats R] [section ...]
+    PYTHONPATH=src /tmp/venv-opendp/bin/python bench/exact_scale.py integer-line   # with OpenDP
 
-Sections: certify, verify, alias, zsampling, streaming (default: all). Times are the best
-of a few repeats (2 shared cores: expect +-30 % noise); memory is tracemalloc's peak of
-numpy/Python allocations inside the measured call. Nothing is asserted.
+Sections: certify, verify-exact, verify, sampling, sample-cli, integer-line (default: all).
+
+Every comparison runs ours and its baselines *interleaved* (A, B, A, B, ...) ``R`` times, so
+that a load spike from other jobs on the machine hits both; it prints the median time of
+each, the ratio of the medians and the spread (smallest and largest ratio within one
+round). Memory is tracemalloc's peak of the numpy/Python allocations inside one call (run
+separately: tracing slows the call). Nothing is asserted.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import math
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
-from fractions import Fraction
+from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
-from optnoise import CyclicPMF, Neighbourhood, privacy_profile
-from optnoise import alias, exact_fast, streaming, zsampling
-from optnoise.sampling import SystemRandomSource, draw_indices
+from optnoise import CyclicPMF, Mechanism, Neighbourhood, Target, privacy_profile
+from optnoise.analysis import guarantee
+from optnoise.randomness import SystemRandomSource
+from optnoise.sampling import (QuantizedCyclic, discrete_gaussian, discrete_laplace, draw_indices, quantize,
+                               round_weights)
 
 QUICK = "--quick" in sys.argv
+REPEATS = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else (3 if QUICK else 5)
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def best(fn, repeats: int = 3) -> float:
-    times = []
+# ------------------------------------------------------------------ measuring
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int = REPEATS) -> dict[str, list[float]]:
+    """Seconds per call of each function, the functions taking turns ``repeats`` times."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        for name, fn in fns.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return times
 
 
-def peak_mb(fn) -> float:
+def compare(label: str, times: dict[str, list[float]], ours: str, baseline: str, unit: str = "s",
+            per: float | None = None) -> None:
+    """One line: ours, the baseline, the ratio of medians and its spread over the rounds."""
+    a, b = times[ours], times[baseline]
+    ratios = [x / y for x, y in zip(a, b)]
+    if per is None:
+        va, vb = f"{statistics.median(a):.3f} s", f"{statistics.median(b):.3f} s"
+    else:  # a rate
+        va, vb = f"{per / statistics.median(a) / 1e6:.2f} M/s", f"{per / statistics.median(b) / 1e6:.2f} M/s"
+    print(f"  {label:<44} {ours}: {va:>11}   {baseline}: {vb:>11}   "
+          f"time ratio {statistics.median(a) / statistics.median(b):6.2f}x  [{min(ratios):.2f}-{max(ratios):.2f}]")
+
+
+def peak_mb(fn: Callable[[], object]) -> float:
     gc.collect()
     tracemalloc.start()
     fn()
@@ -47,160 +77,78 @@ def peak_mb(fn) -> float:
     return peak / 2**20
 
 
-def line(label: str, value: str, baseline: str = "", ratio: str = "") -> None:
-    print(f"  {label:<46} {value:>14} {baseline:>16} {ratio:>10}")
+def bumpy(n: int, seed: int = 0) -> np.ndarray:
+    """A peaked cyclic PMF with random bumps (no exact ties), masses down to ~1e-17."""
+    rng = np.random.default_rng(seed)
+    k = np.arange(n)
+    f = np.exp(-np.minimum(k, n - k) / (n / 50)) * rng.uniform(0.5, 1.5, n)
+    return f / f.sum()
 
 
-def geometric_cyclic(n: int, eps: float) -> np.ndarray:
-    """A cyclic two-sided geometric PMF (many likelihood ratios equal to e^eps)."""
+def cyclic_geometric(n: int, eps: float) -> np.ndarray:
+    """A cyclic two-sided geometric PMF: every ratio of neighbours is e^eps in real arithmetic."""
     k = np.arange(n)
     f = np.exp(-eps * np.minimum(k, n - k))
     return f / f.sum()
 
 
-# ------------------------------------------------------------------ 1. certification
+# ------------------------------------------------------------------ 1. quantize + certify
 def bench_certify() -> None:
-    print("1. quantize + exact certificate (cyclic, SD 1 symmetric, eps-DP target)")
-    n = 100_000 if QUICK else 1_000_000
-    eps = 40.0 / n
-    f = geometric_cyclic(n, eps)  # ratios within rounding of e^eps: the adversarial near-tie case
-    shifts = [1, -1]
-
-    def table():  # the uncertified 62-bit table: scale, floor, integer
-        return np.floor(f * 2.0**62).astype(np.uint64)
-
-    def ours():
-        w = exact_fast.round_weights(f, 62)
-        return exact_fast.certify_cyclic(w, shifts, epsilon=eps, delta=1e-9, denominator=1 << 62)
-
-    t_base, t_round, t_ours = best(table), best(lambda: exact_fast.round_weights(f, 62)), best(ours)
-    s = ours()
-    line(f"n = {n:.0e}: round + certify (5 values)", f"{t_ours:.3f} s", f"floor table {t_base:.3f} s",
-         f"{t_ours / t_base:.1f}x")
-    line("   vs a samplable table (sum exactly 2^62)", f"{t_ours:.3f} s", f"rounding {t_round:.3f} s",
-         f"{t_ours / t_round:.1f}x")
-    line("   peak memory", f"{peak_mb(ours):.0f} MB")
-    print(f"     certificate: eps_pure={s.epsilon_pure:.6g} delta_dp={s.delta_dp:.3g} delta_pdp={s.delta_pdp:.3g}")
-
-
-# ------------------------------------------------------------------ 2. verify --exact vs float mode
-def bench_verify() -> None:
-    print("2. exact verification vs float mode (cyclic, SD 1 symmetric; all five values)")
-    n = 100_000
-    rng = np.random.default_rng(0)
-    w = rng.integers(1, 2**40, n)
-    bits_total = int(w.sum())
-    pmf = CyclicPMF(w / w.sum())
+    print("1. quantize + exact certificate (cyclic, SD 1 symmetric) vs building the table without one")
     nb = Neighbourhood.sd(1)
-    shifts = [s[0] for s in nb.cyclic_shifts((n,))]
-    eps, delta = 0.5, 1e-3
-
-    def float_mode():
-        prof = privacy_profile(pmf, nb)
-        return (prof.epsilon_pure, prof.delta_dp(eps), prof.delta_pdp(eps), prof.epsilon_dp(delta),
-                prof.epsilon_pdp(delta))
-
-    def exact_mode():
-        return exact_fast.certify_cyclic(w, shifts, epsilon=eps, delta=delta, denominator=bits_total)
-
-    t_f, t_e = best(float_mode), best(exact_mode)
-    line(f"n = {n:.0e}: exact (integer weights)", f"{t_e:.3f} s", f"float {t_f:.3f} s", f"{t_e / t_f:.1f}x")
-    # the same for the geometric near-tie case, weights at 2^62
-    f = geometric_cyclic(n, 1e-3)
-    wq = exact_fast.round_weights(f, 62)
-    pmf2 = CyclicPMF(f)
-
-    def float2():
-        prof = privacy_profile(pmf2, nb)
-        return (prof.epsilon_pure, prof.delta_dp(1e-3), prof.delta_pdp(1e-3), prof.epsilon_dp(delta),
-                prof.epsilon_pdp(delta))
-
-    t_f2 = best(float2)
-    t_e2 = best(lambda: exact_fast.certify_cyclic(wq, shifts, epsilon=1e-3, delta=delta, denominator=1 << 62))
-    line("   geometric PMF at 2^62 (near ties)", f"{t_e2:.3f} s", f"float {t_f2:.3f} s", f"{t_e2 / t_f2:.1f}x")
+    for n in ((10**4, 10**5) if QUICK else (10**4, 10**5, 10**6)):
+        f = bumpy(n)
+        pmf = CyclicPMF(f)
+        target = Target(privacy_profile(pmf, nb).epsilon_pure * 1.001)
+        times = interleaved({
+            "ours": lambda: Mechanism(pmf, nb, target).quantize(),
+            "table": lambda: round_weights(f, 62),                      # samplable: sums to 2^62
+            "floor": lambda: np.floor(f * 2.0**62).astype(np.uint64),   # not even samplable
+        })
+        q = Mechanism(pmf, nb, target).quantize()
+        compare(f"n = {n:.0e} pure target ({q.bits} bits)", times, "ours", "table")
+        compare("", times, "ours", "floor")
+        if n == 10**6:
+            print(f"  {'':<44} peak memory of ours {peak_mb(lambda: Mechanism(pmf, nb, target).quantize()):.0f} MB "
+                  f"(the PMF: {f.nbytes / 2**20:.0f} MB)")
+    n = 10**5 if QUICK else 10**6
+    eps = 40.0 / n
+    f = cyclic_geometric(n, eps)
+    pmf = CyclicPMF(f)
+    times = interleaved({"ours": lambda: Mechanism(pmf, nb, Target(eps)).quantize(),
+                         "table": lambda: round_weights(f, 62)}, max(2, REPEATS // 2))
+    q = Mechanism(pmf, nb, Target(eps)).quantize()
+    compare(f"n = {n:.0e} geometric at the DP limit (mixing {q.mixing})", times, "ours", "table")
 
 
-# ------------------------------------------------------------------ 3. alias vs inverse CDF
-def bench_alias() -> None:
-    print("3. exact sampling from certified weights: alias table vs searchsorted (os.urandom)")
-    src = SystemRandomSource()
-    count = 4_000_000 if not QUICK else 1_000_000
-    t_words = best(lambda: [src.words(min(1 << 20, count - s)) for s in range(0, count, 1 << 20)])
-    line("raw os.urandom words", f"{count / t_words / 1e6:.1f} M/s")
-    for n in (24, 1_000, 100_000, 1_000_000):
-        w = exact_fast.round_weights(np.random.default_rng(1).dirichlet(np.ones(n)), 62)
-        t_build = best(lambda: alias.build(w, 62), 1)
-        tab = alias.build(w, 62)
-        cum = np.cumsum(w.astype(np.uint64))
-        t_a = best(lambda: alias.draw(tab, count, src))
-        t_c = best(lambda: draw_indices(cum, 62, count, src))
-        line(f"n = {n}: alias (build {t_build * 1e3:.0f} ms)", f"{count / t_a / 1e6:.1f} M/s",
-             f"cdf {count / t_c / 1e6:.1f} M/s", f"{t_c / t_a:.1f}x")
+# ------------------------------------------------------------------ 2. verify --exact vs float
+def bench_verify_exact() -> None:
+    print("2. exact verification (all five values) vs float mode, n = 1e5, SD 1 symmetric")
+    n = 10**5
+    nb = Neighbourhood.sd(1)
+    eps, delta = 0.5, 1e-6
+    f = bumpy(n, 1)
+    pmf = CyclicPMF(f)                                         # float masses: exact binary values
+    w = round_weights(f, 62)
+    qpmf = CyclicPMF(w / 2.0**62, normalize=True)              # floats of a quantized PMF
+    times = interleaved({
+        "exact": lambda: guarantee(privacy_profile(pmf, nb, exact=True), eps, delta),
+        "float": lambda: guarantee(privacy_profile(pmf, nb), eps, delta),
+        "exact-q": lambda: guarantee(privacy_profile(qpmf, nb, exact=True), eps, delta),
+    })
+    compare("float masses of a design", times, "exact", "float")
+    compare("masses of a 62-bit quantized PMF", times, "exact-q", "float")
 
 
-# ------------------------------------------------------------------ 4. integer-line samplers
-def bench_zsampling() -> None:
-    print("4. exact integer-line noise, vectorised (os.urandom) vs OpenDP's vector samplers")
-    src = SystemRandomSource()
-    count = 2_000_000 if not QUICK else 500_000
-    try:
-        import opendp.prelude as dp
-        dp.enable_features("contrib")
-        odp_n = 50_000
-        lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=1.0)
-        gau = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int), scale=2.0)
-        zeros = [0] * odp_n
-        odp_lap = odp_n / best(lambda: lap(zeros))
-        odp_gau = odp_n / best(lambda: gau(zeros))
-    except ImportError:
-        odp_lap = odp_gau = None
-    lap_tab = zsampling.laplace_table(1)
-    gau_tab = zsampling.gaussian_table(4)
-    st_tab = zsampling.staircase_table(1, 4, 2)
-    rows = [
-        ("discrete Laplace t=1 (inversion)", lambda: zsampling.draw_inversion(lap_tab, count, src), count, odp_lap),
-        ("  incl. table build", lambda: zsampling.discrete_laplace(1, count, src), count, odp_lap),
-        ("discrete Laplace t=1 (vectorised CKS)", lambda: zsampling.discrete_laplace_cks(1, count // 4, src),
-         count // 4, odp_lap),
-        ("discrete Gaussian sigma=2 (inversion)", lambda: zsampling.draw_inversion(gau_tab, count, src), count,
-         odp_gau),
-        ("  incl. table build", lambda: zsampling.discrete_gaussian(4, count, src), count, odp_gau),
-        ("discrete Gaussian sigma=2 (vectorised CKS)", lambda: zsampling.discrete_gaussian_cks(4, count // 8, src),
-         count // 8, odp_gau),
-        ("discrete staircase eps=1 D=4 r=2 (inversion)", lambda: zsampling.draw_inversion(st_tab, count, src),
-         count, None),
-        ("two-sided geometric r=23/64 (dyadic)", lambda: zsampling.two_sided_geometric(23, 6, count, src), count,
-         None),
-    ]
-    small = 5_000
-    from optnoise.sampling import discrete_gaussian, discrete_laplace
-    today_lap = small / best(lambda: discrete_laplace(Fraction(1), small, src), 1)
-    today_gau = small / best(lambda: discrete_gaussian(Fraction(4), small, src), 1)
-    line("today: sampling.discrete_laplace t=1 (scalar)", f"{today_lap / 1e3:.1f} k/s")
-    line("today: sampling.discrete_gaussian sigma=2", f"{today_gau / 1e3:.1f} k/s")
-    if odp_lap is not None:
-        line("OpenDP vector discrete Laplace scale=1", f"{odp_lap / 1e3:.1f} k/s")
-        line("OpenDP vector discrete Gaussian scale=2", f"{odp_gau / 1e3:.1f} k/s")
-    else:
-        print("  (OpenDP not importable: run under /tmp/venv-opendp for the side-by-side figures)")
-    for label, fn, n, base in rows:
-        rate = n / best(fn)
-        line(label, f"{rate / 1e6:.2f} M/s", "" if base is None else f"OpenDP {base / 1e3:.0f} k/s",
-             "" if base is None else f"{rate / base:.0f}x")
-
-
-# ------------------------------------------------------------------ 5. streaming float analysis
-def numpy_delta_loop(f: np.ndarray, shifts, eps: float) -> float:
+# ------------------------------------------------------------------ 3. full float verify, streamed
+def numpy_delta_loop(f: np.ndarray, shifts: list[int], eps: float) -> float:
+    """The obvious numpy loop: delta_DP at one epsilon, one rolled copy per pair."""
     e = math.exp(eps)
-    worst = 0.0
-    for mu in shifts:
-        q = np.roll(f, -mu)
-        worst = max(worst, float(np.maximum(f - e * q, 0).sum()))
-    return worst
+    return max(float(np.maximum(f - e * np.roll(f, -mu), 0).sum()) for mu in shifts)
 
 
-def numpy_full_loop(f: np.ndarray, shifts, eps: float, delta: float) -> tuple:
-    """The obvious numpy code for all five values (sort for the inverse maps)."""
+def numpy_full_loop(f: np.ndarray, shifts: list[int], eps: float, delta: float) -> tuple:
+    """The obvious numpy code for all five values (a sort per pair for the inverse maps)."""
     e = math.exp(eps)
     out = [0.0] * 5
     for mu in shifts:
@@ -223,37 +171,143 @@ def numpy_full_loop(f: np.ndarray, shifts, eps: float, delta: float) -> tuple:
     return tuple(out)
 
 
-def bench_streaming() -> None:
-    print("5. float analysis streamed over pairs vs numpy loops (cyclic PMF, eps=0.5, delta=1e-6)")
+def bench_verify() -> None:
+    print("3. full float verify (eps_pure, delta_DP, delta_PDP at eps, eps_DP, eps_PDP at delta) vs numpy loops")
     eps, delta = 0.5, 1e-6
-    for n, mu_bar, label in ((10**6 if QUICK else 10**7, 2, "M = {1,2} symmetric"),
-                             (10**5 if QUICK else 10**7, 100, "BD 100 symmetric")):
-        rng = np.random.default_rng(2)
-        k = np.arange(n)
-        f = np.exp(-np.minimum(k, n - k) / (n / 50)) * rng.uniform(0.5, 1.5, n)  # bumpy, no exact ties
-        f /= f.sum()
-        shifts = list(range(1, mu_bar + 1)) + [-m for m in range(1, mu_bar + 1)]
-        reps = 1 if mu_bar > 10 and not QUICK else 3
-        t_np = best(lambda: numpy_delta_loop(f, shifts, eps), reps)
-        t_s = best(lambda: streaming.cyclic_summary(f, shifts, epsilon=eps, delta=delta), reps)
-        m_np = peak_mb(lambda: numpy_delta_loop(f, shifts, eps))
-        m_s = peak_mb(lambda: streaming.cyclic_summary(f, shifts, epsilon=eps, delta=delta))
-        line(f"n = {n:.0e}, {label}: streaming (5 values)", f"{t_s:.2f} s", f"numpy delta {t_np:.2f} s",
-             f"{t_s / t_np:.2f}x")
-        line("   peak memory (beyond f)", f"{m_s:.0f} MB", f"numpy {m_np:.0f} MB")
-        if mu_bar <= 10:
-            t_full = best(lambda: numpy_full_loop(f, shifts, eps, delta), reps)
-            line("   vs numpy computing all five (sort)", f"{t_s:.2f} s", f"numpy {t_full:.2f} s",
-                 f"{t_s / t_full:.2f}x")
+    cases = ((10**6 if QUICK else 10**7, (1, 2), "M = {1,2} symmetric"),
+             (10**5 if QUICK else 10**7, tuple(range(1, 101)), "BD 100 symmetric"))
+    for n, distances, label in cases:
+        f = bumpy(n, 2)
+        pmf = CyclicPMF(f)
+        nb = Neighbourhood(distances)
+        shifts = [s[0] for s in nb.cyclic_shifts((n,))]
+        fns = {"ours": lambda: guarantee(privacy_profile(pmf, nb), eps, delta),
+               "numpy-delta": lambda: numpy_delta_loop(f, shifts, eps)}
+        if len(shifts) <= 4:
+            fns["numpy-5"] = lambda: numpy_full_loop(f, shifts, eps, delta)
+        times = interleaved(fns, REPEATS if len(shifts) <= 4 else max(2, REPEATS // 2))
+        compare(f"n = {n:.0e}, {label}", times, "ours", "numpy-delta")
+        if "numpy-5" in fns:
+            compare("", times, "ours", "numpy-5")
+        print(f"  {'':<44} peak memory: ours {peak_mb(fns['ours']):.0f} MB, numpy delta loop "
+              f"{peak_mb(fns['numpy-delta']):.0f} MB (the PMF itself: {f.nbytes / 2**20:.0f} MB)")
 
 
-SECTIONS = {"certify": bench_certify, "verify": bench_verify, "alias": bench_alias,
-            "zsampling": bench_zsampling, "streaming": bench_streaming}
+# ------------------------------------------------------------------ 4. sampling: alias vs inverse CDF
+def bench_sampling() -> None:
+    print("4. exact draws from certified weights (os.urandom): ours (alias from 16 outcomes) vs searchsorted")
+    src = SystemRandomSource()
+    count = 1_000_000 if QUICK else 4_000_000
+    nb = Neighbourhood.sd(1)
+    words = interleaved({"words": lambda: [src.words(min(1 << 20, count - s)) for s in range(0, count, 1 << 20)]})
+    print(f"  raw os.urandom words: {count / statistics.median(words['words']) / 1e6:.1f} M/s")
+    for n in (3, 15, 16, 24, 1000, 100_000, 1_000_000):
+        w = round_weights(np.random.default_rng(1).dirichlet(np.ones(n)), 62)
+        q = QuantizedCyclic(w, 62, 0, nb, None, None)  # type: ignore[arg-type]
+        q.draw(1, src)  # builds the table once
+        cum = np.cumsum(w, dtype=np.uint64)
+        times = interleaved({"ours": lambda: q.draw(count, src),
+                             "searchsorted": lambda: draw_indices(cum, 62, count, src)})
+        compare(f"n = {n} ({q.sampler})", times, "ours", "searchsorted", per=count)
+
+
+# ------------------------------------------------------------------ 5. optnoise sample end to end
+BASELINE_SAMPLER = r"""
+import json, os, sys, numpy as np
+data = json.load(open(sys.argv[1]))
+f = np.asarray(data["pmf"], dtype=np.float64)
+w = np.floor(f / f.sum() * 2.0**62).astype(np.uint64)          # a 62-bit table, no certificate
+w[np.argmax(w)] += np.uint64((1 << 62) - int(w.sum(dtype=np.uint64)))
+cum = np.cumsum(w, dtype=np.uint64)
+count, out = int(sys.argv[2]), np.empty(int(sys.argv[2]), dtype=np.int64)
+for s in range(0, count, 1 << 20):
+    u = np.frombuffer(os.urandom(8 * min(1 << 20, count - s)), dtype="<u8") >> np.uint64(2)
+    out[s:s + u.size] = np.searchsorted(cum, u, side="right")
+np.save(sys.argv[3], out)
+"""
+
+
+def bench_sample_cli() -> None:
+    n, count = (10**5, 2 * 10**6) if QUICK else (10**6, 2 * 10**7)
+    print(f"5. optnoise sample, n = {n:.0e}, {count:.0e} draws to .npy (a process each) vs numpy + os.urandom, "
+          "uncertified")
+    nb = Neighbourhood.sd(1)
+    f = bumpy(n, 3)
+    pmf = CyclicPMF(f)
+    target = Target(round(privacy_profile(pmf, nb).epsilon_pure * 1.001, 6))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mechanism.json"
+        Mechanism(pmf, nb, target, "bench").save(path)
+        script = Path(tmp) / "baseline.py"
+        script.write_text(BASELINE_SAMPLER)
+
+        def ours() -> None:
+            out = Path(tmp) / "ours.npy"
+            out.unlink(missing_ok=True)
+            subprocess.run([sys.executable, "-c", "from optnoise.cli import main; main()", "sample", "--mechanism",
+                            str(path), "--count", str(count), "--output", str(out), "--json"],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
+
+        def baseline() -> None:
+            subprocess.run([sys.executable, str(script), str(path), str(count), str(Path(tmp) / "base.npy")],
+                           check=True)
+
+        times = interleaved({"ours": ours, "numpy": baseline}, max(2, REPEATS // 2))
+        compare("end to end (load, quantize + certify, draw, write)", times, "ours", "numpy")
+
+
+# ------------------------------------------------------------------ 6. integer-line noise
+def opendp_rates(count: int) -> dict[str, Callable[[], object]]:
+    try:
+        import opendp.prelude as dp
+    except ImportError:
+        return {}
+    dp.enable_features("contrib")
+    lap = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int), scale=1.0)
+    gau = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=int)), dp.l2_distance(T=int), scale=2.0)
+    zeros = [0] * count
+    return {"opendp-laplace": lambda: lap(zeros), "opendp-gaussian": lambda: gau(zeros)}
+
+
+def bench_integer_line() -> None:
+    print("6. integer-line noise, exact and vectorised (os.urandom) vs OpenDP's vector samplers")
+    from optnoise.cli.inputs import family_mechanism  # the mechanisms `optnoise sample --family` uses
+    count = 500_000 if QUICK else 2_000_000
+    odp_count = 50_000
+    src = SystemRandomSource()
+    mechs = {"geometric:0.36787944117144233": "discrete Laplace t=1 (geometric family, alpha = e^-1)",
+             "discrete-gaussian:2": "discrete Gaussian sigma=2 (family)",
+             "staircase:1,4,2": "discrete staircase eps=1 D=4 r=2 (family)"}
+    fns: dict[str, Callable[[], object]] = {}
+    for spec in mechs:
+        m = family_mechanism(spec)
+        m.sample(1)  # quantize + certify once (cached on the mechanism)
+        fns[spec] = (lambda m=m: m.sample(count, source=src))
+    fns["named-laplace"] = lambda: discrete_laplace(1, count, src)
+    fns["named-gaussian"] = lambda: discrete_gaussian(4, count, src)
+    odp = opendp_rates(odp_count)
+    times = interleaved({**fns, **odp})
+    rate = {k: (odp_count if k.startswith("opendp") else count) / statistics.median(v) for k, v in times.items()}
+    if not odp:
+        print("  (OpenDP not importable: run under /tmp/venv-opendp for the side-by-side figures)")
+    for key, label, base in [(s, mechs[s], "opendp-laplace" if "geometric" in s else
+                              "opendp-gaussian" if "gaussian" in s else None) for s in mechs] + [
+            ("named-laplace", "exact discrete Laplace t=1 (inversion; no certificate)", "opendp-laplace"),
+            ("named-gaussian", "exact discrete Gaussian sigma^2=4 (inversion; no certificate)", "opendp-gaussian")]:
+        extra = f"   OpenDP {rate[base] / 1e3:7.1f} k/s   {rate[key] / rate[base]:6.0f}x" if base in rate else ""
+        print(f"  {label:<62} {rate[key] / 1e6:6.2f} M/s{extra}")
+
+
+SECTIONS = {"certify": bench_certify, "verify-exact": bench_verify_exact, "verify": bench_verify,
+            "sampling": bench_sampling, "sample-cli": bench_sample_cli, "integer-line": bench_integer_line}
 
 
 def main() -> None:
-    chosen = [a for a in sys.argv[1:] if not a.startswith("--")] or list(SECTIONS)
-    for name in chosen:
+    args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and sys.argv[i - 1] != "--repeats"]
+    print(f"# bench/exact_scale.py, {REPEATS} interleaved rounds, load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores")
+    for name in args or list(SECTIONS):
         SECTIONS[name]()
         print()
 

@@ -73,6 +73,7 @@ _S32 = np.uint64(32)
 _TWO64 = 1 << 64
 #: Object-array weights beyond this many bits are rejected (their floats would overflow).
 MAX_WEIGHT_BITS = 1000
+_TO_INT = np.frompyfunc(int, 1, 1)
 
 
 # ------------------------------------------------------------------ weights
@@ -121,20 +122,17 @@ def as_weights(values: Sequence[int] | np.ndarray, parameter: str = "weights") -
         raise InvalidParameterError(parameter, str(arr.dtype), "integer weights (int64, uint64 or Python ints)")
     flat = arr.ravel()
     if flat.dtype == object:
-        ints = [int(v) for v in flat]
-        if any(v < 0 for v in ints):
-            raise InvalidParameterError(parameter, min(ints), "integer weights >= 0")
-        top = max(ints, default=0)
+        ints = _TO_INT(flat) if flat.size else flat  # Python ints (elementwise, in C)
+        if flat.size and (ints < 0).any():
+            raise InvalidParameterError(parameter, ints.min(), "integer weights >= 0")
+        top = int(ints.max()) if flat.size else 0
         if top < _TWO64:
-            words = np.array(ints, dtype=np.uint64) if ints else np.zeros(0, np.uint64)
+            words = ints.astype(np.uint64) if flat.size else np.zeros(0, np.uint64)
         else:
             if top.bit_length() > MAX_WEIGHT_BITS:
                 raise InvalidParameterError(parameter, f"a weight of {top.bit_length()} bits",
                                             f"weights below 2^{MAX_WEIGHT_BITS}")
-            words = np.empty(len(ints), dtype=object)
-            words[:] = ints
-            floats = np.array([float(v) for v in ints], dtype=np.float64)
-            return Weights(words, floats, False)
+            return Weights(ints.astype(object), ints.astype(np.float64), False)
     elif flat.dtype.kind == "i":
         if flat.size and int(flat.min()) < 0:
             raise InvalidParameterError(parameter, int(flat.min()), "integer weights >= 0")
@@ -276,7 +274,7 @@ def _sum_words(words: np.ndarray, fits: bool, mask: np.ndarray | None = None) ->
     if sel.size == 0:
         return 0
     if sel.dtype == object:
-        return int(sum(int(v) for v in sel))
+        return int(sel.sum())  # Python ints: exact
     if fits:
         return int(sel.sum(dtype=np.uint64))
     return _sum_split(sel)
@@ -560,7 +558,7 @@ def certify_pairs(pairs: Iterable[IntegerPair], *, epsilon: float | None = None,
             if pdp_max is None or v_pdp > pdp_max:
                 pdp_max = v_pdp
                 worst["delta_pdp"] = pair.label
-        if d is not None:
+        if d is not None and d > 0:
             if not edp_inf and (edp is None or pair.delta_dp_exact(edp) > d):
                 r = pair.epsilon_dp_ratio(d)
                 if r is None:
@@ -579,6 +577,16 @@ def certify_pairs(pairs: Iterable[IntegerPair], *, epsilon: float | None = None,
                     worst["epsilon_pdp"] = pair.label
     if count == 0:
         raise InvalidParameterError("pairs", "none", "at least one neighbouring pair")
+    if d == 0:
+        # At delta = 0 both inverse maps of a pair equal its pure epsilon, as the same
+        # rational: ExactPair.epsilon_dp stops at the second-largest ratio group with
+        # (A - 0) / B = P_1 / Q_1 = r_1 (or, with one group above 1, at the end with the same
+        # value), epsilon_pdp keeps r_1 as the last ratio with no mass above it; an infinite
+        # mass makes all three infinite. So the maxima over pairs are the pure maximum.
+        edp = epdp = pure
+        edp_inf = epdp_inf = pure_inf
+        if "epsilon_pure" in worst:
+            worst["epsilon_dp"] = worst["epsilon_pdp"] = worst["epsilon_pure"]
 
     def _eps(r: Fraction | None, inf: bool) -> float:
         if inf:

@@ -222,7 +222,7 @@ def common_denominator(values: np.ndarray | None, floats: np.ndarray) -> tuple[n
     if top > MAX_WEIGHT_BITS:
         return None
     big = np.zeros(f.size, dtype=object)
-    big[nz] = [int(o) << int(t) for o, t in zip(odd, shift)]
+    big[nz] = np.left_shift(odd.astype(object), shift.astype(object))  # Python ints, elementwise
     return big.reshape(shape), 1 << -k0
 
 

@@ -179,7 +179,8 @@ class PrivacyProfile:
     def worst_pair(self, epsilon: float, notion: Notion = "dp") -> str:
         """Label of the pair attaining ``delta(epsilon)``."""
         eps = check_epsilon(epsilon, allow_inf=True)
-        return self.values(eps).worst["delta_dp" if check_notion(notion) == "dp" else "delta_pdp"]
+        done = next((v for (e, _), v in self._values.items() if e == eps), None)  # evaluated already
+        return (done or self.values(eps)).worst["delta_dp" if check_notion(notion) == "dp" else "delta_pdp"]
 
     def curve(self, epsilons: Iterable[float] | None = None, notion: Notion = "dp") -> tuple[np.ndarray, np.ndarray]:
         """``(epsilons, deltas)`` for plotting the privacy profile."""

@@ -160,47 +160,41 @@ def build(weights: np.ndarray, bits: int) -> AliasTable:
     return AliasTable(packed, k, res, bits, n)
 
 
-def lookup(table: AliasTable, x: np.ndarray) -> np.ndarray:
-    """Outcomes for ``resolution``-bit uniform integers ``x`` (the deterministic core of a draw)."""
+def lookup(table: AliasTable, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Outcomes for ``resolution``-bit uniform integers ``x`` (the deterministic core of a draw).
+
+    ``out`` (``int64``, the size of ``x``) receives the outcomes when given. A ``uint64``
+    ``x`` is used as scratch space and overwritten.
+    """
     x = np.asarray(x, dtype=np.uint64)
+    if out is None:
+        out = np.empty(x.size, dtype=np.int64)
     low = np.uint64(table.columns - 1)
-    c = x & low
-    e = table.packed[c]
-    own = e > (x | low)
-    return np.where(own, c, e & low).astype(np.int64)
+    c = np.bitwise_and(x, low)
+    e = out.view(np.uint64)  # indices < 2^62: the same bits as int64
+    # int64 indices and mode="clip" (no bounds pass; every c < columns = packed.size)
+    np.take(table.packed, c.view(np.int64), out=e, mode="clip")
+    np.bitwise_or(x, low, out=x)
+    own = np.greater(e, x)
+    np.bitwise_and(e, low, out=e)
+    np.copyto(e, c, where=own)
+    return out
 
 
 def draw(table: AliasTable, count: int, source: RandomSource) -> np.ndarray:
     """``count`` indices drawn exactly with probabilities ``weights / 2^bits``.
 
-    ``source.words(n)`` supplies uniform ``uint64`` words, one per draw; each chunk
-    of words is shifted once into a scratch buffer and used in place from there.
+    ``source.words(n)`` supplies uniform ``uint64`` words, one per draw; each chunk of
+    words is shifted once (the one copy) and used in place from there.
     """
     count = check_count(count)
     out = np.empty(count, dtype=np.int64)
     shift = np.uint64(64 - table.resolution)
-    low = np.uint64(table.columns - 1)
-    packed = table.packed
-    size = min(count, CHUNK)
-    x = np.empty(size, dtype=np.uint64)
-    c = np.empty(size, dtype=np.uint64)
-    own = np.empty(size, dtype=bool)
-    result = out.view(np.uint64)  # indices < 2^62: the same bits as int64
     for start in range(0, count, CHUNK):
         stop = min(count, start + CHUNK)
-        m = stop - start
-        words = source.words(m)
-        xs, cs, owns, es = x[:m], c[:m], own[:m], result[start:stop]
-        if table.resolution == 0:
-            xs[:] = 0
-        else:
-            np.right_shift(words, shift, out=xs)
-        np.bitwise_and(xs, low, out=cs)
-        np.take(packed, cs, out=es)
-        np.bitwise_or(xs, low, out=xs)
-        np.greater(es, xs, out=owns)
-        np.bitwise_and(es, low, out=es)
-        np.copyto(es, cs, where=owns)
+        words = source.words(stop - start)
+        x = np.zeros(stop - start, dtype=np.uint64) if table.resolution == 0 else np.right_shift(words, shift)
+        lookup(table, x, out[start:stop])
     return out
 
 

@@ -72,6 +72,8 @@ from .words import CHUNK, check_count, check_rational, geometric_failures, unifo
 
 #: Denominators of rational probabilities must stay below this (int64 digit arithmetic).
 MAX_DEN = 1 << 62
+#: Resolution of the alias table of a window with tails (one word per cell drawn).
+MAX_TABLE_BITS = 62
 _U64 = np.uint64
 
 
@@ -405,41 +407,46 @@ def window_tails_table(weights, lo: int, *, left: Tail | None = None, right: Tai
     if left:
         cells += [v * left.a * (common // c_l) for v in ints[:left.period]]
     total = sum(cells)
-    bits = (total - 1).bit_length() if total > 1 else 0
-    if bits > 62:
+    if total > 1 << MAX_TABLE_BITS:
         return WindowTailsTable(int(lo), width, left, right, tuple(cells), None, None)
+    # all cells times one integer s = floor(2^62 / T) (proportions unchanged), padded to 2^62 by
+    # a rejection cell of weight 2^62 - s T < T: rejected with probability below T / 2^62
+    scale = (1 << MAX_TABLE_BITS) // total
+    padded = [c * scale for c in cells]
     reject = None
-    padded = list(cells)
-    if total != 1 << bits:
+    if total * scale != 1 << MAX_TABLE_BITS:
         reject = len(padded)
-        padded.append((1 << bits) - total)
-    table = build_alias(np.array(padded, dtype=np.int64), bits)
+        padded.append((1 << MAX_TABLE_BITS) - total * scale)
+    table = build_alias(np.array(padded, dtype=np.int64), MAX_TABLE_BITS)
     return WindowTailsTable(int(lo), width, left, right, tuple(cells), table, reject)
 
 
-def _tail_values(wt: WindowTailsTable, cell: np.ndarray, val: np.ndarray, source: RandomSource) -> None:
-    """Turn tail-class cells into values: block ``b = 1 + G`` per drawn class (in place)."""
+def _tail_values(wt: WindowTailsTable, where: np.ndarray, cell: np.ndarray, out: np.ndarray,
+                 source: RandomSource) -> None:
+    """Values of the tail-class cells ``cell`` drawn at positions ``where`` of ``out``: a
+    block ``b = 1 + G`` per draw, ``G`` geometric with the tail's ratio."""
     right0 = wt.width
     left0 = wt.width + (wt.right.period if wt.right else 0)
     if wt.right:
-        rr = np.flatnonzero((cell >= right0) & (cell < right0 + wt.right.period))
-        if rr.size:
-            b = 1 + geometric_failures(wt.right.a, wt.right.m, rr.size, source)
-            val[rr] = wt.hi + (b - 1) * wt.right.period + (cell[rr] - right0) + 1
+        rr = (cell >= right0) & (cell < left0)
+        if rr.any():
+            b = 1 + geometric_failures(wt.right.a, wt.right.m, int(rr.sum()), source)
+            out[where[rr]] = wt.hi + (b - 1) * wt.right.period + (cell[rr] - right0) + 1
     if wt.left:
-        ll = np.flatnonzero(cell >= left0)
-        if ll.size:
-            b = 1 + geometric_failures(wt.left.a, wt.left.m, ll.size, source)
-            val[ll] = wt.lo + (cell[ll] - left0) - b * wt.left.period
+        ll = cell >= left0
+        if ll.any():
+            b = 1 + geometric_failures(wt.left.a, wt.left.m, int(ll.sum()), source)
+            out[where[ll]] = wt.lo + (cell[ll] - left0) - b * wt.left.period
 
 
 def draw_window_tails(wt: WindowTailsTable, count: int, source: RandomSource) -> np.ndarray:
     """``count`` exact draws from the window-plus-tails PMF of :func:`window_tails_table`.
 
-    With a table: one word per cell (rejected cells are drawn again -- sampling the cells
-    conditionally on not rejecting, i.e. with probabilities weight ``/ T``). Without (a total
-    beyond 62 bits): the cell is a uniform integer below ``T`` located among the cumulative
-    cell weights, exact for ``T < 2^63``.
+    With a table: one word per cell; a draw that lands on the rejection cell is drawn
+    again (so each draw is a cell with probability weight ``/ T``, independently). Without
+    (a total beyond 62 bits): the cell is a uniform integer below ``T`` located among the
+    cumulative cell weights, exact for ``T < 2^63``. Window cells are values directly; the
+    few tail-class cells get their blocks afterwards.
     """
     n = check_count(count)
     out = np.empty(n, dtype=np.int64)
@@ -451,25 +458,23 @@ def draw_window_tails(wt: WindowTailsTable, count: int, source: RandomSource) ->
         cum = np.cumsum(np.array(wt.cells, dtype=np.int64))
         for start in range(0, n, CHUNK):
             stop = min(n, start + CHUNK)
-            cell = np.searchsorted(cum, uniform_below(total, stop - start, source), side="right")
-            val = wt.lo + cell
-            _tail_values(wt, cell, val, source)
-            out[start:stop] = val
-        return out
-    shift = _U64(64 - tab.resolution)
-    filled = 0
-    while filled < n:
-        need = min(n - filled, CHUNK)
-        m = need + (need // 8 if wt.reject is not None else 0) + 16
-        x = source.words(m) >> shift if tab.resolution else np.zeros(m, dtype=np.uint64)
-        cell = alias_lookup(tab, x)
-        if wt.reject is not None:
-            cell = cell[cell != wt.reject]
-        cell = cell[:need]
-        val = wt.lo + cell
-        _tail_values(wt, cell, val, source)
-        out[filled:filled + val.size] = val
-        filled += val.size
+            out[start:stop] = np.searchsorted(cum, uniform_below(total, stop - start, source), side="right")
+    else:
+        shift = _U64(64 - tab.resolution)
+        for start in range(0, n, CHUNK):
+            stop = min(n, start + CHUNK)
+            chunk = out[start:stop]
+            alias_lookup(tab, source.words(stop - start) >> shift, chunk)
+            if wt.reject is not None:
+                again = np.flatnonzero(chunk == wt.reject)
+                while again.size:
+                    chunk[again] = alias_lookup(tab, source.words(again.size) >> shift)
+                    again = again[chunk[again] == wt.reject]
+    where = np.flatnonzero(out >= wt.width)
+    cell = out[where]
+    out += wt.lo
+    if where.size:
+        _tail_values(wt, where, cell, out, source)
     return out
 
 

@@ -55,6 +55,11 @@ TAIL_BITS = 24
 #: Resolution of the window weights of a quantized integer-line PMF (keeps every
 #: region total below 2^63 so that draws stay in 64-bit integers).
 WINDOW_BITS = 36
+#: A quantized PMF with tails first gets a window extended (by at most
+#: :data:`MAX_EXTENSION` cells a side) until the mass beyond it is below this, so that
+#: draws rarely need the geometric tails; if that fails the certificate, the PMF's own window.
+TAIL_MASS = 2.0 ** -20
+MAX_EXTENSION = 512
 
 
 # ------------------------------------------------------------------ quantized forms
@@ -442,27 +447,48 @@ def exact_integer_pmf(weights: np.ndarray, lo: int, left: tuple[int, int, int] |
                       exact=exact)
 
 
+def _extended_window(pmf: IntegerPMF) -> tuple[int, int]:
+    """The window grown into the tails until the mass beyond is below :data:`TAIL_MASS`."""
+    lo, hi = pmf.lo, pmf.hi
+    for tail, side in ((pmf.right_tail, 1), (pmf.left_tail, -1)):
+        if tail is None:
+            continue
+        edge = hi if side > 0 else lo
+        block = float(pmf.mass(edge - side * np.arange(tail.period)).sum())
+        beyond = block * tail.ratio / (1.0 - tail.ratio)  # mass beyond the window on this side
+        blocks = 0 if beyond <= TAIL_MASS else math.ceil(math.log(TAIL_MASS / beyond) / math.log(tail.ratio))
+        cells = min(blocks * tail.period, MAX_EXTENSION)
+        lo, hi = (lo, hi + cells) if side > 0 else (lo - cells, hi)
+    return lo, hi
+
+
 def _quantize_integer(pmf: IntegerPMF, nb: Neighbourhood, target: Target | None) -> QuantizedInteger:
     left = None if pmf.left_tail is None else (*dyadic_ratio_up(pmf.left_tail.ratio), pmf.left_tail.period)
     right = None if pmf.right_tail is None else (*dyadic_ratio_up(pmf.right_tail.ratio), pmf.right_tail.period)
-    masses = _floats(pmf.exact, pmf.probs)
-    # With tails every window cell must stay positive (a zero inside the support is an
-    # infinite loss); a finite-support PMF may lose cells below the resolution at its
-    # edges (they face zeros beyond the window anyway).
-    keep = pmf.probs > 0 if not pmf.finite_support else np.zeros(pmf.probs.size, dtype=bool)
-    w = round_weights(masses, WINDOW_BITS, keep).astype(np.int64)
-    lo = pmf.lo
-    if pmf.finite_support:
-        nonzero = np.flatnonzero(w)
-        w = w[int(nonzero[0]):int(nonzero[-1]) + 1]
-        lo += int(nonzero[0])
-    if target is not None and target.pure:
-        w = np.array(_lift_integer([int(x) for x in w], lo, left, right, nb.integer_shifts(),
-                                   exp_lower(target.epsilon)), dtype=np.int64)
-    profile = exact_profile(integer_line_form(w, lo, left, right), nb, space="integer")
-    if target is not None and not profile.meets(target):
-        raise _failure(target, [f"{WINDOW_BITS}-bit window, {TAIL_BITS}-bit tail ratios: {_shortfall(profile, target)}"])
-    return QuantizedInteger(w, lo, left, right, nb, _evaluate(profile, target), target)
+    windows = [(pmf.lo, pmf.hi)]
+    if not pmf.finite_support and _extended_window(pmf) != windows[0]:
+        windows.insert(0, _extended_window(pmf))
+    tried = []
+    for lo, hi in windows:
+        masses = _floats(pmf.exact, pmf.probs) if (lo, hi) == (pmf.lo, pmf.hi) else pmf.window(lo, hi)
+        # With tails every window cell must stay positive (a zero inside the support is an
+        # infinite loss); a finite-support PMF may lose cells below the resolution at its
+        # edges (they face zeros beyond the window anyway).
+        keep = masses > 0 if not pmf.finite_support else np.zeros(masses.size, dtype=bool)
+        w = round_weights(masses, WINDOW_BITS, keep).astype(np.int64)
+        if pmf.finite_support:
+            nonzero = np.flatnonzero(w)
+            w = w[int(nonzero[0]):int(nonzero[-1]) + 1]
+            lo += int(nonzero[0])
+        if target is not None and target.pure:
+            w = np.array(_lift_integer([int(x) for x in w], lo, left, right, nb.integer_shifts(),
+                                       exp_lower(target.epsilon)), dtype=np.int64)
+        profile = exact_profile(integer_line_form(w, lo, left, right), nb, space="integer")
+        if target is None or profile.meets(target):
+            return QuantizedInteger(w, lo, left, right, nb, _evaluate(profile, target), target)
+        tried.append(f"window {lo}..{lo + w.size - 1} at {WINDOW_BITS} bits, {TAIL_BITS}-bit tail ratios: "
+                     f"{_shortfall(profile, target)}")
+    raise _failure(target, tried)  # type: ignore[arg-type]
 
 
 def _lift_integer(w: list[int], lo: int, left, right, shifts: list[int], e_low: Fraction) -> list[int]:

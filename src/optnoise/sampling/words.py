@@ -7,6 +7,7 @@ known exact distribution -- no float and no modulo bias on any decision path.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -79,18 +80,24 @@ def geometric_failures(a: int, m: int, count: int, source: RandomSource) -> np.n
 
     ``P(G = g) = (1 - r) r^g`` for ``g >= 0`` with the dyadic ratio ``r = a / 2^m``: a
     trial is an ``m``-bit uniform integer ``u``, a success iff ``u < a`` (exactly ``a`` of
-    its ``2^m`` values). All pending draws take a trial per round.
+    its ``2^m`` values). Every pending draw takes a batch of ``K ~ 1 / (1 - r)`` trials per
+    round and stops at its first failure; trials after it are drawn but unused, which
+    changes nothing: they are independent of the ones before.
     """
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= 62:
         raise InvalidParameterError("m", m, "an integer in [1, 62]")
     if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not 0 <= a < 1 << m:
         raise InvalidParameterError("a", a, f"an integer in [0, 2^{m})")
     g = np.zeros(check_count(count), dtype=np.int64)
+    batch = int(min(16, max(1, math.ceil(1.0 / (1.0 - a / 2.0 ** m)))))
     pending = np.arange(g.size)
     while pending.size:
-        ok = uniform_bits(source, pending.size, m) < a
-        pending = pending[ok]
-        g[pending] += 1
+        ok = (uniform_bits(source, pending.size * batch, m) < a).reshape(pending.size, batch)
+        first = np.argmin(ok, axis=1)                # index of the first failure (0 if none)
+        done = ~ok[np.arange(pending.size), first]   # a failure in this batch
+        g[pending[done]] += first[done]
+        pending = pending[~done]
+        g[pending] += batch
     return g
 
 

@@ -44,7 +44,7 @@ def sample(
         _write(values, output)
     payload = {"count": int(count), "kind": mech.kind, "certificate": q.certificate.to_json(),
                "private": bool(draws.private), "randomness": draws.randomness,
-               "quantized": {k: v for k, v in q.to_json().items() if k not in ("weights", "certificate")},
+               "quantized": {k: v for k, v in q.to_json(weights=False).items() if k != "certificate"},
                "bits": getattr(q, "bits", None), "mixing": str(getattr(q, "mixing", "0")),
                "target": None if mech.target is None else mech.target.to_json(),
                "output": str(output) if output is not None else None}
