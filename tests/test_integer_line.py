@@ -1,4 +1,5 @@
-"""Exact integer-line samplers: finite exactness checks, enclosure checks, chi-square with power."""
+"""Exact integer-line samplers: finite exactness checks, enclosure checks, chi-square with power,
+and the law sampled for a quantized mechanism equal (as Fractions) to the law certified."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import optnoise
+from optnoise import GeometricTail, IntegerPMF
+from optnoise.analysis import integer_masses
+from optnoise.design.staircase import design_staircase
 from optnoise.errors import InvalidParameterError
 from optnoise.randomness import SeededRandomSource
 from optnoise.sampling import integer_line as z
@@ -324,3 +329,86 @@ def test_invalid_parameters():
         z.Tail(1, 1, 0)
     with pytest.raises(InvalidParameterError):
         z.bernoulli_rational(np.array([3]), np.array([2]), src)
+
+
+# ------------------------------------------------------------------ what is sampled is what was certified
+def sampled_law(wt: z.WindowTailsTable, values: list[int]) -> dict[int, Fraction]:
+    """The exact law that draw_window_tails samples, from the table's integer cell weights:
+    a window cell with probability cell / T, a tail class with cell / T times the geometric
+    block probability (1 - r) r^(b - 1) -- computed here by hand, value by value."""
+    total = sum(wt.cells)
+    law = {}
+    hi = wt.lo + wt.width - 1
+    for v in values:
+        if wt.lo <= v <= hi:
+            law[v] = Fraction(wt.cells[v - wt.lo], total)
+        elif v > hi and wt.right:
+            j = v - hi - 1
+            b, t = j // wt.right.period + 1, j % wt.right.period
+            r = Fraction(wt.right.a, 1 << wt.right.m)
+            law[v] = Fraction(wt.cells[wt.width + t], total) * (1 - r) * r ** (b - 1)
+        elif v < wt.lo and wt.left:
+            j = wt.lo - 1 - v
+            b, t = j // wt.left.period + 1, wt.left.period - 1 - j % wt.left.period
+            r = Fraction(wt.left.a, 1 << wt.left.m)
+            start = wt.width + (wt.right.period if wt.right else 0)
+            law[v] = Fraction(wt.cells[start + t], total) * (1 - r) * r ** (b - 1)
+        else:
+            law[v] = Fraction(0)
+    return law
+
+
+@pytest.mark.parametrize("make", [
+    lambda: optnoise.geometric(epsilon=1.0),
+    lambda: optnoise.additive(IntegerPMF([0.1, 0.3, 0.4, 0.2], offset=1, left_tail=GeometricTail(0.3, 2),
+                                         right_tail=GeometricTail(0.6, 1), normalize=True), space="integer"),
+    lambda: design_staircase(1.0, 3, "abs", r=2, discrete=True).mechanism,
+])
+def test_the_sampled_law_is_the_certified_law(make):
+    """For quantized mechanisms on Z, the law of draw_window_tails (from its integer cells)
+    equals, as Fractions, the exact PMF the certificate is about (window and tails)."""
+    q = make().quantize()
+    tail = (lambda t: None if t is None else z.Tail(*t))
+    wt = z.window_tails_table(q.weights, q.lo, left=tail(q.left), right=tail(q.right))
+    certified = q.pmf  # exact masses W / Z, dyadic tails
+    span = range(q.lo - 12, q.hi + 13)
+    law = sampled_law(wt, list(span))
+    want = integer_masses(certified, np.array(list(span)), exact=True)
+    assert [law[v] for v in span] == list(want)
+
+
+def alias_units(table) -> list[int]:
+    """Units of each outcome over all columns of an alias table (own part + alias part)."""
+    cap = 1 << (table.resolution - table.k)
+    units = np.zeros(table.columns, dtype=object)
+    for c, (t, a) in enumerate(zip(table.threshold, table.alias)):
+        units[c] += int(t)
+        units[int(a)] += cap - int(t)
+    return units[:table.size].tolist()
+
+
+def test_window_tails_table_holds_the_cells_exactly():
+    """The 62-bit alias table of a window with tails draws each cell with probability
+    cell / T given no rejection: its units are the cells times one integer, plus the
+    rejection cell."""
+    wt = z.window_tails_table(np.array([3, 1, 4, 1, 5]), -2, left=z.Tail(5, 4, 2), right=z.Tail(1, 3, 1))
+    units = alias_units(wt.table)
+    scale = units[0] // wt.cells[0]
+    assert units[:len(wt.cells)] == [c * scale for c in wt.cells]
+    assert units[-1] == (1 << 62) - scale * sum(wt.cells) and units[-1] < sum(wt.cells)
+
+
+def test_window_tails_beyond_62_bits_are_drawn_by_regions():
+    """Cells summing beyond 2^62 (no alias table): a uniform integer below T, still exact."""
+    wt = z.window_tails_table(np.array([1 << 60, 3 << 60, 1 << 60], dtype=object), 0, right=z.Tail(1, 1, 1))
+    assert wt.table is None
+    x = z.draw_window_tails(wt, 200_000, SeededRandomSource(31))
+    law = sampled_law(wt, list(range(0, 25)))
+    obs = np.bincount(np.minimum(x, 25), minlength=26)
+    exp = np.array([float(law[v]) for v in range(25)] + [1 - float(sum(law.values()))]) * x.size
+    keep = exp >= 5
+    obs, exp = np.append(obs[keep], obs[~keep].sum()), np.append(exp[keep], exp[~keep].sum())
+    assert stats.chisquare(obs, exp).pvalue > ALPHA
+    wrong = exp.copy()
+    wrong[1], wrong[2] = wrong[1] * 0.98, wrong[2] + wrong[1] * 0.02  # 2 % moved between two values
+    assert stats.chisquare(obs, wrong).pvalue < ALPHA
