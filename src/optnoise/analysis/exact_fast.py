@@ -139,8 +139,10 @@ def as_weights(values: Sequence[int] | np.ndarray, parameter: str = "weights") -
         words = flat.astype(np.uint64)
     else:
         words = flat.astype(np.uint64, copy=False)
-    total = _sum_split(words)
-    return Weights(words, words.astype(np.float64), total < _TWO64)
+    floats = words.astype(np.float64)
+    # the float sum is within n 2^-53 (relative) of the exact one: below 2^63 it proves the
+    # exact total below 2^64, so uint64 sums cannot overflow
+    return Weights(words, floats, bool(floats.sum() < 2.0 ** 63))
 
 
 def _sum_split(words: np.ndarray) -> int:
@@ -312,9 +314,10 @@ class IntegerPair:
     label: str = ""
 
     @classmethod
-    def from_weights(cls, p: Sequence[int] | np.ndarray, q: Sequence[int] | np.ndarray, denominator: int,
-                     label: str = "") -> "IntegerPair":
-        pw, qw = as_weights(p, "p"), as_weights(q, "q")
+    def from_weights(cls, p: Sequence[int] | np.ndarray | Weights, q: Sequence[int] | np.ndarray | Weights,
+                     denominator: int, label: str = "") -> "IntegerPair":
+        pw = p if isinstance(p, Weights) else as_weights(p, "p")
+        qw = q if isinstance(q, Weights) else as_weights(q, "q")
         if pw.size != qw.size:
             raise InvalidParameterError("q", f"{qw.size} cells", f"as many cells as p ({pw.size})")
         return cls(pw, qw, _check_denominator(denominator), label)
@@ -330,9 +333,8 @@ class IntegerPair:
         return compare_ratio(self.p, self.q, ratio.numerator, ratio.denominator, self.key) > 0
 
     def _infinite(self) -> np.ndarray:
-        if self.p.big or self.q.big:
-            return (self.p.words > 0).astype(bool) & (self.q.words == 0).astype(bool)
-        return (self.p.words > 0) & (self.q.words == 0)
+        """Cells with ``Q = 0 < P``: exactly those with an infinite key."""
+        return np.isposinf(self.key)
 
     def _candidates(self) -> np.ndarray:
         """Mask of the finite cells with ratio ``> 1`` (``Q > 0`` and ``P > Q``)."""
@@ -375,24 +377,23 @@ class IntegerPair:
         """The exact largest ``P / Q`` over cells with ``P > 0`` (``None`` if there are
         none; ``Fraction`` cannot hold infinity, so callers check :meth:`has_infinite`).
 
-        Pivot on the largest float ratio, keep the cells exactly above it, repeat (the
-        float order is exact outside near ties, so this usually takes one round)."""
-        valid = (self.p.words > 0).astype(bool) & (self.q.words > 0).astype(bool)
-        if not valid.any():
+        Only cells whose key is within ``4 TAU`` of the largest key can hold the exact
+        maximum (keys are within ``3 * 2^-53`` of the ratios); among those, pivot on the
+        largest key, keep the cells exactly above it, repeat."""
+        key = self.key
+        finite = (key > 0) & (key < np.inf)  # P > 0 and Q > 0 (weights below 2^1000: no under/overflow)
+        if not finite.any():
             return None
-        p, q, key = self.p, self.q, self.key
-        search = np.where(valid, key, -np.inf)
+        top = float(np.max(key, where=finite, initial=0.0))
+        band = np.flatnonzero(finite & (key >= top * (1.0 - 4 * TAU)))
+        p, q, key = self.p.take(band), self.q.take(band), key[band]
         while True:
-            k = int(np.argmax(search))
+            k = int(np.argmax(key))
             pk, qk = int(p.words[k]), int(q.words[k])
             up = compare_ratio(p, q, pk, qk, key) > 0
-            if valid is not None:
-                up &= valid
-                valid = None
             if not up.any():
                 return Fraction(pk, qk)
             p, q, key = p.take(up), q.take(up), key[up]
-            search = key
 
     def has_infinite(self) -> bool:
         return bool(self._infinite().any())

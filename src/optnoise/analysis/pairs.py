@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
-from .exact_fast import MAX_WEIGHT_BITS
+from .exact_fast import MAX_WEIGHT_BITS, Weights, as_weights
 
 Representation = CyclicPMF | IntegerPMF | Channel
 
@@ -46,11 +46,13 @@ class PairMasses:
     """One ordered pair: masses ``p`` and ``p'`` cell by cell (cell weights already applied).
 
     With a ``denominator``, ``p`` and ``q`` are non-negative integer weights (``uint64`` or
-    Python ints) and the masses are ``p / denominator`` and ``q / denominator`` exactly.
+    Python ints, or the prepared :class:`~optnoise.analysis.exact_fast.Weights` of a cyclic
+    PMF, computed once and rolled) and the masses are ``p / denominator`` and
+    ``q / denominator`` exactly.
     """
 
-    p: np.ndarray
-    q: np.ndarray
+    p: np.ndarray | Weights
+    q: np.ndarray | Weights
     label: str
     denominator: int | None = None
 
@@ -248,8 +250,15 @@ def _integer_form_builders(form: IntegerForm, neighbourhood: Neighbourhood | Inp
     if not isinstance(nb, Neighbourhood):
         raise InvalidParameterError("neighbourhood", nb, "query distances for additive noise")
     if form.kind == "cyclic":
-        w = np.asarray(form.weights)
-        return [(_cyclic_label(shift), lambda shift=shift: _cyclic_pair(w, shift, form.denominator))
+        prepared: list[Weights] = []
+
+        def base() -> Weights:  # validated and converted once, rolled for every pair
+            if not prepared:
+                prepared.append(as_weights(form.weights))
+            return prepared[0]
+
+        return [(_cyclic_label(shift), lambda shift=shift: PairMasses(
+            base(), base().roll(shift, form.shape), _cyclic_label(shift), form.denominator))
                 for shift in nb.cyclic_shifts(form.shape)], nb
     return [(f"mu={mu}", lambda mu=mu: _integer_form_pair(form, mu)) for mu in nb.integer_shifts()], nb
 
