@@ -57,7 +57,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -400,12 +400,7 @@ class IntegerPair:
 
     @property
     def epsilon_pure(self) -> float:
-        if self.has_infinite():
-            return math.inf
-        top = self.max_ratio()
-        if top is None or top <= 1:
-            return 0.0
-        return log_up(top)
+        return math.inf if self.has_infinite() else _epsilon_of(self.max_ratio() or Fraction(1))
 
     # -- inverse maps ----------------------------------------------------------
     def _select(self, cand: np.ndarray, predicate, a0: int) -> tuple[int, int, int | None, int | None]:
@@ -443,18 +438,24 @@ class IntegerPair:
             pw, qw, rk = pw[keep], qw[keep], rk[keep]
         return a, b, best_p, best_q
 
+    def _inverse_start(self, delta: float | Fraction) -> tuple[Fraction, int, np.ndarray] | None:
+        """``(delta, infinite mass weight, candidate mask)``, or ``None`` when the infinite
+        mass alone exceeds ``delta`` (the inverse maps are then infinite)."""
+        d = _check_delta(delta)
+        s_inf = _sum(self.p, self._infinite())
+        if s_inf * d.denominator > d.numerator * self.denominator:
+            return None
+        return d, s_inf, self._candidates()
+
     def epsilon_dp_ratio(self, delta: float | Fraction) -> Fraction | None:
         """The exact ``E* >= 1`` with ``delta_DP = delta`` at ``e^eps = E*`` (1 when
         ``delta_DP(0) <= delta``); ``None`` stands for infinity."""
-        d = _check_delta(delta)
-        dn, dd, big_d = d.numerator, d.denominator, self.denominator
-        s_inf = _sum(self.p, self._infinite())
-        if s_inf * dd > dn * big_d:
+        start = self._inverse_start(delta)
+        if start is None:
             return None
-        cand = self._candidates()
-        a0 = s_inf + _sum(self.p, cand)
-        b0 = _sum(self.q, cand)
-        if (a0 - b0) * dd <= dn * big_d:
+        d, s_inf, cand = start
+        dn, dd, big_d = d.numerator, d.denominator, self.denominator
+        if (s_inf + _sum(self.p, cand) - _sum(self.q, cand)) * dd <= dn * big_d:
             return Fraction(1)
 
         def too_big(av: int, bv: int, pv: int, qv: int) -> bool:  # g(v) <= delta (E* <= v)
@@ -463,23 +464,15 @@ class IntegerPair:
         a, b, _, _ = self._select(cand, too_big, s_inf)
         return Fraction(a * dd - dn * big_d, b * dd)
 
-    def epsilon_dp(self, delta: float) -> float:
-        r = self.epsilon_dp_ratio(delta)
-        if r is None:
-            return math.inf
-        return 0.0 if r == 1 else log_up(r)
-
     def epsilon_pdp_ratio(self, delta: float | Fraction) -> Fraction | None:
         """The smallest ratio ``r`` with ``mass{P/Q > r} <= delta`` (1 if the mass above 1
         is already ``<= delta``); ``None`` stands for infinity."""
-        d = _check_delta(delta)
-        dn, dd, big_d = d.numerator, d.denominator, self.denominator
-        s_inf = _sum(self.p, self._infinite())
-        if s_inf * dd > dn * big_d:
+        start = self._inverse_start(delta)
+        if start is None:
             return None
-        cand = self._candidates()
-        total = s_inf + _sum(self.p, cand)
-        if total * dd <= dn * big_d:
+        d, s_inf, cand = start
+        dn, dd, big_d = d.numerator, d.denominator, self.denominator
+        if (s_inf + _sum(self.p, cand)) * dd <= dn * big_d:
             return Fraction(1)
 
         def small_mass(av: int, bv: int, pv: int, qv: int) -> bool:
@@ -488,11 +481,11 @@ class IntegerPair:
         _, _, bp, bq = self._select(cand, small_mass, s_inf)
         return Fraction(bp, bq)
 
+    def epsilon_dp(self, delta: float) -> float:
+        return _epsilon_of(self.epsilon_dp_ratio(delta))
+
     def epsilon_pdp(self, delta: float) -> float:
-        r = self.epsilon_pdp_ratio(delta)
-        if r is None:
-            return math.inf
-        return 0.0 if r == 1 else log_up(r)
+        return _epsilon_of(self.epsilon_pdp_ratio(delta))
 
     def loss_distribution(self) -> LossDistribution:
         """The pair's privacy loss distribution in floating point (for composition).
@@ -514,7 +507,43 @@ class IntegerPair:
                                 np.bincount(inv, weights=q[finite], minlength=uniq.size), inf_mass)
 
 
+def _epsilon_of(ratio: Fraction | None) -> float:
+    """``ln`` of a likelihood ratio rounded up, ``0`` at or below 1, ``inf`` for ``None``."""
+    if ratio is None:
+        return math.inf
+    return 0.0 if ratio <= 1 else log_up(ratio)
+
+
 # ------------------------------------------------------------------ many pairs, streamed
+@dataclass
+class _Maximum:
+    """A running maximum of rationals over pairs (``infinite``: some pair's is infinite)
+    and the label of a pair attaining it."""
+
+    value: Fraction | None = None
+    infinite: bool = False
+    label: str | None = None
+
+    def offer(self, value: Fraction | None, label: str) -> None:
+        """``value`` of one pair (``None`` stands for infinity)."""
+        if value is None:
+            self.infinite, self.label = True, label
+        elif not self.infinite and (self.value is None or value > self.value):
+            self.value, self.label = value, label
+
+    def could_rise(self, mass_beyond: Callable[[Fraction], Fraction], delta: Fraction) -> bool:
+        """Whether a pair can raise an inverse map's maximum: its delta at the current
+        maximum exceeds ``delta`` (the delta curves are non-increasing)."""
+        return not self.infinite and (self.value is None or mass_beyond(self.value) > delta)
+
+    def epsilon(self) -> float:
+        """The maximum as an epsilon, rounded up (``log_up`` is monotone)."""
+        return math.inf if self.infinite else _epsilon_of(self.value or Fraction(1))
+
+    def rounded(self) -> float | None:
+        return None if self.value is None else float_up(self.value)
+
+
 def certify_pairs(pairs: Iterable[IntegerPair], *, epsilon: float | None = None,
                   delta: float | None = None) -> PairMaxima:
     """Exact maxima over pairs, consuming them one at a time (O(n) memory).
@@ -525,79 +554,40 @@ def certify_pairs(pairs: Iterable[IntegerPair], *, epsilon: float | None = None,
     mass above ``r`` exceeds ``delta``. The maxima are kept as rationals and
     rounded once (``log_up`` is monotone, so the max of the rounded values is the
     rounded max). Each value equals the maximum of :class:`~optnoise.analysis.exact.ExactPair`'s.
+
+    At ``delta = 0`` both inverse maps of a pair equal its pure epsilon, as the same
+    rational: ``ExactPair.epsilon_dp`` stops at the second-largest ratio group with
+    ``(A - 0) / B = P_1 / Q_1 = r_1`` (or, with one group above 1, ends with the same value),
+    ``epsilon_pdp`` keeps ``r_1`` as the last ratio with no mass above it, and an infinite
+    mass makes all three infinite; so they are the pure maximum, with no further pass.
     """
     eps = None if epsilon is None else _check_eps(epsilon)
     d = None if delta is None else _check_delta(delta)
     e_low = None if eps is None or math.isinf(eps) else exp_lower(eps)
     count = 0
-    worst: dict[str, str] = {}
-    pure_inf = False
-    pure: Fraction | None = None
-    dp_max = pdp_max = None
-    edp: Fraction | None = None
-    edp_inf = False
-    epdp: Fraction | None = None
-    epdp_inf = False
+    pure, dp, pdp, edp, epdp = _Maximum(), _Maximum(), _Maximum(), _Maximum(), _Maximum()
     for pair in pairs:
         count += 1
         # pure epsilon: only look for the max ratio if some ratio exceeds the current one
-        if not pure_inf:
+        if not pure.infinite:
             if pair.has_infinite():
-                pure_inf = True
-                worst["epsilon_pure"] = pair.label
-            elif pure is None or pair.above(pure).any():
-                top = pair.max_ratio()
-                if pure is None or (top is not None and top > pure):
-                    pure = top if top is not None else Fraction(0)
-                    worst["epsilon_pure"] = pair.label
+                pure.offer(None, pair.label)
+            elif pure.value is None or pair.above(pure.value).any():
+                pure.offer(pair.max_ratio() or Fraction(0), pair.label)
         if eps is not None:
-            v_dp = pair.infinite_mass() if e_low is None else pair.delta_dp_exact(e_low)
-            v_pdp = pair.infinite_mass() if e_low is None else pair.delta_pdp_exact(e_low)
-            if dp_max is None or v_dp > dp_max:
-                dp_max = v_dp
-                worst["delta_dp"] = pair.label
-            if pdp_max is None or v_pdp > pdp_max:
-                pdp_max = v_pdp
-                worst["delta_pdp"] = pair.label
-        if d is not None and d > 0:
-            if not edp_inf and (edp is None or pair.delta_dp_exact(edp) > d):
-                r = pair.epsilon_dp_ratio(d)
-                if r is None:
-                    edp_inf = True
-                    worst["epsilon_dp"] = pair.label
-                elif edp is None or r > edp:
-                    edp = r
-                    worst["epsilon_dp"] = pair.label
-            if not epdp_inf and (epdp is None or pair.delta_pdp_exact(epdp) > d):
-                r = pair.epsilon_pdp_ratio(d)
-                if r is None:
-                    epdp_inf = True
-                    worst["epsilon_pdp"] = pair.label
-                elif epdp is None or r > epdp:
-                    epdp = r
-                    worst["epsilon_pdp"] = pair.label
+            dp.offer(pair.infinite_mass() if e_low is None else pair.delta_dp_exact(e_low), pair.label)
+            pdp.offer(pair.infinite_mass() if e_low is None else pair.delta_pdp_exact(e_low), pair.label)
+        if d:  # delta > 0
+            if edp.could_rise(pair.delta_dp_exact, d):
+                edp.offer(pair.epsilon_dp_ratio(d), pair.label)
+            if epdp.could_rise(pair.delta_pdp_exact, d):
+                epdp.offer(pair.epsilon_pdp_ratio(d), pair.label)
     if count == 0:
         raise InvalidParameterError("pairs", "none", "at least one neighbouring pair")
     if d == 0:
-        # At delta = 0 both inverse maps of a pair equal its pure epsilon, as the same
-        # rational: ExactPair.epsilon_dp stops at the second-largest ratio group with
-        # (A - 0) / B = P_1 / Q_1 = r_1 (or, with one group above 1, at the end with the same
-        # value), epsilon_pdp keeps r_1 as the last ratio with no mass above it; an infinite
-        # mass makes all three infinite. So the maxima over pairs are the pure maximum.
         edp = epdp = pure
-        edp_inf = epdp_inf = pure_inf
-        if "epsilon_pure" in worst:
-            worst["epsilon_dp"] = worst["epsilon_pdp"] = worst["epsilon_pure"]
-
-    def _eps(r: Fraction | None, inf: bool) -> float:
-        if inf:
-            return math.inf
-        return 0.0 if r is None or r <= 1 else log_up(r)
-
+    found = {"epsilon_pure": pure, "delta_dp": dp, "delta_pdp": pdp, "epsilon_dp": edp, "epsilon_pdp": epdp}
     return PairMaxima(
-        epsilon_pure=_eps(pure, pure_inf),
-        delta_dp=None if dp_max is None else float_up(dp_max),
-        delta_pdp=None if pdp_max is None else float_up(pdp_max),
-        epsilon_dp=None if d is None else _eps(edp, edp_inf),
-        epsilon_pdp=None if d is None else _eps(epdp, epdp_inf),
-        pairs=count, worst=worst)
+        epsilon_pure=pure.epsilon(), delta_dp=dp.rounded(), delta_pdp=pdp.rounded(),
+        epsilon_dp=None if d is None else edp.epsilon(), epsilon_pdp=None if d is None else epdp.epsilon(),
+        pairs=count, worst={k: m.label for k, m in found.items() if m.label is not None})

@@ -416,18 +416,18 @@ def cyclic_summary(f: np.ndarray, shifts: Sequence[int], *, epsilon: float | Non
                 floor_ratio = max(1.0, min(dp_floor if need_dp else math.inf, pdp_floor if need_pdp else math.inf))
                 cand = _candidates(segs, floor_ratio, bufs)
                 full = floor_ratio <= 1.0
-                if need_dp:
-                    start = None if first else (edp if cand.loss_keys else math.exp(edp))
-                    v = _epsilon_dp(cand, delta, start, full)
-                    if v > edp or first:
-                        edp = max(edp, v)
-                        worst["epsilon_dp"] = label
-                if need_pdp:
-                    start = None if first else (epdp if cand.loss_keys else math.exp(epdp))
-                    v = _epsilon_pdp(cand, delta, start, full)
-                    if v > epdp or first:
-                        epdp = max(epdp, v)
-                        worst["epsilon_pdp"] = label
+                for name, need, running, inverse in (("epsilon_dp", need_dp, edp, _epsilon_dp),
+                                                     ("epsilon_pdp", need_pdp, epdp, _epsilon_pdp)):
+                    if not need:
+                        continue
+                    start = None if first else (running if cand.loss_keys else math.exp(running))
+                    v = inverse(cand, delta, start, full)
+                    if v > running or first:
+                        worst[name] = label
+                        if name == "epsilon_dp":
+                            edp = max(edp, v)
+                        else:
+                            epdp = max(epdp, v)
         first = False
     return PairMaxima(
         epsilon_pure=pure, delta_dp=None if e is None else dp_max, delta_pdp=None if e is None else pdp_max,
