@@ -253,11 +253,13 @@ Quantized = QuantizedCyclic | QuantizedChannel | QuantizedInteger
 def round_weights(probs: np.ndarray, bits: int, keep: np.ndarray | None = None) -> np.ndarray:
     """Integer weights summing exactly to ``2^bits``, close to ``probs * 2^bits / sum(probs)``.
 
-    Vectorised and deterministic: floor of the scaled floats, every kept cell (default:
-    ``probs > 0``) raised to at least 1, then the shortfall spread in proportion to the
-    weights (truncated) and the last few units given to (taken from) the largest cells.
-    This rounding is *not* part of any privacy argument: the exact certificate of the
-    returned weights is.
+    Vectorised and deterministic: the masses are scaled by the power of two nearest to
+    ``2^bits / sum`` (exact in floats, so the floors and remainders below are exact), floored,
+    every kept cell (default: ``probs > 0``) raised to at least 1; a shortfall larger than
+    the number of cells (masses far from summing to 1) is spread in proportion to the
+    weights, which keeps their ratios; the last units go to the cells with the largest
+    remainders (or are taken from the smallest): largest-remainder rounding. This rounding
+    is *not* part of any privacy argument: the exact certificate of the returned weights is.
     """
     if isinstance(bits, bool) or not isinstance(bits, int) or not (1 <= bits <= MAX_BITS):
         raise InvalidParameterError("bits", bits, f"an integer in [1, {MAX_BITS}]")
@@ -268,37 +270,38 @@ def round_weights(probs: np.ndarray, bits: int, keep: np.ndarray | None = None) 
     total = 1 << bits
     if int(keep.sum()) > total:
         raise InvalidParameterError("bits", bits, f"at least log2 of the support size ({int(keep.sum())})")
-    scaled = p * (float(total) / float(p.sum()))
-    w = np.minimum(np.floor(scaled), float(total)).astype(np.uint64)
-    w[keep & (w == 0)] = 1
-    short = total - _exact_sum(w)
-    if short != 0:
-        s = float(_exact_sum(w))
-        adj = np.trunc(w.astype(np.float64) * (short / s)).astype(np.int64)
+    # sum * 2^shift lies in [2^bits / sqrt 2, 2^bits sqrt 2): every weight and sum stays below 2^63
+    shift = bits - round(math.log2(float(p.sum())))
+    remainder = np.ldexp(p, shift)
+    w = np.floor(remainder)
+    np.subtract(remainder, w, out=remainder)
+    w = w.astype(np.uint64)
+    raise_ = keep & (w == 0)
+    w[raise_] = 1
+    remainder[raise_] = -1.0  # already rounded up
+    short = total - int(w.sum(dtype=np.uint64))  # exact: the sum is below 2^64
+    if abs(short) > w.size:  # spread in proportion: every ratio kept up to one unit
+        adj = np.trunc(w.astype(np.float64) * (short / float(total - short))).astype(np.int64)
         if short < 0:  # never take a kept cell below 1
             adj = np.maximum(adj, keep.astype(np.int64) - w.astype(np.int64))
         w = (w.astype(np.int64) + adj).astype(np.uint64)
-        short = total - _exact_sum(w)
-    while short != 0:
-        step = 1 if short > 0 else -1
-        eligible = np.arange(w.size) if step > 0 else np.flatnonzero(w > keep.astype(np.uint64))
-        k = min(abs(short), eligible.size)
+        short = total - int(w.sum(dtype=np.uint64))
+    while short > 0:  # the largest remainders get one more unit
+        k = min(short, w.size)
+        top = np.argpartition(remainder, w.size - k)[w.size - k:]
+        w[top] += np.uint64(1)
+        remainder[top] -= 1.0
+        short -= k
+    while short < 0:  # the smallest remainders lose one (never a kept cell below 1)
+        eligible = np.flatnonzero(w > keep.astype(np.uint64))
+        k = min(-short, eligible.size)
         if k == 0:
             raise InvalidParameterError("bits", bits, "enough resolution for the support")
-        top = eligible[np.argpartition(w[eligible], eligible.size - k)[eligible.size - k:]]
-        if step > 0:
-            w[top] += np.uint64(1)
-        else:
-            w[top] -= np.uint64(1)
-        short -= step * k
+        low = eligible[np.argpartition(remainder[eligible], k - 1)[:k]]
+        w[low] -= np.uint64(1)
+        remainder[low] += 1.0
+        short += k
     return w
-
-
-def _exact_sum(words: np.ndarray) -> int:
-    """Exact sum of ``uint64`` words (32-bit halves; exact for fewer than 2^32 words)."""
-    lo = int(np.bitwise_and(words, np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
-    hi = int(np.right_shift(words, np.uint64(32)).sum(dtype=np.uint64))
-    return lo + (hi << 32)
 
 
 def _schedule(target: Target | None, bits: int | None) -> tuple[tuple[int, Fraction], ...]:
