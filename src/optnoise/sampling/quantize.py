@@ -286,9 +286,11 @@ def round_weights(probs: np.ndarray, bits: int, keep: np.ndarray | None = None) 
             adj = np.maximum(adj, keep.astype(np.int64) - w.astype(np.int64))
         w = (w.astype(np.int64) + adj).astype(np.uint64)
         short = total - int(w.sum(dtype=np.uint64))
+    support = np.flatnonzero((p > 0) | keep)  # a zero mass that is not kept stays zero
     while short > 0:  # the largest remainders get one more unit
-        k = min(short, w.size)
-        top = np.argpartition(remainder, w.size - k)[w.size - k:]
+        k = min(short, support.size)
+        top = support[np.argpartition(remainder[support], support.size - k)[support.size - k:]] \
+            if k < w.size else support
         w[top] += np.uint64(1)
         remainder[top] -= 1.0
         short -= k
