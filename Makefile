@@ -25,6 +25,7 @@ bench: install
 	$(BIN)/python bench/design.py
 	$(BIN)/python bench/milp_models.py
 	$(BIN)/python bench/sampling.py
+	$(BIN)/python bench/exact_scale.py --quick
 	$(BIN)/python bench/staircase.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/releases.py

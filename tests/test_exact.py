@@ -26,6 +26,24 @@ def test_log_up_and_exp_lower_bracket_the_truth():
     assert float_up(Fraction(1, 3)) >= Fraction(1, 3)
 
 
+def test_exp_lower_and_log_up_are_tight_to_256_bits():
+    """exp_lower is within 2^-250 of e^eps and log_up is the *smallest* float >= ln r, both
+    checked against mpmath's ordinary context at 600 bits. (A 53-bit interval -- what
+    mpmath.workprec gave, since it does not set the interval context -- is 1e-17 off.)"""
+    import mpmath
+    with mpmath.workprec(600):
+        for eps in (1e-9, 0.3, 1.0, 2.75, 40.0):
+            lo = exp_lower(eps)
+            true = mpmath.exp(mpmath.mpf(eps))
+            gap = (true - mpmath.mpf(lo.numerator) / lo.denominator) / true
+            assert 0 <= gap < mpmath.mpf(2) ** -250
+        for r in (Fraction(3, 2), Fraction(10**9 + 7, 10**9), Fraction(97, 3), Fraction(1, 7), Fraction(2**62 + 1, 2**62)):
+            x = log_up(r)
+            ln = mpmath.log(mpmath.mpf(r.numerator) / r.denominator)
+            assert mpmath.mpf(x) >= ln
+            assert mpmath.mpf(math.nextafter(x, -math.inf)) < ln
+
+
 def test_exact_three_point_values_are_rounded_up():
     pmf = CyclicPMF.from_weights([2, 1, 1])
     prof = privacy_profile(pmf, Neighbourhood.sd(1), exact=True)

@@ -202,3 +202,14 @@ def test_sample_from_a_family_and_a_channel_answer():
     assert json.loads(ch.stdout)["kind"] == "channel"
     bad = runner.invoke(app, ["sample", "--count", "5"])
     assert bad.exit_code == 2 and "--mechanism/--family" in bad.stderr
+
+
+def test_exact_analysis_of_tails_reached_far_falls_back_to_fractions():
+    # BD 120 on the geometric reaches 122 tail blocks per side: integer weights would need
+    # ~2^1250, beyond the vectorised path; the Fraction path answers (was an error)
+    g = optnoise.geometric(alpha=0.5)
+    nb = Neighbourhood.bd(120)
+    exact = optnoise.privacy_profile(g.pmf, nb, exact=True)
+    floating = optnoise.privacy_profile(g.pmf, nb)
+    assert exact.epsilon_pure >= 120 * math.log(2) and exact.epsilon_pure == pytest.approx(floating.epsilon_pure)
+    assert exact.delta_dp(50.0) >= floating.delta_dp(50.0) - 1e-15

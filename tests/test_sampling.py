@@ -17,7 +17,7 @@ from optnoise import CyclicPMF, Neighbourhood, Target, design_finite, privacy_pr
 from optnoise.design.closed_forms import lemma3_sd
 from optnoise.errors import InvalidParameterError, OptnoiseError
 from optnoise.randomness import SeededRandomSource, SystemRandomSource, random_source
-from optnoise.sampling import bernoulli_exp, discrete_gaussian, discrete_laplace, quantize
+from optnoise.sampling import discrete_gaussian, discrete_laplace, quantize
 
 ALPHA = 1e-3
 NB = Neighbourhood.sd(1)
@@ -105,15 +105,6 @@ def test_default_randomness_is_the_os_csprng(monkeypatch, designs):
     seeded = random_source(5)
     assert not seeded.private and "NOT private" in seeded.description
     assert np.array_equal(q.draw(64, random_source(5)), q.draw(64, random_source(5)))
-
-
-def test_bernoulli_exp_frequency():
-    src = SeededRandomSource(3)
-    for gamma in (Fraction(1, 3), Fraction(5, 2)):
-        hits = sum(bernoulli_exp(gamma, src) for _ in range(20_000))
-        p = math.exp(-float(gamma))
-        assert stats.binomtest(hits, 20_000, p).pvalue > ALPHA
-        assert stats.binomtest(hits, 20_000, p * 1.1).pvalue < ALPHA
 
 
 def _two_sided(weight, lo, hi):

@@ -3,7 +3,11 @@
 * :mod:`~optnoise.analysis.pairs` -- the one builder of ordered neighbouring pairs;
 * :mod:`~optnoise.analysis.floating` -- one pair in floating point (loss distribution,
   delta_DP, delta_PDP, inverses);
-* :mod:`~optnoise.analysis.exact` -- one pair in rational arithmetic, outward rounded;
+* :mod:`~optnoise.analysis.exact` -- one pair in rational arithmetic, outward rounded (the
+  oracle);
+* :mod:`~optnoise.analysis.exact_fast` -- the same certificates for integer weights,
+  vectorised;
+* :mod:`~optnoise.analysis.streaming` -- the float maxima of a large cyclic PMF, streamed;
 * :mod:`~optnoise.analysis.profile` -- the maxima over pairs, :class:`PrivacyProfile`,
   ``meets``, :class:`Guarantee`;
 * :mod:`~optnoise.analysis.renyi` -- Rényi DP curves, zCDP and the RDP -> (eps, delta) conversion;
@@ -11,13 +15,16 @@
 * :mod:`~optnoise.analysis.sufficient` -- Holohan et al.'s sufficient sets.
 """
 
-from .floating import RATIO_TOLERANCE, FloatPair, LossDistribution, PairAnalysis
-from .pairs import PairMasses, fraction_array, integer_masses, neighbouring_pairs
-from .profile import Guarantee, PrivacyProfile, guarantee, pairs_from_arrays, privacy_profile
+from .floating import RATIO_TOLERANCE, FloatPair, LossDistribution, PairAnalysis, PairMaxima
+from .pairs import (IntegerForm, PairMasses, fraction_array, integer_form, integer_masses, neighbouring_pairs,
+                    pair_builders)
+from .profile import (Guarantee, LazyPair, PrivacyProfile, exact_profile, guarantee, pairs_from_arrays,
+                      privacy_profile)
 from .sufficient import SubsetChecks, subset_check_counts, sufficient_set
 
 __all__ = [
-    "FloatPair", "Guarantee", "LossDistribution", "PairAnalysis", "PairMasses", "PrivacyProfile",
-    "RATIO_TOLERANCE", "SubsetChecks", "fraction_array", "guarantee", "integer_masses", "neighbouring_pairs",
-    "pairs_from_arrays", "privacy_profile", "subset_check_counts", "sufficient_set",
+    "FloatPair", "Guarantee", "IntegerForm", "LazyPair", "LossDistribution", "PairAnalysis", "PairMasses",
+    "PairMaxima", "PrivacyProfile", "RATIO_TOLERANCE", "SubsetChecks", "exact_profile", "fraction_array",
+    "guarantee", "integer_form", "integer_masses", "neighbouring_pairs", "pair_builders", "pairs_from_arrays",
+    "privacy_profile", "subset_check_counts", "sufficient_set",
 ]

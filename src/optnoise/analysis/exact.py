@@ -2,7 +2,7 @@
 
 The masses are :class:`fractions.Fraction`; the only irrational quantities are
 ``e^eps`` and the logarithms that turn a likelihood ratio into an epsilon. Those
-are enclosed in intervals (``mpmath.iv`` at 256 bits) and every reported number is
+are enclosed in intervals (``mpmath.libmp.mpi_*`` at an explicit 256 bits) and every reported number is
 rounded so that the certificate is never optimistic (docs/architecture.md, "Exactness"):
 
 * ``delta(eps)`` uses the *lower* end of ``e^eps`` and rounds the rational result
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 
-import mpmath
 import numpy as np
 
 from .floating import LossDistribution
@@ -29,9 +28,14 @@ from .floating import LossDistribution
 _PREC = 256
 
 
-def _mpf_to_fraction(x: mpmath.mpf) -> Fraction:
-    man, exp = x.man_exp
-    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+def _mpf_to_fraction(x: tuple) -> Fraction:
+    """The exact rational value of a raw finite mpmath float ``(sign, man, exp, bc)``."""
+    from mpmath import libmp
+    if not libmp.mpf_eq(x, x) or x in (libmp.finf, libmp.fninf):
+        raise ArithmeticError("interval bound is not finite")
+    sign, man, exp, _ = x
+    value = Fraction(int(man) << exp) if exp >= 0 else Fraction(int(man), 1 << -exp)
+    return -value if sign else value
 
 
 def float_up(x: Fraction) -> float:
@@ -51,7 +55,12 @@ EXP_CAP_BITS = 8192
 
 
 def exp_lower(epsilon: float) -> Fraction:
-    """A rational lower bound of ``e^epsilon`` (exactly 1 at 0).
+    """A rational lower bound of ``e^epsilon`` within ``2^-250`` relative (exactly 1 at 0).
+
+    ``mpmath.libmp.mpi_exp`` encloses ``exp`` of the exact binary value of the float at an
+    explicit precision of :data:`_PREC` bits with outward rounding; the lower end is a
+    binary rational. (``mpmath.workprec`` would not do: it sets the precision of the
+    ordinary context, not of the interval context, which stays at 53 bits.)
 
     Why a capped value is still never optimistic: every use of ``E = exp_lower(eps)``
     needs only ``E <= e^eps`` -- a smaller ``E`` enlarges each excess ``p - E p'`` and the
@@ -63,18 +72,23 @@ def exp_lower(epsilon: float) -> Fraction:
         return Fraction(1)
     if epsilon >= EXP_CAP_BITS * math.log(2) + 1:  # then e^eps > 2^EXP_CAP_BITS with room to spare
         return Fraction(2 ** EXP_CAP_BITS)
-    with mpmath.workprec(_PREC):
-        iv = mpmath.iv.exp(mpmath.iv.mpf(float(epsilon)))  # a float is an exact binary rational
-        return _mpf_to_fraction(mpmath.mpf(iv.a))
+    from mpmath import libmp
+    x = libmp.from_float(float(epsilon))  # a float is an exact binary rational
+    return _mpf_to_fraction(libmp.mpi_exp((x, x), _PREC)[0])
 
 
 def log_up(r: Fraction) -> float:
-    """The smallest float ``>= ln r`` for a rational ``r > 0``."""
+    """The smallest float ``>= ln r`` for a rational ``r > 0``.
+
+    The interval of ``ln r`` at :data:`_PREC` bits (outward rounded, explicit precision) is
+    far narrower than a float's ulp; its upper end is rounded up by :func:`float_up`.
+    """
     if r == 1:
         return 0.0
-    with mpmath.workprec(_PREC):
-        iv = mpmath.iv.log(mpmath.iv.mpf(r.numerator) / mpmath.iv.mpf(r.denominator))
-        return float_up(_mpf_to_fraction(mpmath.mpf(iv.b)))
+    from mpmath import libmp
+    num, den = libmp.from_int(r.numerator), libmp.from_int(r.denominator)
+    ratio = libmp.mpi_div((num, num), (den, den), _PREC)
+    return float_up(_mpf_to_fraction(libmp.mpi_log(ratio, _PREC)[1]))
 
 
 @dataclass(frozen=True, eq=False)

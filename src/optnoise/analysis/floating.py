@@ -25,9 +25,9 @@ certificate in rational arithmetic with outward rounding.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import Mapping, Protocol
 
 import numpy as np
 
@@ -67,6 +67,26 @@ class LossDistribution:
     p_mass: np.ndarray
     q_mass: np.ndarray
     infinite_mass: float
+
+
+@dataclass(frozen=True)
+class PairMaxima:
+    """The values of a profile at once: maxima over the ordered pairs.
+
+    ``delta_dp``/``delta_pdp`` are at the ``epsilon`` asked for and ``epsilon_dp``/
+    ``epsilon_pdp`` at the ``delta`` asked for (``None`` when not asked); ``worst`` names
+    a pair attaining each value; ``pairs`` counts the pairs visited. Streamed analyses
+    (:mod:`~optnoise.analysis.streaming`, :mod:`~optnoise.analysis.exact_fast`) produce
+    it in one walk over the pairs.
+    """
+
+    epsilon_pure: float
+    delta_dp: float | None = None
+    delta_pdp: float | None = None
+    epsilon_dp: float | None = None
+    epsilon_pdp: float | None = None
+    pairs: int = 0
+    worst: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

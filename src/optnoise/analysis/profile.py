@@ -1,9 +1,18 @@
 """The privacy profile of a mechanism: maxima over its ordered neighbouring pairs.
 
-:func:`privacy_profile` builds the pairs once (:mod:`optnoise.analysis.pairs`) and
-analyses them in floating point (:mod:`optnoise.analysis.floating`) or exactly
-(:mod:`optnoise.analysis.exact`). :meth:`PrivacyProfile.meets` is the one rule for
-"meets a target" in the library.
+:func:`privacy_profile` gets the pairs from the one builder (:mod:`optnoise.analysis.pairs`)
+and analyses them in floating point (:mod:`optnoise.analysis.floating`) or exactly. Which
+engine computes the maxima depends on the size, never the values (each is tested against
+the plain one):
+
+* float, a large one-dimensional cyclic PMF: :mod:`~optnoise.analysis.streaming` walks the
+  pairs as aligned views of the PMF, O(n) memory whatever the number of pairs;
+* exact, masses with a common denominator (:func:`~optnoise.analysis.pairs.integer_form`):
+  :mod:`~optnoise.analysis.exact_fast`, integer weights compared vectorised, one pair at a
+  time; otherwise :class:`~optnoise.analysis.exact.ExactPair` on Fractions (the oracle);
+* otherwise :class:`~optnoise.analysis.floating.FloatPair` per pair.
+
+:meth:`PrivacyProfile.meets` is the one rule for "meets a target" in the library.
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -19,8 +28,43 @@ from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, IntegerPMF
 from ..target import MEETS_TOLERANCE, Notion, Target, check_delta, check_epsilon, check_notion
-from .floating import FloatPair, PairAnalysis
-from .pairs import neighbouring_pairs
+from .floating import FloatPair, LossDistribution, PairAnalysis, PairMaxima
+from .pairs import (IntegerForm, PairMasses, default_neighbourhood, integer_form, integer_form_fits,
+                    pair_builders)
+
+#: Cells over all pairs (n times the number of pairs) from which a float cyclic profile
+#: streams its pairs and an exact profile builds each pair when it is used.
+STREAM_CELLS = 1 << 18
+#: Called with ``(epsilon, delta)`` (either may be ``None``): the maxima over all pairs.
+Summarizer = Callable[[float | None, float | None], PairMaxima]
+
+
+@dataclass(frozen=True, eq=False)
+class LazyPair:
+    """A pair that is built each time it is used and never kept (O(n) memory for a
+    profile whatever the number of pairs); it answers like the pair it builds."""
+
+    label: str
+    build: Callable[[], PairAnalysis]
+
+    @property
+    def epsilon_pure(self) -> float:
+        return self.build().epsilon_pure
+
+    def delta_dp(self, epsilon: float) -> float:
+        return self.build().delta_dp(epsilon)
+
+    def delta_pdp(self, epsilon: float) -> float:
+        return self.build().delta_pdp(epsilon)
+
+    def epsilon_dp(self, delta: float) -> float:
+        return self.build().epsilon_dp(delta)
+
+    def epsilon_pdp(self, delta: float) -> float:
+        return self.build().epsilon_pdp(delta)
+
+    def loss_distribution(self) -> LossDistribution:
+        return self.build().loss_distribution()
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,31 +72,66 @@ class PrivacyProfile:
     """The privacy of a mechanism: maxima over its ordered neighbouring pairs.
 
     Methods take and return floats; ``math.inf`` means "no finite value". ``exact``
-    profiles round every value outward (never optimistic).
+    profiles round every value outward (never optimistic). ``summarize``, when given,
+    computes the maxima over all pairs in one walk (a streamed engine); the ``pairs``
+    are then usually :class:`LazyPair` objects, still there for loss distributions.
     """
 
     pairs: tuple[PairAnalysis, ...]
     neighbourhood: Neighbourhood | InputPairs | None = None
     exact: bool = False
     space: str = "cyclic"
+    summarize: Summarizer | None = field(default=None, repr=False)
+    _values: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.pairs:
             raise InvalidParameterError("neighbourhood", self.neighbourhood, "at least one neighbouring pair")
 
+    def values(self, epsilon: float | None = None, delta: float | None = None) -> PairMaxima:
+        """All values at once: ``epsilon_pure``, the deltas at ``epsilon`` and the epsilons
+        at ``delta`` (``None`` where not asked), with the label of a pair attaining each."""
+        eps = None if epsilon is None else check_epsilon(epsilon, allow_inf=True)
+        d = None if delta is None else check_delta(delta)
+        key = (eps, d)
+        if key not in self._values:
+            self._values[key] = self.summarize(eps, d) if self.summarize is not None else self._from_pairs(eps, d)
+        return self._values[key]
+
+    def _from_pairs(self, eps: float | None, d: float | None) -> PairMaxima:
+        def top(fn: Callable[[PairAnalysis], float]) -> tuple[float, str]:
+            best = max(self.pairs, key=fn)
+            return fn(best), best.label
+
+        found = {"epsilon_pure": top(lambda pr: pr.epsilon_pure)}
+        if eps is not None:
+            found["delta_dp"] = top(lambda pr: pr.delta_dp(eps))
+            found["delta_pdp"] = top(lambda pr: pr.delta_pdp(eps))
+        if d is not None:
+            found["epsilon_dp"] = top(lambda pr: pr.epsilon_dp(d))
+            found["epsilon_pdp"] = top(lambda pr: pr.epsilon_pdp(d))
+        return PairMaxima(**{k: v for k, (v, _) in found.items()}, pairs=len(self.pairs),
+                          worst={k: label for k, (_, label) in found.items()})
+
     @cached_property
     def epsilon_pure(self) -> float:
         """Tight pure epsilon (Qin et al. Theorem 1); ``inf`` if none is finite."""
+        if self.summarize is not None:
+            return self.values().epsilon_pure
         return max(pr.epsilon_pure for pr in self.pairs)
 
     def delta_dp(self, epsilon: float) -> float:
         """Tight ``delta`` of approximate DP at ``epsilon`` (hockey-stick maximum)."""
         eps = check_epsilon(epsilon, allow_inf=True)
+        if self.summarize is not None:
+            return self.values(eps).delta_dp  # type: ignore[return-value]
         return max(pr.delta_dp(eps) for pr in self.pairs)
 
     def delta_pdp(self, epsilon: float) -> float:
         """Tight ``delta`` of probabilistic DP at ``epsilon`` (Kadam Def. 2)."""
         eps = check_epsilon(epsilon, allow_inf=True)
+        if self.summarize is not None:
+            return self.values(eps).delta_pdp  # type: ignore[return-value]
         return max(pr.delta_pdp(eps) for pr in self.pairs)
 
     def delta(self, epsilon: float, notion: Notion = "dp") -> float:
@@ -62,11 +141,15 @@ class PrivacyProfile:
     def epsilon_dp(self, delta: float) -> float:
         """Smallest ``epsilon`` with ``delta_DP(epsilon) <= delta``."""
         d = check_delta(delta)
+        if self.summarize is not None:
+            return self.values(delta=d).epsilon_dp  # type: ignore[return-value]
         return max(pr.epsilon_dp(d) for pr in self.pairs)
 
     def epsilon_pdp(self, delta: float) -> float:
         """Smallest ``epsilon`` with ``delta_PDP(epsilon) <= delta``."""
         d = check_delta(delta)
+        if self.summarize is not None:
+            return self.values(delta=d).epsilon_pdp  # type: ignore[return-value]
         return max(pr.epsilon_pdp(d) for pr in self.pairs)
 
     def epsilon(self, delta: float, notion: Notion = "dp") -> float:
@@ -97,8 +180,8 @@ class PrivacyProfile:
     def worst_pair(self, epsilon: float, notion: Notion = "dp") -> str:
         """Label of the pair attaining ``delta(epsilon)``."""
         eps = check_epsilon(epsilon, allow_inf=True)
-        fn = (lambda pr: pr.delta_dp(eps)) if check_notion(notion) == "dp" else (lambda pr: pr.delta_pdp(eps))
-        return max(self.pairs, key=fn).label
+        done = next((v for (e, _), v in self._values.items() if e == eps), None)  # evaluated already
+        return (done or self.values(eps)).worst["delta_dp" if check_notion(notion) == "dp" else "delta_pdp"]
 
     def curve(self, epsilons: Iterable[float] | None = None, notion: Notion = "dp") -> tuple[np.ndarray, np.ndarray]:
         """``(epsilons, deltas)`` for plotting the privacy profile."""
@@ -134,12 +217,65 @@ def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
     >>> round(privacy_profile(CyclicPMF([0.5, 0.25, 0.25]), Neighbourhood.sd(1)).epsilon_pure, 6)
     0.693147
     """
-    pairs, nb = neighbouring_pairs(mechanism, neighbourhood, exact=exact, max_memory=max_memory)
-    space = {CyclicPMF: "cyclic", IntegerPMF: "integer", Channel: "channel"}[type(mechanism)]
+    space = {CyclicPMF: "cyclic", IntegerPMF: "integer", Channel: "channel"}.get(type(mechanism))
+    if space is None:
+        raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
     if exact:
+        form = integer_form(mechanism)
+        if form is not None and integer_form_fits(form, default_neighbourhood(mechanism, neighbourhood)):
+            # integer weights, one pair at a time: the float-sized check suffices
+            pair_builders(mechanism, neighbourhood, max_memory=max_memory)
+            return exact_profile(form, neighbourhood, space=space)
         from .exact import ExactPair  # local import: mpmath is needed only here
-        return PrivacyProfile(tuple(ExactPair(pm.p, pm.q, pm.label) for pm in pairs), nb, exact=True, space=space)
-    return PrivacyProfile(tuple(FloatPair(pm.p, pm.q, pm.label) for pm in pairs), nb, space=space)
+        builders, nb = pair_builders(mechanism, neighbourhood, exact=True, max_memory=max_memory)
+        return PrivacyProfile(tuple(ExactPair(pm.p, pm.q, pm.label) for pm in (b() for _, b in builders)), nb,
+                              exact=True, space=space)
+    builders, nb = pair_builders(mechanism, neighbourhood, max_memory=max_memory)
+    if isinstance(mechanism, CyclicPMF) and mechanism.probs.ndim == 1 \
+            and mechanism.size * len(builders) >= STREAM_CELLS:
+        return _streamed_profile(mechanism, nb, builders)  # type: ignore[arg-type]
+    return PrivacyProfile(tuple(_float_pair(b()) for _, b in builders), nb, space=space)
+
+
+def _float_pair(pm: PairMasses) -> FloatPair:
+    return FloatPair(pm.p, pm.q, pm.label)
+
+
+def _streamed_profile(pmf: CyclicPMF, nb: Neighbourhood, builders) -> PrivacyProfile:
+    from .streaming import cyclic_summary
+    shifts = [s[0] for s in nb.cyclic_shifts(pmf.shape)]
+    pairs = tuple(LazyPair(label, lambda b=b: _float_pair(b())) for label, b in builders)
+    return PrivacyProfile(pairs, nb, space="cyclic",
+                          summarize=lambda eps, delta: cyclic_summary(pmf.probs, shifts, epsilon=eps, delta=delta))
+
+
+def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs | None = None, *,
+                  space: str | None = None) -> PrivacyProfile:
+    """The exact profile of masses given as integer weights over one denominator.
+
+    Equal, value for value, to the Fraction analysis of the same masses
+    (:class:`~optnoise.analysis.exact.ExactPair`), computed vectorised by
+    :mod:`~optnoise.analysis.exact_fast`; pairs are visited one at a time (each pair is
+    built when used once the mechanism is large, so memory stays O(n)).
+    """
+    from .exact_fast import IntegerPair, certify_pairs
+
+    def concrete(pm: PairMasses) -> IntegerPair:
+        return IntegerPair.from_weights(pm.p, pm.q, pm.denominator, pm.label)  # type: ignore[arg-type]
+
+    builders, nb = pair_builders(form, neighbourhood)
+    cells = int(np.prod(form.shape)) * len(builders)
+    if cells >= STREAM_CELLS:
+        pairs: tuple[PairAnalysis, ...] = tuple(LazyPair(label, lambda b=b: concrete(b())) for label, b in builders)
+
+        def summarize(eps: float | None, delta: float | None) -> PairMaxima:
+            return certify_pairs((concrete(b()) for _, b in builders), epsilon=eps, delta=delta)
+    else:
+        pairs = tuple(concrete(b()) for _, b in builders)
+
+        def summarize(eps: float | None, delta: float | None) -> PairMaxima:
+            return certify_pairs(pairs, epsilon=eps, delta=delta)  # type: ignore[arg-type]
+    return PrivacyProfile(pairs, nb, exact=True, space=space or form.kind, summarize=summarize)
 
 
 def pairs_from_arrays(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> PrivacyProfile:
@@ -196,14 +332,15 @@ class Guarantee:
 
 def guarantee(profile: PrivacyProfile, epsilon: float | None = None, delta: float | None = None) -> Guarantee:
     """Evaluate a profile at an ``epsilon`` and/or a ``delta``."""
+    v = profile.values(epsilon, delta)
     return Guarantee(
-        epsilon_pure=profile.epsilon_pure,
+        epsilon_pure=v.epsilon_pure,
         epsilon=epsilon,
         delta=delta,
-        delta_dp=None if epsilon is None else profile.delta_dp(epsilon),
-        delta_pdp=None if epsilon is None else profile.delta_pdp(epsilon),
-        epsilon_dp=None if delta is None else profile.epsilon_dp(delta),
-        epsilon_pdp=None if delta is None else profile.epsilon_pdp(delta),
+        delta_dp=v.delta_dp,
+        delta_pdp=v.delta_pdp,
+        epsilon_dp=v.epsilon_dp,
+        epsilon_pdp=v.epsilon_pdp,
         neighbourhood=neighbourhood_json(profile.neighbourhood),
         exact=profile.exact,
     )

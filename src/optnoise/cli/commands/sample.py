@@ -45,7 +45,7 @@ def sample(
     warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
     payload = {"count": int(count), "kind": mech.kind, "certificate": q.certificate.to_json(),
                "private": bool(draws.private), "randomness": draws.randomness,
-               "quantized": {k: v for k, v in q.to_json().items() if k not in ("weights", "certificate")},
+               "quantized": {k: v for k, v in q.to_json(weights=False).items() if k != "certificate"},
                "bits": getattr(q, "bits", None), "mixing": str(getattr(q, "mixing", "0")),
                "target": None if mech.target is None else mech.target.to_json(),
                "output": str(output) if output is not None else None}

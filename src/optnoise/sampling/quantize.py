@@ -1,0 +1,542 @@
+"""Quantize-and-certify: the integer weights that are sampled, with their exact certificate.
+
+What is released must be exactly the distribution that was certified
+(docs/architecture.md, "Exactness"; docs/release.md). A designed mechanism has float
+masses; :func:`quantize` turns it into *integer weights* and certifies *those* with the
+exact (rational, outward-rounded) analysis -- vectorised on the integer weights
+(:func:`optnoise.analysis.exact_profile`), value for value equal to the Fraction oracle.
+The draws then use the same integer weights with uniform integers cut from 64-bit random
+words: no floats and no modulo bias on the decision path.
+
+Three quantized forms, one per kind of mechanism:
+
+* :class:`QuantizedCyclic` -- cyclic noise on ``{0..n}`` (or a product): weights summing to
+  ``2^bits``, drawn by an exact integer alias table (:mod:`~optnoise.sampling.alias`) from
+  :data:`~optnoise.sampling.alias.ALIAS_MIN_SUPPORT` outcomes on, else by inverse CDF;
+* :class:`QuantizedChannel` -- each row of a channel summing to ``2^bits`` (a row table per
+  drawn input);
+* :class:`QuantizedInteger` -- noise on ``Z``: integer window weights and geometric tails
+  whose ratio is a dyadic rational ``a / 2^m`` (rounded *up* from the float ratio, i.e.
+  slower decay: more noise, never less privacy in the tails), drawn by
+  :func:`~optnoise.sampling.integer_line.draw_window_tails`.
+
+Randomness is always injected (:mod:`optnoise.randomness`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+import numpy as np
+
+from ..analysis import Guarantee, IntegerForm, PrivacyProfile, exact_profile, guarantee
+from ..analysis.exact import exp_lower
+from ..errors import InvalidParameterError, OptnoiseError
+from ..neighbourhood import InputPairs, Neighbourhood
+from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
+from ..randomness import RandomSource
+from ..target import Target
+from . import alias
+from .integer_line import Tail, WindowTailsTable, draw_window_tails, window_tails_table
+from .words import check_count, draw_indices
+
+#: Largest resolution: cumulative weights must fit in an unsigned 64-bit word.
+MAX_BITS = 62
+#: (bits, mixing weight with the uniform PMF) tried in order by :func:`quantize`.
+QUANTIZE_SCHEDULE: tuple[tuple[int, Fraction], ...] = (
+    (32, Fraction(0)), (48, Fraction(0)), (MAX_BITS, Fraction(0)),
+    (MAX_BITS, Fraction(1, 2 ** 40)), (MAX_BITS, Fraction(1, 2 ** 30)), (MAX_BITS, Fraction(1, 2 ** 20)),
+)
+#: Bits of the dyadic tail ratio ``a / 2^TAIL_BITS`` of a quantized integer-line PMF.
+TAIL_BITS = 24
+#: Resolution of the window weights of a quantized integer-line PMF (keeps every
+#: region total below 2^63 so that draws stay in 64-bit integers).
+WINDOW_BITS = 36
+#: A quantized PMF with tails first gets a window extended (by at most
+#: :data:`MAX_EXTENSION` cells a side) until the mass beyond it is below this, so that
+#: draws rarely need the geometric tails; if that fails the certificate, the PMF's own window.
+TAIL_MASS = 2.0 ** -20
+MAX_EXTENSION = 512
+
+
+# ------------------------------------------------------------------ quantized forms
+def _weights_json(weights: np.ndarray) -> list:
+    return np.vectorize(lambda w: str(int(w)), otypes=[object])(weights).tolist() if weights.size else []
+
+
+@dataclass(frozen=True, eq=False)
+class QuantizedCyclic:
+    """Integer weights summing to ``2^bits`` and the exact certificate of those weights.
+
+    ``mixing`` is the weight ``lambda`` of the uniform PMF mixed in before rounding
+    (``(1 - lambda) f + lambda / N``) when plain rounding could not keep the target.
+    """
+
+    weights: np.ndarray  # uint64, shape of the PMF, sums to 2^bits
+    bits: int
+    mixing: Fraction
+    neighbourhood: Neighbourhood
+    certificate: Guarantee
+    target: Target | None
+
+    def __post_init__(self) -> None:
+        self.weights.setflags(write=False)
+
+    kind = "cyclic"
+
+    @property
+    def pmf(self) -> CyclicPMF:
+        """The exact PMF that is sampled (masses ``w / 2^bits``)."""
+        return CyclicPMF.from_weights(np.array([int(w) for w in self.weights.ravel()], dtype=object)
+                                      .reshape(self.weights.shape))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.weights.shape)
+
+    @property
+    def sampler(self) -> str:
+        """``"alias"`` or ``"cdf"``: how :meth:`draw` samples (by support size)."""
+        return alias.choose(self.weights.size)
+
+    @cached_property
+    def _table(self) -> alias.AliasTable | np.ndarray:
+        flat = self.weights.ravel()
+        if self.sampler == "alias":
+            return alias.build(flat, self.bits)
+        return np.cumsum(flat, dtype=np.uint64)
+
+    def draw(self, count: int, source: RandomSource) -> np.ndarray:
+        """``count`` noise draws as flat indices (``np.unravel_index`` for vectors), each
+        exactly ``w_i / 2^bits`` (alias table or inverse CDF, both on the integer weights)."""
+        table = self._table
+        if isinstance(table, alias.AliasTable):
+            return alias.draw(table, count, source)
+        return draw_indices(table, self.bits, count, source)
+
+    def to_json(self, *, weights: bool = True) -> dict:
+        """The quantized form; ``weights=False`` leaves out the per-cell weights."""
+        out = {"kind": self.kind, "bits": self.bits, "total_weight": f"2^{self.bits}", "mixing": str(self.mixing),
+               "shape": list(self.shape), "sampler": self.sampler, "certificate": self.certificate.to_json(),
+               "target": None if self.target is None else self.target.to_json()}
+        if weights:
+            out["weights"] = _weights_json(self.weights.ravel())
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class QuantizedChannel:
+    """A channel whose every row is integer weights summing to ``2^bits``, certified exactly."""
+
+    weights: np.ndarray  # uint64 (inputs, outputs), each row sums to 2^bits
+    bits: int
+    mixing: Fraction
+    neighbourhood: InputPairs
+    certificate: Guarantee
+    target: Target | None
+
+    kind = "channel"
+
+    def __post_init__(self) -> None:
+        self.weights.setflags(write=False)
+
+    @property
+    def channel(self) -> Channel:
+        """The exact channel that is sampled (``P[x, y] = w[x, y] / 2^bits``)."""
+        total = 1 << self.bits
+        ex = np.array([[Fraction(int(w), total) for w in row] for row in self.weights], dtype=object)
+        return Channel(np.array([[float(v) for v in row] for row in ex]), exact=ex)
+
+    @cached_property
+    def _rows(self) -> dict[int, alias.AliasTable | np.ndarray]:
+        return {}
+
+    def _row_table(self, x: int) -> alias.AliasTable | np.ndarray:
+        if x not in self._rows:
+            row = self.weights[x]
+            self._rows[x] = alias.build(row, self.bits) if alias.choose(row.size) == "alias" else \
+                np.cumsum(row, dtype=np.uint64)
+        return self._rows[x]
+
+    def draw_outputs(self, inputs: np.ndarray, source: RandomSource) -> np.ndarray:
+        """One output index per input index, drawn exactly from the input's row."""
+        inputs = np.asarray(inputs, dtype=np.int64)
+        if inputs.size and (inputs.min() < 0 or inputs.max() >= self.weights.shape[0]):
+            raise InvalidParameterError("inputs", int(inputs.min() if inputs.min() < 0 else inputs.max()),
+                                        f"input indices in 0..{self.weights.shape[0] - 1}")
+        out = np.empty(inputs.shape, dtype=np.int64)
+        for x in np.unique(inputs):
+            where = inputs == x
+            table = self._row_table(int(x))
+            count = int(where.sum())
+            out[where] = alias.draw(table, count, source) if isinstance(table, alias.AliasTable) else \
+                draw_indices(table, self.bits, count, source)
+        return out
+
+    def to_json(self, *, weights: bool = True) -> dict:
+        """The quantized form; ``weights=False`` leaves out the per-cell weights."""
+        out = {"kind": self.kind, "bits": self.bits, "total_weight": f"2^{self.bits} per row",
+               "mixing": str(self.mixing), "certificate": self.certificate.to_json(),
+               "target": None if self.target is None else self.target.to_json()}
+        if weights:
+            out["weights"] = _weights_json(self.weights)
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class QuantizedInteger:
+    """Noise on ``Z``: integer window weights plus geometric tails with dyadic ratios.
+
+    The PMF is ``p(k) = W[k] / Z`` on the window ``lo..hi`` and, beyond it,
+    ``p(hi + t*period + s) = W[hi - period + s] r^t / Z`` (``t >= 1``, ``s = 1..period``;
+    the mirror image on the left), ``r = a / 2^m``. With ``B`` the weight of an end
+    block, ``Z = S_W + (B_left + B_right) r / (1 - r)``.
+    """
+
+    weights: np.ndarray  # int64 window weights at lo..hi
+    lo: int
+    left: tuple[int, int, int] | None   # (a, m, period): ratio a / 2^m
+    right: tuple[int, int, int] | None
+    neighbourhood: Neighbourhood
+    certificate: Guarantee
+    target: Target | None
+
+    kind = "integer"
+
+    def __post_init__(self) -> None:
+        self.weights.setflags(write=False)
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.weights.size - 1
+
+    @property
+    def pmf(self) -> IntegerPMF:
+        """The exact PMF that is sampled (window masses ``W / Z``, dyadic tail ratios)."""
+        return exact_integer_pmf(self.weights, self.lo, self.left, self.right)
+
+    @cached_property
+    def _table(self) -> WindowTailsTable:
+        tail = (lambda t: None if t is None else Tail(*t))
+        return window_tails_table(self.weights, self.lo, left=tail(self.left), right=tail(self.right))
+
+    def draw(self, count: int, source: RandomSource) -> np.ndarray:
+        """``count`` exact draws of the noise value (integers), exactly from the certified PMF.
+
+        Why exact (:func:`~optnoise.sampling.integer_line.window_tails_table`): the window
+        cells and the tail classes get integer weights proportional to their exact masses
+        (``W`` and ``B r / (1 - r)`` per class, scaled by the common denominator of the
+        ``1 - r``); a cell is drawn with exactly that probability from an integer alias
+        table; a tail class adds ``t >= 1`` blocks with ``P(t) = (1 - r) r^(t-1)``, counting
+        Bernoulli(``a / 2^m``) successes on ``m``-bit integers. The product is ``W[s] r^t / Z``.
+        """
+        return draw_window_tails(self._table, check_count(count), source)
+
+    def to_json(self, *, weights: bool = True) -> dict:
+        """The quantized form; ``weights=False`` leaves out the per-cell weights."""
+        tail = (lambda t: None if t is None else {"ratio": f"{t[0]}/2^{t[1]}", "period": t[2]})
+        out = {"kind": self.kind, "window": [self.lo, self.hi], "left_tail": tail(self.left),
+               "right_tail": tail(self.right), "certificate": self.certificate.to_json(),
+               "target": None if self.target is None else self.target.to_json()}
+        if weights:
+            out["weights"] = _weights_json(self.weights)
+        return out
+
+
+Quantized = QuantizedCyclic | QuantizedChannel | QuantizedInteger
+
+
+# ------------------------------------------------------------------ quantize + certify
+def round_weights(probs: np.ndarray, bits: int, keep: np.ndarray | None = None) -> np.ndarray:
+    """Integer weights summing exactly to ``2^bits``, close to ``probs * 2^bits / sum(probs)``.
+
+    Vectorised and deterministic: the masses are scaled by the power of two nearest to
+    ``2^bits / sum`` (exact in floats, so the floors and remainders below are exact), floored,
+    every kept cell (default: ``probs > 0``) raised to at least 1; a shortfall larger than
+    the number of cells (masses far from summing to 1) is spread in proportion to the
+    weights, which keeps their ratios; the last units go to the cells with the largest
+    remainders (or are taken from the smallest): largest-remainder rounding. This rounding
+    is *not* part of any privacy argument: the exact certificate of the returned weights is.
+    """
+    if isinstance(bits, bool) or not isinstance(bits, int) or not (1 <= bits <= MAX_BITS):
+        raise InvalidParameterError("bits", bits, f"an integer in [1, {MAX_BITS}]")
+    p = np.asarray(probs, dtype=np.float64).ravel()
+    if p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
+        raise InvalidParameterError("probs", "invalid masses", "finite masses >= 0 with a positive sum")
+    keep = (p > 0) if keep is None else np.asarray(keep, dtype=bool).ravel()
+    total = 1 << bits
+    if int(keep.sum()) > total:
+        raise InvalidParameterError("bits", bits, f"at least log2 of the support size ({int(keep.sum())})")
+    # sum * 2^shift lies in [2^bits / sqrt 2, 2^bits sqrt 2): every weight and sum stays below 2^63
+    shift = bits - round(math.log2(float(p.sum())))
+    remainder = np.ldexp(p, shift)
+    w = np.floor(remainder)
+    np.subtract(remainder, w, out=remainder)
+    w = w.astype(np.uint64)
+    raise_ = keep & (w == 0)
+    w[raise_] = 1
+    remainder[raise_] = -1.0  # already rounded up
+    short = total - int(w.sum(dtype=np.uint64))  # exact: the sum is below 2^64
+    if abs(short) > w.size:  # spread in proportion: every ratio kept up to one unit
+        adj = np.trunc(w.astype(np.float64) * (short / float(total - short))).astype(np.int64)
+        if short < 0:  # never take a kept cell below 1
+            adj = np.maximum(adj, keep.astype(np.int64) - w.astype(np.int64))
+        w = (w.astype(np.int64) + adj).astype(np.uint64)
+        short = total - int(w.sum(dtype=np.uint64))
+    support = np.flatnonzero((p > 0) | keep)  # a zero mass that is not kept stays zero
+    while short > 0:  # the largest remainders get one more unit
+        k = min(short, support.size)
+        top = support[np.argpartition(remainder[support], support.size - k)[support.size - k:]] \
+            if k < w.size else support
+        w[top] += np.uint64(1)
+        remainder[top] -= 1.0
+        short -= k
+    while short < 0:  # the smallest remainders lose one (never a kept cell below 1)
+        eligible = np.flatnonzero(w > keep.astype(np.uint64))
+        k = min(-short, eligible.size)
+        if k == 0:
+            raise InvalidParameterError("bits", bits, "enough resolution for the support")
+        low = eligible[np.argpartition(remainder[eligible], k - 1)[:k]]
+        w[low] -= np.uint64(1)
+        remainder[low] += 1.0
+        short += k
+    return w
+
+
+def _schedule(target: Target | None, bits: int | None) -> tuple[tuple[int, Fraction], ...]:
+    if bits is not None and not (isinstance(bits, int) and not isinstance(bits, bool) and 8 <= bits <= MAX_BITS):
+        raise InvalidParameterError("bits", bits, f"an integer in [8, {MAX_BITS}]")
+    if target is None:
+        return ((bits or MAX_BITS, Fraction(0)),)
+    if bits is not None:
+        return tuple((bits, lam) for b, lam in QUANTIZE_SCHEDULE if b == MAX_BITS)
+    return QUANTIZE_SCHEDULE
+
+
+def _evaluate(profile: PrivacyProfile, target: Target | None) -> Guarantee:
+    if target is None:
+        return guarantee(profile)
+    return guarantee(profile, epsilon=target.epsilon, delta=target.delta)
+
+
+def _failure(target: Target, tried: list[str]) -> OptnoiseError:
+    return OptnoiseError(f"cannot quantize the mechanism so that its exact guarantee meets {target.describe()} "
+                         f"(tried {'; '.join(tried)}); check that the mechanism meets the target before quantizing")
+
+
+def quantize(mechanism: CyclicPMF | IntegerPMF | Channel, neighbourhood: Neighbourhood | InputPairs, *,
+             target: Target | None = None, bits: int | None = None) -> Quantized:
+    """Integer weights for ``mechanism`` whose *exact* guarantee meets ``target``.
+
+    Parameters
+    ----------
+    mechanism:
+        The (float) mechanism to release with: cyclic noise, noise on Z or a channel.
+    neighbourhood:
+        The neighbourhood the target refers to.
+    target:
+        Without a target the weights are rounded once and their exact certificate is
+        reported as it is.
+    bits:
+        Cyclic noise and channels: force one resolution (``8..62``); by default
+        :data:`QUANTIZE_SCHEDULE` is tried in order: 32, 48, 62 bits, then 62 bits after
+        mixing ``2^-40``, ``2^-30``, ``2^-20`` of the uniform distribution (mixing makes
+        every likelihood ratio strictly smaller, so rounding has room).
+
+    Raises
+    ------
+    OptnoiseError
+        When no resolution keeps the target (for example a mechanism that does not
+        meet it in the first place).
+    """
+    if target is not None and not isinstance(target, Target):
+        raise InvalidParameterError("target", target, "a Target(epsilon, delta, notion) or None")
+    if isinstance(mechanism, CyclicPMF):
+        return _quantize_cyclic(mechanism, neighbourhood, target, bits)  # type: ignore[arg-type]
+    if isinstance(mechanism, Channel):
+        return _quantize_channel(mechanism, neighbourhood, target, bits)
+    if isinstance(mechanism, IntegerPMF):
+        return _quantize_integer(mechanism, neighbourhood, target)  # type: ignore[arg-type]
+    raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
+
+
+def _floats(exact: np.ndarray | None, floats: np.ndarray) -> np.ndarray:
+    """The masses to round (floats; the rounding is not part of the privacy argument)."""
+    if exact is None:
+        return np.asarray(floats, dtype=np.float64)
+    return np.array([float(v) for v in exact.ravel()], dtype=np.float64).reshape(np.shape(floats))
+
+
+def _mixed(f: np.ndarray, lam: Fraction) -> np.ndarray:
+    if lam == 0:
+        return f
+    return f / f.sum() * (1.0 - float(lam)) + float(lam) / f.size
+
+
+def _quantize_cyclic(pmf: CyclicPMF, nb: Neighbourhood, target: Target | None, bits: int | None) -> QuantizedCyclic:
+    f = _floats(pmf.exact, pmf.probs).ravel()
+    keep = f > 0
+    tried = []
+    for b, lam in _schedule(target, bits):
+        w = round_weights(_mixed(f, lam), b, keep | (lam > 0)).reshape(pmf.shape)
+        profile = exact_profile(IntegerForm("cyclic", w, 1 << b), nb)
+        if target is None or profile.meets(target):
+            return QuantizedCyclic(w, b, lam, nb, _evaluate(profile, target), target)
+        tried.append(f"{b} bits/mixing {lam}: {_shortfall(profile, target)}")
+    raise _failure(target, tried)  # type: ignore[arg-type]
+
+
+def _quantize_channel(ch: Channel, nb: Neighbourhood | InputPairs, target: Target | None,
+                      bits: int | None) -> QuantizedChannel:
+    pairs = nb if isinstance(nb, InputPairs) else InputPairs.from_distances(nb, ch.n_inputs)
+    m = _floats(ch.exact, ch.matrix)
+    keep = m > 0
+    tried = []
+    for b, lam in _schedule(target, bits):
+        weights = np.stack([round_weights(_mixed(row, lam), b, keep[i] | (lam > 0)) for i, row in enumerate(m)])
+        profile = exact_profile(IntegerForm("channel", weights, 1 << b), pairs)
+        if target is None or profile.meets(target):
+            return QuantizedChannel(weights, b, lam, pairs, _evaluate(profile, target), target)
+        tried.append(f"{b} bits/mixing {lam}: {_shortfall(profile, target)}")
+    raise _failure(target, tried)  # type: ignore[arg-type]
+
+
+def _shortfall(profile: PrivacyProfile, target: Target) -> str:
+    if target.pure:
+        return f"epsilon_pure = {profile.epsilon_pure:.17g}"
+    return f"delta_{target.notion} = {profile.delta(target.epsilon, target.notion):.6g}"
+
+
+def dyadic_ratio_up(ratio: float, m: int = TAIL_BITS) -> tuple[int, int]:
+    """``(a, m)`` with ``a / 2^m >= ratio + 2^-m``: a tail ratio rounded *up*.
+
+    Rounding a geometric tail's ratio up makes the tail decay more slowly: the ratio
+    between consecutive tail blocks moves away from ``e^eps``, never towards it. The
+    margin of at least ``2^-m`` (far above the ``2^-53`` error of a float ratio such as
+    ``exp(-eps)``) keeps a tail that was designed *at* the DP limit inside it.
+    """
+    a = math.floor(Fraction(ratio) * (1 << m)) + 2
+    if a >= 1 << m:
+        raise OptnoiseError(f"tail ratio {ratio!r} too close to 1 for {m}-bit quantization")
+    return a, m
+
+
+def integer_line_form(weights: np.ndarray, lo: int, left: tuple[int, int, int] | None,
+                      right: tuple[int, int, int] | None) -> IntegerForm:
+    """The exact masses of window weights with dyadic tails as an :class:`IntegerForm`.
+
+    ``Z = S_W + sum_tails B a / (2^m - a)``; with ``L`` the lcm of the ``2^m - a``, every
+    window mass is ``W / Z = W L / (Z L)`` and ``Z L`` is an integer.
+    """
+    w = [int(x) for x in weights]
+    tails = [(t, w[:t[2]] if side == "left" else w[-t[2]:]) for side, t in (("left", left), ("right", right))
+             if t is not None]
+    common = math.lcm(*[(1 << t[1]) - t[0] for t, _ in tails]) if tails else 1
+    z_scaled = sum(w) * common + sum(sum(block) * t[0] * (common // ((1 << t[1]) - t[0])) for t, block in tails)
+    scaled = np.asarray(weights).astype(object) * common
+    out = scaled.astype(np.uint64) if max(w, default=0) * common < 1 << 64 else scaled
+    ratio = (lambda t: None if t is None else (Fraction(t[0], 1 << t[1]), t[2]))
+    return IntegerForm("integer", out, z_scaled, lo=lo, left=ratio(left), right=ratio(right))
+
+
+def exact_integer_pmf(weights: np.ndarray, lo: int, left: tuple[int, int, int] | None,
+                      right: tuple[int, int, int] | None) -> IntegerPMF:
+    """The exact IntegerPMF of window weights and dyadic tails (masses ``W / Z``)."""
+    form = integer_line_form(weights, lo, left, right)
+    exact = np.array([Fraction(int(x), form.denominator) for x in form.weights], dtype=object)
+    as_tail = (lambda t: None if t is None else GeometricTail(t[0] / (1 << t[1]), t[2]))
+    return IntegerPMF(np.array([float(x) for x in exact]), -lo, left_tail=as_tail(left), right_tail=as_tail(right),
+                      exact=exact)
+
+
+def _extended_window(pmf: IntegerPMF) -> tuple[int, int]:
+    """The window grown into the tails until the mass beyond is below :data:`TAIL_MASS`."""
+    lo, hi = pmf.lo, pmf.hi
+    for tail, side in ((pmf.right_tail, 1), (pmf.left_tail, -1)):
+        if tail is None:
+            continue
+        edge = hi if side > 0 else lo
+        block = float(pmf.mass(edge - side * np.arange(tail.period)).sum())
+        beyond = block * tail.ratio / (1.0 - tail.ratio)  # mass beyond the window on this side
+        blocks = 0 if beyond <= TAIL_MASS else math.ceil(math.log(TAIL_MASS / beyond) / math.log(tail.ratio))
+        cells = min(blocks * tail.period, MAX_EXTENSION)
+        lo, hi = (lo, hi + cells) if side > 0 else (lo - cells, hi)
+    return lo, hi
+
+
+def _quantize_integer(pmf: IntegerPMF, nb: Neighbourhood, target: Target | None) -> QuantizedInteger:
+    left = None if pmf.left_tail is None else (*dyadic_ratio_up(pmf.left_tail.ratio), pmf.left_tail.period)
+    right = None if pmf.right_tail is None else (*dyadic_ratio_up(pmf.right_tail.ratio), pmf.right_tail.period)
+    windows = [(pmf.lo, pmf.hi)]
+    if not pmf.finite_support and _extended_window(pmf) != windows[0]:
+        windows.insert(0, _extended_window(pmf))
+    tried = []
+    for lo, hi in windows:
+        masses = _floats(pmf.exact, pmf.probs) if (lo, hi) == (pmf.lo, pmf.hi) else pmf.window(lo, hi)
+        # With tails every window cell must stay positive (a zero inside the support is an
+        # infinite loss); a finite-support PMF may lose cells below the resolution at its
+        # edges (they face zeros beyond the window anyway).
+        keep = masses > 0 if not pmf.finite_support else np.zeros(masses.size, dtype=bool)
+        w = round_weights(masses, WINDOW_BITS, keep).astype(np.int64)
+        if pmf.finite_support:
+            nonzero = np.flatnonzero(w)
+            w = w[int(nonzero[0]):int(nonzero[-1]) + 1]
+            lo += int(nonzero[0])
+        if target is not None and target.pure:
+            w = np.array(_lift_integer([int(x) for x in w], lo, left, right, nb.integer_shifts(),
+                                       exp_lower(target.epsilon)), dtype=np.int64)
+        profile = exact_profile(integer_line_form(w, lo, left, right), nb, space="integer")
+        if target is None or profile.meets(target):
+            return QuantizedInteger(w, lo, left, right, nb, _evaluate(profile, target), target)
+        tried.append(f"window {lo}..{lo + w.size - 1} at {WINDOW_BITS} bits, {TAIL_BITS}-bit tail ratios: "
+                     f"{_shortfall(profile, target)}")
+    raise _failure(target, tried)  # type: ignore[arg-type]
+
+
+def _lift_integer(w: list[int], lo: int, left, right, shifts: list[int], e_low: Fraction) -> list[int]:
+    """Smallest integer raise of the window weights meeting ``p(k) <= E p(k + mu)``.
+
+    Used for pure targets: rounding can break a ratio that a design meets with
+    equality (the geometric at ``alpha = e^-eps``). Every cell of the window extended
+    by ``period + max |mu|`` on each tail side is the weight of a window cell times a
+    power of the dyadic tail ratio; when ``val(k) > E val(k + mu)`` the source weight
+    of ``k + mu`` is raised to the smallest integer that repairs the pair. Raising a
+    weight never breaks a pair in which it is the larger side, so the iteration
+    converges to the smallest feasible weights above the rounding (or fails when the
+    mechanism cannot meet the target, e.g. a tail decaying faster than ``e^-eps``).
+    The exact certificate, not this function, is what decides.
+    """
+    w = list(w)
+    n = len(w)
+    reach = max(abs(s) for s in shifts)
+    ext_lo = -(left[2] + reach) if left else 0
+    ext_hi = n - 1 + (right[2] + reach if right else 0)
+
+    def source(i: int) -> tuple[int, Fraction]:
+        """Window index and factor of extended cell ``i`` (window index coordinates)."""
+        if 0 <= i < n:
+            return i, Fraction(1)
+        a, m, period = right if i >= n else left  # type: ignore[misc]
+        t = (i - (n - 1) + period - 1) // period if i >= n else (-i + period - 1) // period
+        j = i - t * period if i >= n else i + t * period
+        return j, Fraction(a, 1 << m) ** t
+
+    cells = [(i, *source(i)) for i in range(ext_lo, ext_hi + 1)]
+    by_index = {i: (j, f) for i, j, f in cells}
+    for _ in range(50 * (n + 10)):
+        changed = False
+        for i, j, f in cells:
+            for mu in shifts:
+                if i + mu not in by_index:
+                    continue
+                j2, f2 = by_index[i + mu]
+                need = Fraction(w[j]) * f / (e_low * f2)
+                if w[j2] < need:
+                    w[j2] = math.ceil(need)
+                    changed = True
+        if not changed:
+            return w
+    raise OptnoiseError("the integer ratio lift did not converge: the mechanism cannot meet its pure target")
