@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests are reproducible in `make test` and CI (the same examples on every run, no
+# example database); `pytest --hypothesis-profile=explore` searches with fresh random examples.
+settings.register_profile("optnoise", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, max_examples=500)
+settings.load_profile("optnoise")
 
 
 @pytest.fixture

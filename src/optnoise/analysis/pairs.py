@@ -305,9 +305,9 @@ def integer_form_fits(form: IntegerForm, neighbourhood: Neighbourhood | InputPai
     reach = max(abs(m) for m in neighbourhood.integer_shifts())
     bits = form.denominator.bit_length() + max(int(w).bit_length() for w in np.asarray(form.weights).ravel()) + 2
     for tail in (form.left, form.right):
-        if tail is not None:
+        if tail is not None:  # blocks reached beyond the window, as in _integer_form_pair
             ratio, period = tail
-            blocks = 2 * (reach + period) // period + 2
+            blocks = -(-(2 * reach + period) // period) + 1
             bits += blocks * max(ratio.denominator.bit_length(), ratio.numerator.bit_length()) + 1
     return bits <= MAX_WEIGHT_BITS
 

@@ -280,12 +280,19 @@ def round_weights(probs: np.ndarray, bits: int, keep: np.ndarray | None = None) 
     w[raise_] = 1
     remainder[raise_] = -1.0  # already rounded up
     short = total - int(w.sum(dtype=np.uint64))  # exact: the sum is below 2^64
-    if abs(short) > w.size:  # spread in proportion: every ratio kept up to one unit
+    for _ in range(8):  # spread a large shortfall in proportion: every ratio kept up to one unit
+        if abs(short) <= w.size:
+            break
+        # the float product can be off by hundreds of units for weights near 2^62: repeat on
+        # the residual (it shrinks by about 2^-9 each time) rather than give it to every cell
         adj = np.trunc(w.astype(np.float64) * (short / float(total - short))).astype(np.int64)
         if short < 0:  # never take a kept cell below 1
             adj = np.maximum(adj, keep.astype(np.int64) - w.astype(np.int64))
         w = (w.astype(np.int64) + adj).astype(np.uint64)
         short = total - int(w.sum(dtype=np.uint64))
+    # remainders against the ideal weights, so that the last units go where they are missing
+    ideal = p * (float(total) / float(p.sum()))
+    remainder = ideal - w.astype(np.float64)
     support = np.flatnonzero((p > 0) | keep)  # a zero mass that is not kept stays zero
     while short > 0:  # the largest remainders get one more unit
         k = min(short, support.size)
