@@ -131,7 +131,9 @@ def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed:
             out[name] = frame[name]
             continue
         released = plan.privatize(_arrow(frame[name]), first_row=1, source=src)
-        out[name] = pd.Series(released.to_pandas(), index=frame.index, name=name)
+        series = released.to_pandas()
+        series.index = frame.index
+        out[name] = series.rename(name)
     manifest = build_manifest(unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep,
                               rows=len(frame), source=src, engine="python", output_info={"columns": columns})
     return pd.DataFrame(out, index=frame.index), manifest

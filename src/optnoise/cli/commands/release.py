@@ -20,7 +20,7 @@ PROGRESS_AFTER = 2.0
 SHORTCUT_FLAGS = {"domain": "--lower/--upper", "distances": "--distances/--sd/--bd", "notion": "--guarantee"}
 
 
-@command(NEIGHBOURHOOD, TARGET, flags={"path": "--mechanism", "columns": "--column"})
+@command(NEIGHBOURHOOD, TARGET, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec"})
 def release(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
