@@ -389,17 +389,25 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     distributions (:func:`optnoise.analysis.composition.compose_sequence`: dominating
     PLDs of the *quantized* mechanisms under the unit, dp_accounting, pessimistic; never
     looser than the pure bound), epsilon at the budget's delta (or at 1e-6) and, with a
-    budget, delta at its epsilon.
+    budget, delta at its epsilon. With one column there is nothing to compose: ``pld`` is
+    that column's own tight profile (``bound`` ``"one column"``).
     """
-    from ..analysis.composition import compose_sequence
     eps = [p.epsilon_delta for p in plans]
     basic = {"epsilon": float(sum(e for e, _ in eps)), "delta": float(min(1.0, sum(d for _, d in eps)))}
     delta = budget.delta if budget is not None else 1e-6
-    items = [(Mechanism(_sampled(p.mechanism), p.mechanism.neighbourhood).privacy, 1) for p in plans]
-    composed = compose_sequence(items, epsilon=None if budget is None else budget.epsilon, delta=delta)
-    pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
-    if budget is not None:
-        pld["delta_at_budget_epsilon"] = composed.delta_dp
+    profiles = [Mechanism(_sampled(p.mechanism), p.mechanism.neighbourhood).privacy for p in plans]
+    if len(profiles) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
+        prof = profiles[0]
+        pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one column"}
+        if budget is not None:
+            pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
+    else:
+        from ..analysis.composition import compose_sequence
+        composed = compose_sequence([(prof, 1) for prof in profiles],
+                                    epsilon=None if budget is None else budget.epsilon, delta=delta)
+        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
+        if budget is not None:
+            pld["delta_at_budget_epsilon"] = composed.delta_dp
     out: dict[str, Any] = {"columns": len(plans), "basic": basic, "pld": pld,
                            "budget": None if budget is None else {"epsilon": budget.epsilon, "delta": budget.delta}}
     if budget is not None:

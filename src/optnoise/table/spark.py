@@ -81,8 +81,9 @@ def spark_session(master: str | None = None):
         return active
     chosen = master or configured_master()
     builder = SparkSession.builder.appName("optnoise-release").master(chosen or "local[*]")
-    if chosen is None:
-        builder = builder.config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+    if chosen is None:  # local: no web UI, and no console progress (the command line draws its own bar)
+        builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "4"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -94,11 +95,13 @@ def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, 
     """Run the release on Spark; returns the manifest written beside the output."""
     from pyspark import TaskContext
     from pyspark.sql.pandas.types import from_arrow_schema
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import StringType, StructField, StructType
 
     spark = spark_session(master)
-    if in_fmt == "csv":
-        df = spark.read.option("header", True).option("inferSchema", False).csv(str(input_path))
+    if in_fmt == "csv":  # every column as text, named from the header already read: no schema job
+        from .files import column_names
+        text = StructType([StructField(c, StringType()) for c in column_names(input_path, in_fmt)])
+        df = spark.read.option("header", True).schema(text).csv(str(input_path))
     else:
         df = spark.read.parquet(str(input_path))
     df = df.select(*[f"`{c}`" for c in columns])

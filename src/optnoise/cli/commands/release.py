@@ -135,8 +135,9 @@ def _render(manifest: dict, output: Path) -> None:
 class _Progress:
     """A progress bar on stderr, shown only once the work has taken ``PROGRESS_AFTER`` seconds.
 
-    Called as ``progress(fraction, rows)`` by the release after each batch; before the first
-    batch (certifying the columns, composing the total) it shows an indeterminate bar.
+    Called as ``progress(fraction, rows)`` by the local engine after each batch; before the
+    first batch (certifying the columns, composing the total), and on Spark, it shows an
+    indeterminate bar.
     """
 
     def __init__(self, enabled: bool) -> None:
@@ -163,7 +164,7 @@ class _Progress:
             self._progress = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                                       console=err, transient=True)
             self._progress.start()
-            self._task = self._progress.add_task("certifying the columns", total=None)
+            self._task = self._progress.add_task("certifying and releasing", total=None)
             self._update()
 
     def _update(self) -> None:
