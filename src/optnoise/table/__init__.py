@@ -145,7 +145,9 @@ def _arrow(series: "pd.Series") -> "pa.Array":
     try:
         return pa.array(series, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array([None if v is None or v != v else str(v) for v in series.tolist()], type=pa.string())
+        import pandas as pd
+        return pa.array([None if pd.api.types.is_scalar(v) and pd.isna(v) else str(v) for v in series.tolist()],
+                        type=pa.string())
 
 
 def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,

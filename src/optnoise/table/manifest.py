@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from ..randomness import RandomSource
-from .plan import ColumnPlan, plans_json
+from .plan import ColumnPlan
 
 #: What each unit protects, in words (manifest ``unit``).
 UNIT_WORDS = {
@@ -38,7 +38,7 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
     ``certificate``), unchanged in meaning: the contract adds keys and renames none.
     """
     from .. import __version__
-    columns = plans_json(plans)
+    columns = {p.name: p.to_json() for p in plans}
     names = [p.name for p in plans]
     out: dict[str, Any] = {
         "tool": "optnoise", "version": __version__,

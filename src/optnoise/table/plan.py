@@ -158,8 +158,9 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
         When the mechanism does not fit the domain, or misses its target under the unit
         (the message gives what it does give and the ways out).
     """
-    rep, name, built, own, target, notes = _representation(col, unit)
+    rep, name, built, own, target = _representation(col, unit)
     _check_fit(col, rep)
+    notes = []
     if isinstance(rep, IntegerPMF):
         rep, note = coarse_tails(rep)
         notes += [note] if note else []
@@ -174,7 +175,7 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
 
 
 def _representation(col: ColumnSpec, unit: str):
-    """``(representation, name, built, own neighbourhood, target, notes)`` of a column."""
+    """``(representation, name, built, own neighbourhood, target)`` of a column."""
     d = col.domain
     if col.neighbourhood is not None and unit == "record":
         raise InvalidParameterError("distances", col.neighbourhood.to_json()["distances"],
@@ -185,26 +186,30 @@ def _representation(col: ColumnSpec, unit: str):
     if col.mechanism is not None:
         m = col.mechanism
         return (m.pmf, m.name, "mechanism file" if col.mechanism_file else "given mechanism",
-                col.neighbourhood or m.neighbourhood, col.target or m.target, [])
+                col.neighbourhood or m.neighbourhood, col.target or m.target)
     if col.family is not None and ":" in col.family:
-        return (*_family(col), "family", own, col.target, [])
+        rep, pairs = _family(col)
+        return rep, col.family, "family", col.neighbourhood or pairs or own, col.target
     target: Target = col.target  # type: ignore[assignment]
     if col.family is not None:
         return _calibrated(col, target, unit, own)
     return _designed(col, target, unit, own)
 
 
-def _family(col: ColumnSpec) -> tuple[Representation, str]:
+def _family(col: ColumnSpec) -> tuple[Representation, InputPairs | None]:
+    """A family with its parameters (integer-line noise wrapped on a cyclic domain or
+    categories), and a channel family's own neighbouring pairs."""
     from ..families import ChannelFamily, parse_family
     from ..families.baselines import wrap
     try:
         fam, obj = parse_family(col.family)  # type: ignore[arg-type]
     except InvalidParameterError as exc:
         raise InvalidParameterError("family", col.family, exc.accepted) from exc
-    rep = obj.channel if isinstance(obj, ChannelFamily) else obj
-    if isinstance(rep, IntegerPMF) and (col.domain.categories is not None or col.domain.cyclic):
-        rep = wrap(rep, col.domain.size)  # type: ignore[arg-type]
-    return rep, col.family  # type: ignore[return-value]
+    if isinstance(obj, ChannelFamily):
+        return obj.channel, obj.pairs
+    if isinstance(obj, IntegerPMF) and (col.domain.categories is not None or col.domain.cyclic):
+        return wrap(obj, col.domain.size), None  # type: ignore[arg-type]
+    return obj, None  # type: ignore[return-value]
 
 
 def _unit_or_own(kind: str, col: ColumnSpec, unit: str, own: Neighbourhood) -> Neighbourhood | InputPairs:
@@ -223,14 +228,14 @@ def _calibrated(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
     if fam.space == "integer" and d.categories is None and not d.cyclic:
         nb = _unit_or_own("integer", col, unit, own)
         rep, label = line_noise(name, target, nb)  # type: ignore[arg-type]
-        return rep, label, "calibrated family", own, target, []
+        return rep, label, "calibrated family", own, target
     if d.size is None:
         raise InvalidParameterError("domain", "all integers", f"lower and upper for the family {name} on a finite domain")
     kind = "channel" if fam.space == "channel" else "cyclic"
     nb = _unit_or_own(kind, col, unit, own)
     x = calibrate(name, d.n, target, nb)  # type: ignore[arg-type]
     return (build_on_domain(name, x, d.n), f"{name}({fam.calibration.parameter}={x:.6g})",  # type: ignore[arg-type]
-            "calibrated family", own, target, [])
+            "calibrated family", own, target)
 
 
 def _designed(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
@@ -243,24 +248,23 @@ def _designed(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
             from ..design.rr import design_rr
             return (design_rr(d.size, epsilon=target.epsilon, delta=target.delta).mechanism.pmf,  # type: ignore[arg-type]
                     f"optimal randomized response, K={d.size}", "optimal randomized response (Holohan et al.)",
-                    own, target, [])
+                    own, target)
         from ..families import build_on_domain, calibrate
         rho = calibrate("rr", d.n, target, _unit_or_own("cyclic", col, unit, own))  # type: ignore[arg-type]
         return (build_on_domain("rr", rho, d.n), f"randomized response (rho={rho:.6g})",  # type: ignore[arg-type]
-                "calibrated randomized response", own, target, [])
+                "calibrated randomized response", own, target)
     if d.cyclic:
         from ..design import design_finite
         nb = _unit_or_own("cyclic", col, unit, own)
         cost = col.cost or "circular-mse"
         design = design_finite(d.n, target=target, neighbourhood=nb, cost=cost)  # type: ignore[arg-type]
-        return (design.pmf, f"optimal design ({cost})", f"optimal design ({design.method}, cost {cost})", own,
-                target, [])
+        return design.pmf, f"optimal design ({cost})", f"optimal design ({design.method}, cost {cost})", own, target
     if col.cost is not None:
         raise InvalidParameterError("cost", col.cost, "a cost only on a cyclic domain (an ordered domain gets the "
                                                       "geometric mechanism on the integer line)")
     nb = _unit_or_own("integer", col, unit, own)
     rep, label = line_noise("geometric", target, nb)  # type: ignore[arg-type]
-    return rep, label, "calibrated family (geometric)", own, target, []
+    return rep, label, "calibrated family (geometric)", own, target
 
 
 def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tuple[IntegerPMF, str]:
@@ -437,9 +441,5 @@ def _sampled(mech: Mechanism) -> Representation:
     return q.channel if mech.kind == "channel" else q.pmf
 
 
-def plans_json(plans: list[ColumnPlan]) -> dict:
-    return {p.name: p.to_json() for p in plans}
-
-
-__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column", "plans_json",
+__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column",
            "record_neighbourhood", "record_total", "refusal", "within"]

@@ -90,11 +90,6 @@ class ColumnSpec:
         if self.cost is not None and (self.mechanism is not None or self.family is not None):
             raise InvalidParameterError("cost", self.cost, "a cost only for a column optnoise designs (target only)")
 
-    @property
-    def built_here(self) -> bool:
-        """Whether optnoise builds the mechanism (a target only, or a family name to calibrate)."""
-        return self.mechanism is None and (self.family is None or ":" not in self.family)
-
 
 @dataclass(frozen=True, eq=False)
 class TableSpec:
