@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
@@ -72,6 +73,7 @@ def spark_session(master: str | None = None):
     """The active SparkSession, or a new one (see the module docstring)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
         from pyspark.sql import SparkSession
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -85,7 +87,8 @@ def spark_session(master: str | None = None):
         builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.shuffle.partitions", "4"))
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    # a failed task (a bad value) becomes one line on stderr, not Java stack traces
+    spark.sparkContext.setLogLevel("OFF")
     return spark
 
 
