@@ -32,14 +32,24 @@ from ..randomness import RandomSource, random_source
 from ..target import Target
 from .batches import output_schema, privatize_batch
 from .domain import Domain
-from .files import (BatchWriter, Progress, check_destination, column_names, file_format, file_sha256, input_schema,
-                    read_batches, select_columns)
+from .files import (
+    BatchWriter,
+    Progress,
+    check_destination,
+    column_names,
+    file_format,
+    file_sha256,
+    input_schema,
+    read_batches,
+    select_columns,
+)
 from .manifest import build_manifest, words
 from .plan import ColumnPlan, over_budget, plan_column, record_total
 from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 ENGINES = ("local", "spark")
 

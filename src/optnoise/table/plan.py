@@ -277,7 +277,12 @@ def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tup
     "meets" rule; the exact certificate decides afterwards.
     """
     from ..analysis import privacy_profile
-    from ..families import alpha_for_epsilon, boundary_search, calibration_of, parse_family
+    from ..families import (
+        alpha_for_epsilon,
+        boundary_search,
+        calibration_of,
+        parse_family,
+    )
     largest = max(abs(int(x)) for x in neighbourhood.integer_shifts())
     if family == "geometric" and target.pure:
         alpha = alpha_for_epsilon(target.epsilon, largest)
