@@ -23,13 +23,24 @@ def test_demo_writes_its_files(tmp_path):
         assert rows["optimal"]["circular_mse"] <= row["circular_mse"] + 1e-12
     design = json.loads((tmp_path / "out" / "design.json").read_text())
     assert design["certificate"]["epsilon_pure"] <= 1.0 + 1e-9
-    # the release: the column of the example data, with a manifest whose certificate is exact
+    # the one-hour design per record: any hour may become any other (12 = 12 hours x eps 1, the farthest shift)
+    assert abs(summary["per_record"]["epsilon_pure"] - 12.0) < 1e-6
+    # the release: the households' table per record, one budget, household id kept (not protected)
     manifest = json.loads((tmp_path / "out" / "released.csv.manifest.json").read_text())
     assert manifest["input"]["rows"] == summary["households"] and manifest["private"] is True
-    assert manifest["certificate"]["exact"] and manifest["certificate"]["epsilon_pure"] <= 1.0
+    assert manifest["unit"]["kind"] == "record" and manifest["kept"] == {
+        "columns": ["household"], "protected": False, "note": manifest["kept"]["note"]}
+    for name, col in manifest["columns"].items():
+        cert, target = col["certificate"], col["mechanism"]["target"]
+        assert cert["exact"] and cert["epsilon_pure"] <= target["epsilon"], name
+    total = manifest["total"]
+    assert total["basic"]["epsilon"] == sum(c["mechanism"]["target"]["epsilon"] for c in manifest["columns"].values())
+    assert total["within_budget"] and total["basic"]["epsilon"] <= total["budget"]["epsilon"]
     released = (tmp_path / "out" / "released.csv").read_text().splitlines()
-    assert released[0] == "peak_hour" and len(released) == summary["households"] + 1
-    assert 0.3 < summary["release"]["changed_fraction"] < 0.8  # error rate of the design is 0.538
+    assert released[0] == "household,peak_hour,tariff,occupants" and len(released) == summary["households"] + 1
+    # per-record optimum at eps 1 on 24 hours: 11 noise values at e*m, 13 at m (the LP over k by hand), so the
+    # true hour is kept with probability e/(11e + 13) = 0.0634
+    assert 0.9 < summary["release"]["changed_fraction"] < 0.97
 
 
 def test_example_data_is_on_the_hour_domain():

@@ -17,3 +17,5 @@ def test_readme_python_tour_runs(tmp_path, monkeypatch):
     assert ns["again"].quantize().certificate == ns["best"].certify()
     assert ns["again"].certify().epsilon_pure == ns["hour"].certify().epsilon_pure
     assert (tmp_path / "hour.json").is_file()
+    assert ns["manifest"]["unit"]["kind"] == "record" and ns["released"]["household"].tolist() == [1, 2, 3]
+    assert ns["manifest"]["columns"]["peak_hour"]["certificate"]["epsilon_pure"] <= 1.0

@@ -18,7 +18,7 @@ from optnoise import Neighbourhood, design_finite
 from optnoise.cli import app
 from optnoise.io import dumps
 from optnoise.mechanism import load_mechanism
-from optnoise.table import release
+from optnoise.table import release_column
 
 runner = CliRunner()
 N = 23
@@ -45,7 +45,7 @@ def test_numeric_csv_release_with_manifest(tmp_path, mech_path):
     src = tmp_path / "in.csv"
     pd.DataFrame({"hour": np.arange(1000) % 24, "secret": 1}).to_csv(src, index=False)
     res = runner.invoke(app, ["release", "--input", str(src), "--column", "hour", "--mechanism", str(mech_path),
-                              "--output", str(tmp_path / "out.csv"), "--json"])
+                              "--output", str(tmp_path / "out.csv"), "--unit", "value", "--json"])
     assert res.exit_code == 0, res.output
     man = json.loads(res.stdout)
     out = pd.read_csv(tmp_path / "out.csv")
@@ -64,7 +64,7 @@ def test_categorical_parquet_round_trip_and_seeded_reproducibility(tmp_path, mec
     src = tmp_path / "in.parquet"
     pd.DataFrame({"c": [cats[i % 24] for i in range(500)]}).to_parquet(src)
     args = ["release", "--input", str(src), "--column", "c", "--mechanism", str(mech_path),
-            "--categories", ",".join(cats), "--seed", "9", "--json"]
+            "--categories", ",".join(cats), "--seed", "9", "--unit", "value", "--json"]
     r1 = runner.invoke(app, args + ["--output", str(tmp_path / "a.parquet")])
     r2 = runner.invoke(app, args + ["--output", str(tmp_path / "b.parquet")])
     assert r1.exit_code == 0 and r2.exit_code == 0, r1.output
@@ -85,7 +85,7 @@ def test_bad_values_fail_with_row_and_leave_no_output(tmp_path, mech_path, conte
     src = tmp_path / "in.csv"
     src.write_text(content)
     res = runner.invoke(app, ["release", "--input", str(src), "--column", "hour", "--mechanism", str(mech_path),
-                              "--output", str(tmp_path / "out.csv")])
+                              "--output", str(tmp_path / "out.csv"), "--unit", "value"])
     assert res.exit_code == 2
     assert message in res.output
     assert _files(tmp_path) == ["in.csv"]
@@ -96,7 +96,7 @@ def test_unknown_category_and_wrong_category_count(tmp_path, mech_path):
     src = tmp_path / "in.csv"
     src.write_text("c\nc1\nzz\n")
     base = ["release", "--input", str(src), "--column", "c", "--mechanism", str(mech_path),
-            "--output", str(tmp_path / "o.parquet")]
+            "--output", str(tmp_path / "o.parquet"), "--unit", "value"]
     res = runner.invoke(app, base + ["--categories", ",".join(cats)])
     assert res.exit_code == 2 and "row 2: 'zz'" in res.output
     res = runner.invoke(app, base + ["--categories", "a,b"])
@@ -109,7 +109,7 @@ def test_release_distribution_matches_the_certified_pmf(tmp_path, mech_path):
     src = tmp_path / "in.csv"
     pd.DataFrame({"x": np.full(100_000, 5)}).to_csv(src, index=False)
     from optnoise.randomness import SeededRandomSource
-    man = release(src, "x", mech, tmp_path / "o.csv", source=SeededRandomSource(21))
+    man = release_column(src, "x", mech, tmp_path / "o.csv", unit="value", source=SeededRandomSource(21))
     noise = (pd.read_csv(tmp_path / "o.csv")["x"].to_numpy() - 5) % (N + 1)
     weights = np.array([int(w) for w in man["mechanism"]["quantized"]["weights"]], dtype=float)
     probs = weights / weights.sum()
@@ -135,7 +135,7 @@ def test_empirical_hockey_stick_of_release(tmp_path):
     for value, seed in ((5, 1), (6, 2)):
         src = tmp_path / f"in{value}.csv"
         pd.DataFrame({"x": np.full(200_000, value)}).to_csv(src, index=False)
-        man = release(src, "x", mech, tmp_path / f"o{value}.csv", source=SeededRandomSource(seed))
+        man = release_column(src, "x", mech, tmp_path / f"o{value}.csv", unit="value", source=SeededRandomSource(seed))
         outs.append(pd.read_csv(tmp_path / f"o{value}.csv")["x"].to_numpy())
     certified = man["certificate"]["delta_dp"]
     assert certified <= delta
@@ -186,14 +186,15 @@ def test_spark_release_matches_local_distribution(tmp_path, mech_path, spark):
     src = tmp_path / "in.parquet"
     pd.DataFrame({"x": np.full(40_000, 7)}).to_parquet(src)
     from optnoise.randomness import SeededRandomSource
-    man = release(src, "x", mech, tmp_path / "out.parquet", engine="spark", source=SeededRandomSource(4))
+    man = release_column(src, "x", mech, tmp_path / "out.parquet", unit="value", engine="spark",
+                         source=SeededRandomSource(4))
     assert (tmp_path / "out.parquet").is_dir() and man["engine"] == "spark" and man["input"]["rows"] == 40_000
     noise = (pd.read_parquet(tmp_path / "out.parquet")["x"].to_numpy() - 7) % (N + 1)
     weights = np.array([int(w) for w in man["mechanism"]["quantized"]["weights"]], dtype=float)
     assert chi2_pvalue(noise, weights / weights.sum()) > ALPHA
     assert chi2_pvalue((noise + 1) % (N + 1), weights / weights.sum()) < ALPHA
     # the local engine on the same input, same distribution (two-sample chi-square)
-    release(src, "x", mech, tmp_path / "local.parquet", source=SeededRandomSource(5))
+    release_column(src, "x", mech, tmp_path / "local.parquet", unit="value", source=SeededRandomSource(5))
     local = (pd.read_parquet(tmp_path / "local.parquet")["x"].to_numpy() - 7) % (N + 1)
     table = np.array([np.bincount(noise, minlength=N + 1), np.bincount(local, minlength=N + 1)])
     table = table[:, table.sum(axis=0) > 0]
@@ -206,7 +207,7 @@ def test_spark_categorical_csv_and_failure_leaves_nothing(tmp_path, mech_path, s
     src = tmp_path / "in.csv"
     src.write_text("c\n" + "\n".join(cats[i % 24] for i in range(300)) + "\n")
     mech = load_mechanism(mech_path)
-    man = release(src, "c", mech, tmp_path / "out.csv", categories=cats, engine="spark")
+    man = release_column(src, "c", mech, tmp_path / "out.csv", categories=cats, unit="value", engine="spark")
     assert man["private"] is True
     parts = sorted((tmp_path / "out.csv").glob("part-*.csv"))
     values = pd.concat([pd.read_csv(p) for p in parts])["c"]
@@ -215,6 +216,6 @@ def test_spark_categorical_csv_and_failure_leaves_nothing(tmp_path, mech_path, s
     bad.write_text("c\nk1\nnope\n")
     from optnoise.errors import InvalidParameterError
     with pytest.raises(InvalidParameterError, match="row 2: 'nope'"):
-        release(bad, "c", mech, tmp_path / "bad_out.csv", categories=cats, engine="spark")
+        release_column(bad, "c", mech, tmp_path / "bad_out.csv", categories=cats, unit="value", engine="spark")
     assert not (tmp_path / "bad_out.csv").exists() and not (tmp_path / "bad_out.csv.manifest.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".bad_out")]

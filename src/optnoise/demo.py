@@ -1,14 +1,27 @@
 """``optnoise demo``: the main job on built-in example data.
 
-The example: the hour of peak electricity use (0..23) of 10,000 smart-meter
-households, a query whose answer lives on a cyclic domain (Kadam et al. 2024,
-introduction, example (c)). The demo designs the optimal noise for it, compares it
-with the usual mechanisms calibrated to the same guarantee, and writes:
+The example: 10,000 smart-meter households (synthetic), each one record with its hour of
+peak electricity use (0..23, a cyclic domain: Kadam et al. 2024, introduction, example
+(c)), its tariff (four categories) and its number of occupants (1..6). The demo
 
-* ``design.json`` — the optimal design with its certificate (a PMF file for ``verify``);
-* ``comparison.csv`` — error and exact privacy of every mechanism;
-* ``pmfs.png`` — the noise PMFs side by side;
-* ``summary.json`` — everything above in one object.
+1. designs the optimal noise for the peak hour under the papers' model (neighbours one
+   hour apart) and compares it with the usual mechanisms calibrated to the same
+   guarantee;
+2. shows what that design gives per record -- a household's peak hour may change to any
+   other hour: pure epsilon 12, not 1 -- and designs the optimal noise for the record;
+3. releases the table per record under one budget: peak hour (cyclic noise designed for
+   the record), tariff (optimal randomized response), occupants (geometric noise,
+   clamped), household id copied unchanged (not protected); and says what each household
+   is guaranteed.
+
+Files written into the output directory:
+
+* ``design.json`` -- the design for neighbours one hour apart (a mechanism file);
+* ``comparison.csv``, ``pmfs.png`` -- error and exact privacy of every mechanism; their PMFs;
+* ``households.csv`` -- the example table; ``hour_per_record.json`` -- the per-record
+  design; ``release.toml`` -- the release spec (``optnoise release --spec``);
+* ``released.csv`` + ``released.csv.manifest.json`` -- the released table and its manifest;
+* ``summary.json`` -- everything above in one object.
 """
 
 from __future__ import annotations
@@ -34,6 +47,13 @@ from .io import atomic_path, dumps, write_text_atomic
 from .neighbourhood import Neighbourhood
 from .pmf import CyclicPMF
 from .target import Target
+
+#: The demo table's tariffs (categories) and occupants (integers).
+TARIFFS = ("standard", "economy-7", "time-of-use", "ev")
+OCCUPANTS = (1, 6)
+#: The release: the epsilon per record of the tariff and occupants columns (the peak hour's
+#: is the demo's epsilon), and the slack of the record's budget above their sum.
+RELEASE_EPSILON = {"tariff": 0.5, "occupants": 0.5}
 
 
 def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0) -> dict[str, Any]:
@@ -68,8 +88,12 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
                "neighbourhood": nb.to_json(), "true_histogram": np.bincount(hours, minlength=HOURS).tolist(),
                "design": {k: v for k, v in design.to_json().items() if k != "pmf"}, "comparison": rows,
                "files": ["design.json", "comparison.csv", "pmfs.png", "summary.json"]}
-    summary["release"] = _release(hours, out_dir)
-    summary["files"] += ["meter_peak_hours.csv", "released.csv", "released.csv.manifest.json"]
+    record = Neighbourhood.bd(HOURS - 1)  # a household's peak hour may become any other hour: every distance
+    per_record = design_finite(HOURS - 1, epsilon=epsilon, neighbourhood=record, cost="circular-mse")
+    summary["per_record"] = _per_record(design, per_record)
+    summary["release"] = _release(hours, out_dir, per_record)
+    summary["files"] += ["households.csv", "hour_per_record.json", "release.toml", "released.csv",
+                         "released.csv.manifest.json"]
     write_text_atomic(out_dir / "summary.json", dumps(summary))
     if console is not None:
         table = Table(title=f"Peak hour of {hours.size} households, eps = {epsilon:g}, neighbours one hour apart")
@@ -80,32 +104,73 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
                           f"{r['circular_mse']:.4f}", f"{r['squared_error_average']:.3f}")
         console.print(table)
         console.print(f"optimal design: {design.method}, optimal={design.optimal}, pure eps "
-                      f"{design.analysis.epsilon_pure:.6f} <= {epsilon:g}")
+                      f"{design.analysis.epsilon_pure:.6f} <= {epsilon:g} for neighbours one hour apart")
+        pr = summary["per_record"]
+        console.print(f"but a household's peak hour may change to any other hour: per record this design gives pure "
+                      f"eps {pr['epsilon_pure']:.3g}, so the release uses the design for the record (every distance): "
+                      f"circular MSE {pr['record_design_circular_mse']:.2f} instead of {pr['circular_mse']:.2f}")
         rel = summary["release"]
-        console.print(f"released {rel['rows']} peak hours with the optimal noise ({rel['randomness']['source']}): "
-                      f"{rel['changed_fraction']:.1%} changed, mean circular squared error "
-                      f"{rel['mean_circular_squared_error']:.3f}; manifest in released.csv.manifest.json")
+        console.print(f"released {rel['rows']} households (peak hour, tariff, occupants; household id kept, not "
+                      f"protected) into released.csv ({rel['randomness']['source']}); peak hour changed in "
+                      f"{rel['changed_fraction']:.1%} of records")
+        console.print(f"[bold]guarantee:[/] {rel['in_words']}")
         console.print(f"wrote {', '.join(str(out_dir / f) for f in summary['files'])}")
     return summary
 
 
-def _release(hours: np.ndarray, out_dir: Path) -> dict[str, Any]:
-    """Release the households' peak hours with the design (OS CSPRNG, exact sampler)."""
-    from .mechanism import load_mechanism
-    from .table import release
-    data = out_dir / "meter_peak_hours.csv"
-    with atomic_path(data) as tmp:
-        pd.DataFrame({"household": np.arange(hours.size), "peak_hour": hours}).to_csv(tmp, index=False)
-    design_file = out_dir / "design.json"
-    manifest = release(data, "peak_hour", load_mechanism(design_file), out_dir / "released.csv",
-                       mechanism_file=design_file)
-    released = pd.read_csv(out_dir / "released.csv")["peak_hour"].to_numpy()
-    wrapped = np.minimum((released - hours) % HOURS, (hours - released) % HOURS)
-    return {"rows": manifest["input"]["rows"], "certificate": manifest["certificate"],
-            "randomness": manifest["randomness"], "changed_fraction": float(np.mean(released != hours)),
+def households(hours: np.ndarray, seed: int = 2024) -> pd.DataFrame:
+    """The demo table: one record per household (synthetic; the seed makes it reproducible)."""
+    rng = np.random.default_rng(seed + 1)
+    n = hours.size
+    tariff = np.array(TARIFFS)[rng.choice(len(TARIFFS), n, p=[0.55, 0.2, 0.15, 0.1])]
+    occupants = np.clip(rng.poisson(1.6, n) + 1, *OCCUPANTS)
+    return pd.DataFrame({"household": np.arange(1, n + 1), "peak_hour": hours, "tariff": tariff,
+                         "occupants": occupants})
+
+
+def _per_record(design, per_record) -> dict[str, Any]:
+    """What the one-hour design gives per record, beside the design made for the record."""
+    from .mechanism import Mechanism
+    as_released = Mechanism(design.pmf, per_record.neighbourhood, None, design.mechanism.name)
+    return {"epsilon_pure": as_released.privacy.epsilon_pure, "neighbourhood": per_record.neighbourhood.to_json(),
+            "circular_mse": design.expected_cost, "record_design_circular_mse": per_record.expected_cost,
+            "record_design_epsilon_pure": per_record.analysis.epsilon_pure}
+
+
+def release_spec(budget: float, hour_file: str = "hour_per_record.json") -> str:
+    """The demo's release spec (TOML): per record, one budget."""
+    e = RELEASE_EPSILON
+    cats = ", ".join(f'"{t}"' for t in TARIFFS)
+    return (f'# optnoise release --input households.csv --spec release.toml --output released.csv\n'
+            f'unit = "record"\nkeep = ["household"]\nbudget = {{ epsilon = {budget:g} }}\n\n'
+            f'[columns.peak_hour]\ndomain = {{ lower = 0, upper = {HOURS - 1}, cyclic = true }}\n'
+            f'mechanism = "{hour_file}"\n\n'
+            f'[columns.tariff]\ndomain = {{ categories = [{cats}] }}\nepsilon = {e["tariff"]}\n\n'
+            f'[columns.occupants]\ndomain = {{ lower = {OCCUPANTS[0]}, upper = {OCCUPANTS[1]} }}\n'
+            f'family = "geometric"\nepsilon = {e["occupants"]}\nclamp = true\n')
+
+
+def _release(hours: np.ndarray, out_dir: Path, per_record) -> dict[str, Any]:
+    """Release the households' table per record with the spec (OS CSPRNG, exact samplers)."""
+    from .table import load_spec, release_file, words
+    table = households(hours)
+    with atomic_path(out_dir / "households.csv") as tmp:
+        table.to_csv(tmp, index=False)
+    per_record.mechanism.save(out_dir / "hour_per_record.json", report={"expected_cost": per_record.expected_cost})
+    budget = per_record.target.epsilon + sum(RELEASE_EPSILON.values())
+    write_text_atomic(out_dir / "release.toml", release_spec(budget))
+    manifest = release_file(out_dir / "households.csv", out_dir / "released.csv", load_spec(out_dir / "release.toml"),
+                            force=True, spec_file=out_dir / "release.toml")
+    released = pd.read_csv(out_dir / "released.csv")
+    hour = released["peak_hour"].to_numpy()
+    wrapped = np.minimum((hour - hours) % HOURS, (hours - hour) % HOURS)
+    return {"rows": manifest["input"]["rows"], "unit": manifest["unit"], "total": manifest["total"],
+            "in_words": words(manifest), "randomness": manifest["randomness"],
+            "certificates": {k: v["certificate"] for k, v in manifest["columns"].items()},
+            "changed_fraction": float(np.mean(hour != hours)),
             "mean_circular_squared_error": float(np.mean(wrapped ** 2)),
-            "true_histogram_l1_error": int(np.abs(np.bincount(released, minlength=HOURS)
-                                                  - np.bincount(hours, minlength=HOURS)).sum())}
+            "tariff_changed_fraction": float(np.mean(released["tariff"].to_numpy() != table["tariff"].to_numpy())),
+            "occupants_mean_abs_error": float(np.mean(np.abs(released["occupants"] - table["occupants"])))}
 
 
 def _plot(mechanisms: dict[str, CyclicPMF], path: Path, epsilon: float) -> None:

@@ -258,7 +258,8 @@ def dumps(obj: Any) -> str:
 def atomic_path(path: str | os.PathLike, *, parameter: str = "output") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
 
-    Nothing is left behind when the body raises: no partial output file.
+    Nothing is left behind when the body raises: no partial output file. The file gets the
+    permissions the umask gives a new file (``0o666 & ~umask``), not ``mkstemp``'s 0600.
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
@@ -271,10 +272,25 @@ def atomic_path(path: str | os.PathLike, *, parameter: str = "output") -> Iterat
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp makes 0600: give what a plain open() would
         os.replace(tmp_path, target)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process's umask (read from /proc on Linux; elsewhere set and restored at once)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

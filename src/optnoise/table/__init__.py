@@ -1,91 +1,228 @@
-"""Privatize a column of a CSV or Parquet file with a certified mechanism.
+"""Release a table: each record's values privatized with certified mechanisms, under one budget.
 
-A release maps each value onto the mechanism's inputs (:mod:`.domain`: integers
-``lower..lower+n`` or categories in a given order for a finite domain; the integers
-themselves for noise on the integer line), privatizes it with draws from the
-*quantized, exactly certified* mechanism (:meth:`optnoise.mechanism.Mechanism.apply`),
-and maps back. The output holds only the privatized column. Output and
-``PATH.manifest.json`` are written atomically: a failure at any step leaves no output
-behind. ``engine="spark"`` runs the same release on Spark (:mod:`.spark`).
+* :func:`release` -- a pandas DataFrame and a spec (the TOML structure as a dict) in,
+  ``(released_frame, manifest)`` out;
+* :func:`release_file` -- a CSV or Parquet file streamed batch by batch into a new file
+  with ``PATH.manifest.json`` beside it (``engine="spark"``: on Spark, :mod:`.spark`);
+* :func:`release_column` -- the single-column shortcut of ``optnoise release``.
 
-Missing values are errors, not silently dropped or imputed: dropping rows or
-filling them in is a decision about the data that changes what is private (see
-docs/release.md).
+The privacy unit is the record by default (:mod:`.plan`): every column's mechanism is
+certified for a change of the record's value to any value of its domain, and the
+manifest gives each column's exact certificate and the record's total (basic and PLD
+composition). Values are validated batch by batch (:mod:`.domain`): a bad or missing
+value stops the release naming its data row. Missing values are not dropped or imputed:
+that is a decision about the data that changes what is private (docs/release.md).
+
+Output and manifest are written to temporary files beside their targets and renamed when
+complete: a failure at any step leaves nothing behind; an existing output is replaced
+only with ``force``, and never when it is a file that is read (:mod:`.files`).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import InvalidParameterError
 from ..io import atomic_path, dumps
 from ..mechanism import Mechanism
 from ..randomness import RandomSource, random_source
+from ..target import Target
+from .batches import output_schema, privatize_batch
 from .domain import Domain
-from .files import file_format, read_column, write_frame
-from .manifest import build_manifest
+from .files import (
+    BatchWriter,
+    Progress,
+    check_destination,
+    column_names,
+    file_format,
+    file_sha256,
+    input_schema,
+    read_batches,
+    select_columns,
+)
+from .manifest import build_manifest, words
+from .plan import ColumnPlan, over_budget, plan_column, record_total
+from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+ENGINES = ("local", "spark")
 
 
-def domain_for(mechanism: Mechanism, categories: Sequence[str] | None, lower: int) -> Domain:
-    """The column domain a mechanism can release: finite ``{0..n}`` (cyclic noise, channels
-    whose outputs are their inputs) or all integers (noise on the integer line)."""
-    cats = tuple(str(c) for c in categories) if categories is not None else None
-    if mechanism.kind == "integer":
-        if cats is not None:
-            raise InvalidParameterError("categories", ",".join(cats), "no categories with noise on the integer line")
-        return Domain(None)
-    if mechanism.kind == "cyclic":
-        shape = mechanism.pmf.shape  # type: ignore[union-attr]
-        if len(shape) != 1:
-            raise InvalidParameterError("mechanism", f"shape {shape}", "a scalar-query mechanism (1-D PMF)")
-        return Domain(shape[0], cats, int(lower))
-    ch = mechanism.pmf
-    if ch.n_inputs != ch.n_outputs:  # type: ignore[union-attr]
-        raise InvalidParameterError("mechanism", f"{ch.n_inputs} inputs, {ch.n_outputs} outputs",  # type: ignore[union-attr]
-                                    "a channel whose outputs are its inputs (a square matrix)")
-    return Domain(ch.n_inputs, cats, int(lower))  # type: ignore[union-attr]
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """A spec whose columns are planned and certified under its unit, with the record's total."""
+
+    spec: TableSpec
+    plans: tuple[ColumnPlan, ...]
+    total: dict
+
+    @property
+    def by_name(self) -> dict[str, ColumnPlan]:
+        return {p.name: p for p in self.plans}
 
 
-def release(input_path: str | os.PathLike, column: str, mechanism: Mechanism, output_path: str | os.PathLike, *,
-            categories: Sequence[str] | None = None, lower: int = 0, engine: str = "local",
-            seed: int | None = None, source: RandomSource | None = None,
-            mechanism_file: str | os.PathLike | None = None) -> dict:
-    """Release a privatized ``column`` of ``input_path`` into ``output_path``.
+def prepare(spec: TableSpec | Mapping[str, Any]) -> Prepared:
+    """Plan and certify every column, compose the record's total, check the budget.
 
-    Returns the manifest (also written to ``output_path + ".manifest.json"``).
-    ``source`` overrides the randomness (default: the OS CSPRNG, or a seeded, not
-    private stream with ``seed``). ``mechanism_file`` is recorded (path and SHA-256).
+    Raises
+    ------
+    InvalidParameterError
+        A column whose mechanism misses its target under the unit, or a total above the
+        budget.
     """
-    if engine not in ("local", "spark"):
-        raise InvalidParameterError("engine", engine, "'local' or 'spark'")
-    out_fmt = file_format(output_path, "output")
-    in_fmt = file_format(input_path, "input")
-    mechanism.quantize()  # certify before reading any data
-    domain = domain_for(mechanism, categories, lower)
-    src = source or random_source(seed)
-    output_path = Path(output_path)
-    manifest_path = Path(str(output_path) + ".manifest.json")
+    table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
+    plans = tuple(_plan(c, table.unit) for c in table.columns)
+    total = record_total(list(plans), table.budget)
+    if table.budget is not None and not total["within_budget"]:
+        raise over_budget(total, table.budget)
+    return Prepared(table, plans, total)
 
-    def manifest(parts: list, n_rows: int) -> dict:
-        return build_manifest(input_path=input_path, in_fmt=in_fmt, column=column, rows=n_rows,
-                              output_path=output_path, out_fmt=out_fmt, written_files=parts, mechanism=mechanism,
-                              mechanism_file=mechanism_file, domain=domain, source=src, engine=engine)
+
+def _plan(col: ColumnSpec, unit: str) -> ColumnPlan:
+    """Plan one column; its errors name the key path ``columns.NAME.KEY`` (the unit's refusal
+    names ``unit``)."""
+    try:
+        return plan_column(col, unit)
+    except InvalidParameterError as exc:
+        if exc.parameter == "unit":
+            raise
+        raise InvalidParameterError(f"columns.{col.name}.{exc.parameter}", exc.value, exc.accepted) from exc
+
+
+def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed: int | None = None,
+            source: RandomSource | None = None) -> tuple["pd.DataFrame", dict]:
+    """Release a DataFrame's columns as ``spec`` says.
+
+    Parameters
+    ----------
+    frame:
+        The table, one record per row.
+    spec:
+        The TOML structure as a dict (``columns``, ``keep``, ``unit``, ``budget``;
+        :mod:`optnoise.table.spec`) or a :class:`TableSpec`. Mechanism paths are relative
+        to the working directory; a :class:`~optnoise.mechanism.Mechanism` may be given
+        directly as ``mechanism``.
+    seed, source:
+        Randomness: the operating system's CSPRNG by default; a seed gives a reproducible,
+        **not private** release (``manifest["private"]`` is ``False``).
+
+    Returns
+    -------
+    (released_frame, manifest)
+        The privatized and kept columns in the frame's order, with its index; the
+        manifest as for a file, without paths.
+
+    >>> import pandas as pd, optnoise
+    >>> frame = pd.DataFrame({"id": [1, 2, 3], "colour": ["red", "blue", "red"]})
+    >>> spec = {"keep": ["id"], "columns": {"colour": {"domain": {"categories": ["red", "blue"]}, "epsilon": 1.0}}}
+    >>> out, manifest = optnoise.release(frame, spec, seed=1)
+    >>> list(out.columns), manifest["unit"]["kind"], manifest["total"]["basic"]["epsilon"]
+    (['id', 'colour'], 'record', 1.0)
+    """
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidParameterError("frame", type(frame).__name__, "a pandas DataFrame")
+    prepared = prepare(spec)
+    table = prepared.spec
+    names = [str(c) for c in frame.columns]
+    columns = select_columns(names, table.names, table.keep, "the frame")
+    src = source if source is not None else random_source(seed)
+    out: dict[str, Any] = {}
+    for name in columns:
+        plan = prepared.by_name.get(name)
+        if plan is None:
+            out[name] = frame[name]
+            continue
+        released = plan.privatize(_arrow(frame[name]), first_row=1, source=src)
+        series = released.to_pandas()
+        series.index = frame.index
+        out[name] = series.rename(name)
+    manifest = build_manifest(unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep,
+                              rows=len(frame), source=src, engine="python", output_info={"columns": columns})
+    return pd.DataFrame(out, index=frame.index), manifest
+
+
+def _arrow(series: "pd.Series") -> "pa.Array":
+    """A pandas column as an Arrow array; mixed Python objects become text (validated as such)."""
+    import pyarrow as pa
+    try:
+        return pa.array(series, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        import pandas as pd
+        return pa.array([None if pd.api.types.is_scalar(v) and pd.isna(v) else str(v) for v in series.tolist()],
+                        type=pa.string())
+
+
+def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
+                 spec: TableSpec | Mapping[str, Any], *, engine: str = "local", seed: int | None = None,
+                 source: RandomSource | None = None, force: bool = False, progress: Progress | None = None,
+                 spark_master: str | None = None, spec_file: str | os.PathLike | None = None) -> dict:
+    """Release ``input_path`` (CSV or Parquet) into ``output_path`` as ``spec`` says.
+
+    Returns the manifest, also written to ``output_path + ".manifest.json"``. The input is
+    streamed (memory independent of the row count); ``progress(fraction, rows)`` is
+    called after each batch. ``engine="spark"`` runs the same release in one pass on
+    Spark (a local session unless ``spark_master`` or the Spark configuration names a
+    cluster); the output is then a dataset directory. ``force`` replaces an existing
+    output; the input (or a file the spec reads) is never replaced.
+    """
+    if engine not in ENGINES:
+        raise InvalidParameterError("engine", engine, "'local' or 'spark'")
+    table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
+    in_fmt, out_fmt = file_format(input_path, "input"), file_format(output_path, "output")
+    output = Path(output_path)
+    manifest_path = Path(str(output) + ".manifest.json")
+    reads = [Path(input_path)] + [Path(f) for f in table.files()] + ([Path(spec_file)] if spec_file else [])
+    check_destination(output, manifest_path, reads, force=force)
+    if engine == "local" and output.is_dir() and not output.is_symlink():
+        raise InvalidParameterError("output", str(output), "a file path (it is a directory; remove it first)")
+    columns = select_columns(column_names(input_path, in_fmt), table.names, table.keep, Path(input_path).name)
+    prepared = prepare(table)  # certify before reading any data
+    schema = output_schema(input_schema(input_path, in_fmt, columns), prepared.by_name)
+    src = source if source is not None else random_source(seed)
+    spec_info = None if spec_file is None else {"path": str(spec_file), "sha256": file_sha256(spec_file)}
+
+    def finish(written: list[Path], rows: int) -> dict:
+        from .files import files_sha256
+        return build_manifest(
+            unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep, rows=rows,
+            source=src, engine=engine, spec_file=spec_info,
+            input_info={"path": str(input_path), "format": in_fmt, "sha256": file_sha256(input_path)},
+            output_info={"path": str(output), "format": out_fmt, "sha256": files_sha256(written),
+                         "files": len(written), "columns": schema.names})
 
     if engine == "spark":
         from .spark import release_spark
-        return release_spark(input_path, in_fmt, column, mechanism, domain, output_path, out_fmt, src, manifest,
-                             manifest_path)
-    values = read_column(input_path, column)
-    released = domain.from_index(mechanism.apply(domain.to_index(values), source=src))
-    with atomic_path(manifest_path) as tmp_manifest, atomic_path(output_path) as tmp_out:
-        write_frame(pd.DataFrame({column: released}), tmp_out, out_fmt)
-        result = manifest([tmp_out], len(values))
-        tmp_manifest.write_text(dumps(result))
-    return result
+        return release_spark(input_path, in_fmt, columns, prepared.by_name, schema, output, out_fmt, src, finish,
+                             manifest_path, master=spark_master)
+    with atomic_path(manifest_path) as tmp_manifest, atomic_path(output) as tmp_out:
+        rows = 0
+        with BatchWriter(tmp_out, out_fmt, schema) as writer:
+            for batch in read_batches(input_path, in_fmt, columns, progress):
+                writer.write(privatize_batch(batch, prepared.by_name, schema, first_row=rows + 1, source=src))
+                rows += batch.num_rows
+        manifest = finish([tmp_out], rows)
+        tmp_manifest.write_text(dumps(manifest))
+    return manifest
 
 
-__all__ = ["Domain", "domain_for", "release"]
+def release_column(input_path: str | os.PathLike, column: str, mechanism: Mechanism, output_path: str | os.PathLike,
+                   *, categories: Sequence[str] | None = None, lower: int | None = None, upper: int | None = None,
+                   clamp: bool = False, unit: str = "record", keep: Sequence[str] = (), budget: Target | None = None,
+                   mechanism_file: str | os.PathLike | None = None, **options: Any) -> dict:
+    """The single-column shortcut: release ``column`` with ``mechanism`` (domain from the
+    mechanism, :func:`~optnoise.table.spec.column_spec`); ``options`` as for :func:`release_file`."""
+    col = column_spec(column, mechanism, categories=None if categories is None else list(categories), lower=lower,
+                      upper=upper, clamp=clamp, mechanism_file=mechanism_file)
+    return release_file(input_path, output_path, TableSpec((col,), tuple(keep), budget, unit), **options)
+
+
+__all__ = ["ColumnPlan", "ColumnSpec", "Domain", "ENGINES", "Prepared", "TableSpec", "column_spec", "load_spec",
+           "parse_table_spec", "prepare", "release", "release_column", "release_file", "words"]

@@ -1,98 +1,148 @@
-"""The Spark engine of :func:`optnoise.table.release` (optional extra ``spark``).
+"""The Spark engine of :func:`optnoise.table.release_file` (optional extra ``spark``).
 
-The same release as the local engine, on a Spark DataFrame: validation and
-noise run in ``pandas_udf`` batches on the executors. Each batch reads its own
-bits from the executor's operating-system CSPRNG (no shared generator state);
-in seeded (not private) mode each partition and batch gets a derived seed.
-The output is a Spark dataset directory (part files), written to a temporary
-directory beside ``--output`` and renamed onto it only after the manifest is
-written; a failure leaves nothing behind.
+The same release as the local engine, in one pass over the data: the selected columns
+go through ``DataFrame.mapInArrow`` -- Spark's vectorised Python map on Arrow record
+batches, the batch form of a ``pandas_udf`` without the conversion to pandas -- with the
+very function the local engine uses (:func:`optnoise.table.batches.privatize_batch`):
+validation, noise and the kept columns of a batch at once, no per-value Python. Each
+batch reads its own bits from the executor's operating-system CSPRNG (no shared
+generator state); in seeded (not private) mode each partition and batch gets a derived
+seed. The row count comes from an accumulator filled by the same pass.
+
+A bad value fails the job; only then a second job counts the rows of the earlier
+partitions, so that the message names the value's data row in the file. The output is a
+Spark dataset directory (part files), written to a temporary directory beside the
+output and renamed onto it only after the manifest is written; a failure leaves nothing
+behind. Input, output and manifest are local paths (the manifest hashes them). CSV values
+must not contain quoted line breaks (Spark splits the file by lines).
+
+The session: the active one, else a new one on ``master`` (``--spark-master``), else on
+the master of the usual Spark configuration (:func:`configured_master`), else local on
+all cores.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
-from typing import Callable, Iterator
-
-import numpy as np
-import pandas as pd
+from typing import Callable, Iterator, Mapping
 
 from ..errors import InvalidParameterError, OptnoiseError
 from ..io import dumps, write_text_atomic
-from ..mechanism import Mechanism
 from ..randomness import RandomSource, child_source
-from .domain import Domain, describe_value
+from .batches import output_schema, privatize_batch
 from .files import move_dir_atomic, temp_dir_beside
+from .plan import ColumnPlan
+
+#: Marks a bad value in the error text of a failed Spark task.
+BAD_CELL = "OPTNOISE_BAD_CELL"
 
 
-def spark_session():
-    """The active SparkSession, or a local one using this interpreter for workers."""
+def configured_master(environ: Mapping[str, str] | None = None) -> str | None:
+    """The master named by the usual Spark configuration, or ``None``.
+
+    In order: ``--master`` in ``PYSPARK_SUBMIT_ARGS``, the ``MASTER`` environment variable,
+    ``spark.master`` in ``spark-defaults.conf`` (in ``SPARK_CONF_DIR``, else
+    ``SPARK_HOME/conf``).
+    """
+    env = os.environ if environ is None else environ
+    args = env.get("PYSPARK_SUBMIT_ARGS", "").split()
+    if "--master" in args[:-1]:
+        return args[args.index("--master") + 1]
+    if env.get("MASTER"):
+        return env["MASTER"]
+    conf_dir = env.get("SPARK_CONF_DIR") or (str(Path(env["SPARK_HOME"]) / "conf") if env.get("SPARK_HOME") else None)
+    if conf_dir:
+        defaults = Path(conf_dir) / "spark-defaults.conf"
+        try:
+            for line in defaults.read_text().splitlines():
+                parts = line.split(None, 1)
+                if len(parts) == 2 and parts[0] == "spark.master":
+                    return parts[1].strip()
+        except OSError:
+            pass
+    return None
+
+
+def spark_session(master: str | None = None):
+    """The active SparkSession, or a new one (see the module docstring)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
         from pyspark.sql import SparkSession
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise OptnoiseError("--engine spark needs pyspark: pip install 'optnoise[spark]'") from exc
-    spark = (SparkSession.builder.master("local[2]").appName("optnoise-release")
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "4")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    chosen = master or configured_master()
+    builder = SparkSession.builder.appName("optnoise-release").master(chosen or "local[*]")
+    if chosen is None:  # local: no web UI, and no console progress (the command line draws its own bar)
+        builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "4"))
+    spark = builder.getOrCreate()
+    # a failed task (a bad value) becomes one line on stderr, not Java stack traces
+    spark.sparkContext.setLogLevel("OFF")
     return spark
 
 
-def release_spark(input_path, in_fmt: str, column: str, mechanism: Mechanism, domain: Domain, output_path: Path,
-                  out_fmt: str, src: RandomSource, manifest_fn: Callable[[list, int], dict],
-                  manifest_path: Path) -> dict:
+def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, ColumnPlan], schema, output: Path,
+                  out_fmt: str, src: RandomSource, finish: Callable[[list, int], dict], manifest_path: Path, *,
+                  master: str | None = None) -> dict:
     """Run the release on Spark; returns the manifest written beside the output."""
     from pyspark import TaskContext
-    from pyspark.sql import functions as F
-    from pyspark.sql.functions import pandas_udf
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from pyspark.sql.types import StringType, StructField, StructType
 
-    spark = spark_session()
-    reader = spark.read.option("header", True).option("inferSchema", False)
-    df = reader.csv(str(input_path)) if in_fmt == "csv" else spark.read.parquet(str(input_path))
-    if column not in df.columns:
-        raise InvalidParameterError("column", column, f"a column of {Path(input_path).name}: {df.columns}")
-    lookup = domain.lookup()
-    mechanism.quantize()  # computed once on the driver, shipped to the executors with the mechanism
+    spark = spark_session(master)
+    if in_fmt == "csv":  # every column as text, named from the header already read: no schema job
+        from .files import column_names
+        text = StructType([StructField(c, StringType()) for c in column_names(input_path, in_fmt)])
+        df = spark.read.option("header", True).schema(text).csv(str(input_path))
+    else:
+        df = spark.read.parquet(str(input_path))
+    df = df.select(*[f"`{c}`" for c in columns])
+    kept_types = {f.name: f for f in df.schema.fields}
+    out_struct = StructType([kept_types[f.name] if f.name not in plans else f
+                             for f in from_arrow_schema(schema).fields])
+    rows = spark.sparkContext.accumulator(0)
 
-    @pandas_udf("long")
-    def to_index(s: pd.Series) -> pd.Series:  # null marks a value outside the domain
-        return pd.Series([domain.index_of(v, lookup) for v in s], dtype="Int64")
-
-    out_type = "string" if domain.categories is not None else "long"
-
-    @pandas_udf(out_type)
-    def privatize(batches: Iterator[pd.Series]) -> Iterator[pd.Series]:
+    def privatize(batches: Iterator) -> Iterator:
         part = TaskContext.get().partitionId()
-        for b, s in enumerate(batches):
-            rng = child_source(src, part, b)
-            yield pd.Series(domain.from_index(np.asarray(mechanism.apply(s.to_numpy(dtype=np.int64), source=rng))))
+        local = 0
+        for b, batch in enumerate(batches):
+            try:
+                yield privatize_batch(batch, plans, output_schema(batch.schema, plans), first_row=local + 1,
+                                      source=child_source(src, part, b))
+            except InvalidParameterError as exc:
+                raise RuntimeError(BAD_CELL + json.dumps({"partition": part, "value": str(exc.value),
+                                                          "accepted": exc.accepted})) from None
+            local += batch.num_rows
+            rows.add(batch.num_rows)
 
-    indexed = df.select(to_index(F.col(column)).alias("_idx"))
-    if indexed.filter(F.col("_idx").isNull()).limit(1).count():
-        row, value = (df.select(column).rdd.zipWithIndex()
-                      .filter(lambda t: domain.index_of(t[0][0], lookup) is None).map(lambda t: (t[1], t[0][0])).first())
-        raise InvalidParameterError("input", f"row {row + 1}: {describe_value(value)}", domain.accepted())
-    n_rows = df.count()
-    released = indexed.select(privatize(F.col("_idx")).alias(column))
-    tmp = temp_dir_beside(output_path)
+    released = df.mapInArrow(privatize, out_struct)
+    tmp = temp_dir_beside(output)
     shutil.rmtree(tmp)  # Spark creates the directory itself
     try:
         writer = released.write.mode("error")
-        if out_fmt == "csv":
-            writer.option("header", True).csv(str(tmp))
-        else:
-            writer.parquet(str(tmp))
+        try:
+            if out_fmt == "csv":
+                writer.option("header", True).csv(str(tmp))
+            else:
+                writer.parquet(str(tmp))
+        except Exception as exc:  # a failed Spark job: a bad value, or something else
+            raise _job_error(exc, df) from None
         parts = sorted(p for p in tmp.iterdir() if p.name.startswith("part-"))
-        manifest = manifest_fn(parts, n_rows)
+        manifest = finish(parts, rows.value)
         write_text_atomic(manifest_path, dumps(manifest))
         try:
-            move_dir_atomic(tmp, output_path)
+            move_dir_atomic(tmp, output)
         except BaseException:
             manifest_path.unlink(missing_ok=True)  # no manifest without its output
             raise
@@ -100,3 +150,18 @@ def release_spark(input_path, in_fmt: str, column: str, mechanism: Mechanism, do
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return manifest
+
+
+def _job_error(exc: Exception, df) -> Exception:
+    """The bad value's error with its data row in the file, or a one-line job failure."""
+    text = str(exc)
+    found = re.search(re.escape(BAD_CELL) + r"(\{.*?\})\s*$", text, flags=re.MULTILINE)
+    if found is None:
+        first = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
+        return OptnoiseError(f"the Spark job failed: {first.strip()[:300]}")
+    info = json.loads(found.group(1))
+    from pyspark.sql import functions as F
+    counts = {r["p"]: r["count"] for r in df.select(F.spark_partition_id().alias("p")).groupBy("p").count().collect()}
+    before = sum(c for p, c in counts.items() if p < info["partition"])
+    value = re.sub(r"^row (\d+)", lambda m: f"row {before + int(m.group(1))}", info["value"])
+    return InvalidParameterError("input", value, info["accepted"])

@@ -1,0 +1,450 @@
+"""From a column spec to the certified mechanism that releases it, under the privacy unit.
+
+**The unit.** Each row of a table is one record, released with its own noise. Per record
+(the default) a record's value may change to *any* value of its domain, so the
+neighbourhood is every distance:
+
+* cyclic noise on ``{0..n}``: ``Neighbourhood.bd(n)`` (symmetric; modulo ``n + 1`` this
+  is every non-zero shift);
+* a channel on ``{0..n}``: every ordered pair of inputs;
+* noise on the integer line for a column bounded by ``lower..upper``:
+  ``Neighbourhood.bd(upper - lower)`` (clamping the output to the bounds afterwards is
+  post-processing: the certificate is that of the noise).
+
+Under the value unit (the papers' model, opt-in) the mechanism keeps its own
+neighbourhood: only changes of a value by those distances are protected.
+
+**The check.** Every column's mechanism is rebuilt as ``Mechanism(pmf, unit
+neighbourhood, target)``; its float profile must meet the target (the one rule,
+:meth:`~optnoise.analysis.PrivacyProfile.meets`), and then :meth:`Mechanism.quantize`
+certifies the integer weights that are sampled, exactly, against the same neighbourhood
+and target. A mechanism that misses is refused with the epsilon (and delta) it does give
+under the unit and the two ways out.
+
+**Building.** A column with only a target gets: the optimal finite design for the unit
+on a cyclic domain (:func:`optnoise.design_finite`, circular MSE by default); the
+optimal randomized response on categories (:func:`optnoise.design.rr.design_rr`,
+Holohan et al. Theorems 8-10); and on an ordered integer domain the geometric mechanism
+on the integer line, ``alpha = e^(-eps / (upper - lower))`` (Ghosh et al. 2009), whose
+output can be clamped. Cyclic noise on an ordered domain would wrap a value near
+``upper`` round to ``lower`` (the error of the *released* value depends on the true value,
+which an additive design's cost cannot express), so the integer line is the default
+there. A family name alone is calibrated to the target under the unit with the one
+monotone search.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import InvalidParameterError, OptnoiseError
+from ..mechanism import Mechanism
+from ..neighbourhood import InputPairs, Neighbourhood
+from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
+from ..randomness import RandomSource
+from ..target import Target
+from .domain import Domain
+from .spec import ColumnSpec
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+Representation = CyclicPMF | IntegerPMF | Channel
+
+#: How each kind of noise reaches the released value, in words (manifest ``noise``).
+NOISE = {"cyclic": "added modulo n + 1 (the domain is a cycle)", "integer": "added on the integer line",
+         "channel": "drawn from the channel row of the true value"}
+#: Tail blocks of integer-line noise are grouped until their ratio is at most this, so that
+#: the exact tail sampler needs few Bernoulli trials per draw (same distribution).
+TAIL_RATIO_MAX = 0.9
+#: Largest tail block (bounds the window, hence the exact certificate's cost).
+TAIL_PERIOD_MAX = 4096
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnPlan:
+    """A column ready to release: its domain and the mechanism certified under the unit.
+
+    ``mechanism`` carries the unit's neighbourhood and the column's target (or none), so
+    ``mechanism.quantize()`` is exactly what is sampled and certified.
+    """
+
+    name: str
+    domain: Domain
+    mechanism: Mechanism
+    unit: str
+    built: str
+    clamp: bool = False
+    mechanism_file: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def epsilon_delta(self) -> tuple[float, float]:
+        """The column's ``(epsilon, delta)`` for basic composition: its certified target, or
+        the certificate's pure epsilon when it has none."""
+        t = self.mechanism.target
+        if t is not None:
+            return t.epsilon, t.delta
+        return self.mechanism.quantize().certificate.epsilon_pure, 0.0
+
+    def privatize(self, values: "pa.Array | pa.ChunkedArray", *, first_row: int, source: RandomSource) -> "pa.Array":
+        """Release a batch of raw values (validated; the first bad one raises, naming its row)."""
+        idx = self.domain.to_index(values, column=self.name, first_row=first_row)
+        out = np.asarray(self.mechanism.apply(idx, source=source))
+        if self.clamp:
+            np.clip(out, 0, self.domain.n, out=out)
+        return self.domain.from_index(out)
+
+    def output(self) -> str:
+        """What the released values are, in words."""
+        if self.mechanism.kind != "integer":
+            return f"values of the domain ({self.domain.describe()})"
+        if self.clamp:
+            return (f"value + noise clamped to {self.domain.lower}..{self.domain.upper} (post-processing: the "
+                    "certificate is that of the noise)")
+        return "value + noise, unbounded integers (may leave the domain)"
+
+    def protects(self) -> str:
+        """What the column's certificate protects, in words."""
+        if self.unit == "record":
+            return f"any change of a record's '{self.name}' to another value of its domain ({self.domain.describe()})"
+        return (f"changes of '{self.name}' by the distances {self.mechanism.neighbourhood.describe()} only; a larger "
+                "change of the value is not covered by this certificate")
+
+    def to_json(self) -> dict:
+        from .files import file_sha256
+        m = self.mechanism
+        q = m.quantize()
+        info: dict[str, Any] = {"name": m.name, "kind": m.kind, "noise": NOISE[m.kind], "built": self.built,
+                                "neighbourhood": m.neighbourhood.to_json(),
+                                "target": None if m.target is None else m.target.to_json(), "quantized": q.to_json()}
+        if m.kind == "cyclic":
+            info["n"] = q.shape[0] - 1
+        if self.mechanism_file is not None:
+            info["path"] = self.mechanism_file
+            info["sha256"] = file_sha256(self.mechanism_file)
+        return {"domain": self.domain.to_json(), "mechanism": info, "certificate": q.certificate.to_json(),
+                "clamp": self.clamp, "output": self.output(), "protects": self.protects(), "notes": list(self.notes)}
+
+
+# ------------------------------------------------------------------ the unit
+def all_pairs(size: int) -> InputPairs:
+    """Every pair of inputs of ``{0..size-1}`` (symmetric): the per-record unit of a channel."""
+    return InputPairs(tuple((a, b) for a in range(size) for b in range(a + 1, size)))
+
+
+def record_neighbourhood(kind: str, domain: Domain, column: str) -> Neighbourhood | InputPairs:
+    """The per-record neighbourhood of noise of ``kind`` on ``domain``: every distance."""
+    if kind == "channel":
+        return all_pairs(domain.size)  # type: ignore[arg-type]
+    if domain.size is None:
+        raise InvalidParameterError("domain", f"column '{column}': all integers",
+                                    "lower and upper for a per-record release (every distance up to upper - lower "
+                                    "must be protected), or the value unit")
+    return Neighbourhood.bd(domain.n)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ building
+def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
+    """Build (or take) the column's mechanism, place it under the unit, and certify it.
+
+    Raises
+    ------
+    InvalidParameterError
+        When the mechanism does not fit the domain, or misses its target under the unit
+        (the message gives what it does give and the ways out).
+    """
+    rep, name, built, own, target = _representation(col, unit)
+    _check_fit(col, rep)
+    notes = []
+    if isinstance(rep, IntegerPMF):
+        rep, note = coarse_tails(rep)
+        notes += [note] if note else []
+    if col.domain.kind == "numeric" and not col.domain.cyclic and isinstance(rep, CyclicPMF):
+        notes.append(f"cyclic noise on an ordered domain: a value near {col.domain.upper} can be released near "
+                     f"{col.domain.lower} and the other way round (wrap-around)")
+    kind = "cyclic" if isinstance(rep, CyclicPMF) else "integer" if isinstance(rep, IntegerPMF) else "channel"
+    nb = record_neighbourhood(kind, col.domain, col.name) if unit == "record" else own
+    mech = Mechanism(rep, nb, target, name)
+    _certify(col, mech, unit)
+    return ColumnPlan(col.name, col.domain, mech, unit, built, col.clamp, col.mechanism_file, tuple(notes))
+
+
+def _representation(col: ColumnSpec, unit: str):
+    """``(representation, name, built, own neighbourhood, target)`` of a column."""
+    d = col.domain
+    if col.neighbourhood is not None and unit == "record":
+        raise InvalidParameterError("distances", col.neighbourhood.to_json()["distances"],
+                                    "no neighbourhood with the per-record unit (every distance is protected); "
+                                    "use the value unit")
+    default_nb = Neighbourhood.bd(d.n) if d.categories is not None else Neighbourhood.sd(1)  # type: ignore[arg-type]
+    own = col.neighbourhood or default_nb
+    if col.mechanism is not None:
+        m = col.mechanism
+        return (m.pmf, m.name, "mechanism file" if col.mechanism_file else "given mechanism",
+                col.neighbourhood or m.neighbourhood, col.target or m.target)
+    if col.family is not None and ":" in col.family:
+        rep, pairs = _family(col)
+        return rep, col.family, "family", col.neighbourhood or pairs or own, col.target
+    target: Target = col.target  # type: ignore[assignment]
+    if col.family is not None:
+        return _calibrated(col, target, unit, own)
+    return _designed(col, target, unit, own)
+
+
+def _family(col: ColumnSpec) -> tuple[Representation, InputPairs | None]:
+    """A family with its parameters (integer-line noise wrapped on a cyclic domain or
+    categories), and a channel family's own neighbouring pairs."""
+    from ..families import ChannelFamily, parse_family
+    from ..families.baselines import wrap
+    try:
+        fam, obj = parse_family(col.family)  # type: ignore[arg-type]
+    except InvalidParameterError as exc:
+        raise InvalidParameterError("family", col.family, exc.accepted) from exc
+    if isinstance(obj, ChannelFamily):
+        return obj.channel, obj.pairs
+    if isinstance(obj, IntegerPMF) and (col.domain.categories is not None or col.domain.cyclic):
+        return wrap(obj, col.domain.size), None  # type: ignore[arg-type]
+    return obj, None  # type: ignore[return-value]
+
+
+def _unit_or_own(kind: str, col: ColumnSpec, unit: str, own: Neighbourhood) -> Neighbourhood | InputPairs:
+    return record_neighbourhood(kind, col.domain, col.name) if unit == "record" else own
+
+
+def _calibrated(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
+    """A family name calibrated to the target under the unit (the one monotone search)."""
+    from ..families import build_on_domain, calibrate, get_family
+    d = col.domain
+    name = col.family.strip()  # type: ignore[union-attr]
+    fam = get_family(name)
+    if fam.calibration is None:
+        raise InvalidParameterError("family", name, "a calibrated family (geometric, discrete-gaussian, exponential, "
+                                                    "rr) or NAME:PARAMS")
+    if fam.space == "integer" and d.categories is None and not d.cyclic:
+        nb = _unit_or_own("integer", col, unit, own)
+        rep, label = line_noise(name, target, nb)  # type: ignore[arg-type]
+        return rep, label, "calibrated family", own, target
+    if d.size is None:
+        raise InvalidParameterError("domain", "all integers", f"lower and upper for the family {name} on a finite domain")
+    kind = "channel" if fam.space == "channel" else "cyclic"
+    nb = _unit_or_own(kind, col, unit, own)
+    x = calibrate(name, d.n, target, nb)  # type: ignore[arg-type]
+    return (build_on_domain(name, x, d.n), f"{name}({fam.calibration.parameter}={x:.6g})",  # type: ignore[arg-type]
+            "calibrated family", own, target)
+
+
+def _designed(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
+    """A target only: the optimal design for the unit (see the module docstring)."""
+    d = col.domain
+    if d.categories is not None:
+        if col.cost is not None:
+            raise InvalidParameterError("cost", col.cost, "no cost for categories (randomized response is optimal)")
+        if target.notion == "dp":
+            from ..design.rr import design_rr
+            return (design_rr(d.size, epsilon=target.epsilon, delta=target.delta).mechanism.pmf,  # type: ignore[arg-type]
+                    f"optimal randomized response, K={d.size}", "optimal randomized response (Holohan et al.)",
+                    own, target)
+        from ..families import build_on_domain, calibrate
+        rho = calibrate("rr", d.n, target, _unit_or_own("cyclic", col, unit, own))  # type: ignore[arg-type]
+        return (build_on_domain("rr", rho, d.n), f"randomized response (rho={rho:.6g})",  # type: ignore[arg-type]
+                "calibrated randomized response", own, target)
+    if d.cyclic:
+        from ..design import design_finite
+        nb = _unit_or_own("cyclic", col, unit, own)
+        cost = col.cost or "circular-mse"
+        design = design_finite(d.n, target=target, neighbourhood=nb, cost=cost)  # type: ignore[arg-type]
+        return design.pmf, f"optimal design ({cost})", f"optimal design ({design.method}, cost {cost})", own, target
+    if col.cost is not None:
+        raise InvalidParameterError("cost", col.cost, "a cost only on a cyclic domain (an ordered domain gets the "
+                                                      "geometric mechanism on the integer line)")
+    nb = _unit_or_own("integer", col, unit, own)
+    rep, label = line_noise("geometric", target, nb)  # type: ignore[arg-type]
+    return rep, label, "calibrated family (geometric)", own, target
+
+
+def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tuple[IntegerPMF, str]:
+    """The least noisy member of an integer-line family meeting ``target`` under ``neighbourhood``.
+
+    The geometric mechanism with a pure target is the closed form ``alpha =
+    e^(-eps / D)`` with ``D`` the largest distance (Ghosh et al. 2009: the privacy loss of
+    a shift by ``mu`` is ``|mu| ln(1/alpha)``); otherwise the family's parameter is
+    searched (:func:`optnoise.families.boundary_search`) with the float profile and the one
+    "meets" rule; the exact certificate decides afterwards.
+    """
+    from ..analysis import privacy_profile
+    from ..families import (
+        alpha_for_epsilon,
+        boundary_search,
+        calibration_of,
+        parse_family,
+    )
+    largest = max(abs(int(x)) for x in neighbourhood.integer_shifts())
+    if family == "geometric" and target.pure:
+        alpha = alpha_for_epsilon(target.epsilon, largest)
+        return parse_family(f"geometric:{alpha!r}")[1], f"geometric(alpha={alpha:.6g})"  # type: ignore[return-value]
+
+    def build(x: float) -> IntegerPMF:
+        return parse_family(f"{family}:{x!r}")[1]  # type: ignore[return-value]
+
+    cal = calibration_of(family)
+    x = boundary_search(cal, largest, lambda v: privacy_profile(build(v), neighbourhood).meets(target),
+                        more_private_ok=True)
+    return build(x), f"{family}({cal.parameter}={x:.6g})"
+
+
+def coarse_tails(pmf: IntegerPMF) -> tuple[IntegerPMF, str | None]:
+    """The same distribution with geometric tails grouped into blocks of ``P`` values.
+
+    The exact tail sampler draws the number of blocks with Bernoulli trials of the block
+    ratio ``r``: ``1 / (1 - r)`` trials per tail draw, 200 for the per-record geometric of
+    an age column (``r = e^(-0.005)``). With blocks of ``P`` values the ratio is ``r^P``:
+    ``p(k + P) = r^P p(k)`` beyond the widened window ``[lo - (P - 1), hi + (P - 1)]``,
+    whose masses are those of the same PMF. ``P`` is the smallest block with ``r^P <= 0.9``
+    (at most 10 trials per tail draw): a larger block widens the window, and the exact
+    certificate's time grows with it (for that age column, ``P = 22``: 3 s to certify and
+    1 M draws/s, against 4.5 s and 0.08 M draws/s with ``P = 1``). Only tails of period 1
+    are regrouped.
+    """
+    tails = [t for t in (pmf.left_tail, pmf.right_tail) if t is not None]
+    if not tails or any(t.period != 1 for t in tails) or max(t.ratio for t in tails) <= TAIL_RATIO_MAX:
+        return pmf, None
+    r = max(t.ratio for t in tails)
+    period = min(TAIL_PERIOD_MAX, math.ceil(math.log(TAIL_RATIO_MAX) / math.log(r)))
+    lo = pmf.lo - (period - 1 if pmf.left_tail is not None else 0)
+    hi = pmf.hi + (period - 1 if pmf.right_tail is not None else 0)
+    grouped = (lambda t: None if t is None else GeometricTail(t.ratio ** period, period))
+    out = IntegerPMF(pmf.window(lo, hi), -lo, left_tail=grouped(pmf.left_tail), right_tail=grouped(pmf.right_tail),
+                     normalize=True)
+    return out, f"geometric tails grouped in blocks of {period} values for the sampler (the same distribution)"
+
+
+def _check_fit(col: ColumnSpec, rep: Representation) -> None:
+    d = col.domain
+    if isinstance(rep, IntegerPMF):
+        if d.categories is not None or d.cyclic:
+            raise InvalidParameterError("mechanism", f"column '{col.name}': noise on the integer line",
+                                        f"cyclic noise or a channel on a {'categorical' if d.categories else 'cyclic'} "
+                                        "domain (the integer line would leave it)")
+        if col.clamp and d.size is None:
+            raise InvalidParameterError("clamp", True, "clamping with lower and upper")
+        return
+    if col.clamp:
+        raise InvalidParameterError("clamp", True, "clamp only with noise on the integer line (finite mechanisms "
+                                                   "release values of the domain)")
+    if isinstance(rep, CyclicPMF) and len(rep.shape) != 1:
+        raise InvalidParameterError("mechanism", f"shape {rep.shape}", "a scalar-query mechanism (1-D PMF)")
+    size = rep.shape[0] if isinstance(rep, CyclicPMF) else rep.n_inputs
+    if isinstance(rep, Channel) and rep.n_inputs != rep.n_outputs:
+        raise InvalidParameterError("mechanism", f"{rep.n_inputs} inputs, {rep.n_outputs} outputs",
+                                    "a channel whose outputs are its inputs (a square matrix)")
+    if d.size != size:
+        raise InvalidParameterError("mechanism", f"column '{col.name}': {size} values",
+                                    f"a mechanism on the column's {d.size or 'unbounded'} values ({d.describe()})")
+
+
+def _certify(col: ColumnSpec, mech: Mechanism, unit: str) -> None:
+    """Float check with a helpful refusal, then the exact certificate of the quantized weights."""
+    target = mech.target
+    if target is None:
+        cert = mech.quantize().certificate
+        if not math.isfinite(cert.epsilon_pure):
+            raise InvalidParameterError("epsilon", f"column '{col.name}': no target, no finite pure epsilon per {unit}",
+                                        "a target epsilon (and delta) for the column")
+        return
+    if mech.meets():
+        try:
+            mech.quantize()
+            return
+        except OptnoiseError:
+            pass
+    raise refusal(col, mech, unit)
+
+
+def refusal(col: ColumnSpec, mech: Mechanism, unit: str) -> InvalidParameterError:
+    """The error for a mechanism that misses its target under the unit: what it gives, and
+    the two ways out (a mechanism made for the unit, or the value unit)."""
+    t: Target = mech.target  # type: ignore[assignment]
+    prof = mech.privacy
+    gives = f"pure eps {prof.epsilon_pure:.4g}" if t.pure else (
+        f"eps {prof.epsilon(t.delta, t.notion):.4g} at delta {t.delta:g}")
+    value = f"{unit}: column '{col.name}' gives {gives}, not {t.describe()}"
+    if unit == "value":
+        return InvalidParameterError("unit", value, "a mechanism that meets its target")
+    d = col.domain
+    delta = f" --delta {t.delta:g}" if t.delta else ""
+    if d.categories is not None:
+        design = f"optnoise rr --categories {d.size} --epsilon {t.epsilon:g}{delta}"
+    elif mech.kind == "integer":
+        design = f"--family geometric:{math.exp(-t.epsilon / (d.upper - d.lower)):.6g}"  # type: ignore[operator]
+    else:
+        design = f"optnoise design --n {d.n} --epsilon {t.epsilon:g}{delta} --bd {d.n} --cost circular-mse"
+    return InvalidParameterError(
+        "unit", value,
+        f"a mechanism made for the per-record unit (e.g. {design}; or give only the target and optnoise builds it), "
+        "or --unit value to certify only changes by the mechanism's own distances")
+
+
+# ------------------------------------------------------------------ the record's total
+def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
+    """The record's guarantee over all its privatized columns (manifest ``total``).
+
+    ``basic``: the sum of the columns' epsilons and deltas (basic composition of their
+    certified targets). ``pld``: the composition of the columns' privacy loss
+    distributions (:func:`optnoise.analysis.composition.compose_sequence`: dominating
+    PLDs of the *quantized* mechanisms under the unit, dp_accounting, pessimistic; never
+    looser than the pure bound), epsilon at the budget's delta (or at 1e-6) and, with a
+    budget, delta at its epsilon. With one column there is nothing to compose: ``pld`` is
+    that column's own tight profile (``bound`` ``"one column"``).
+    """
+    eps = [p.epsilon_delta for p in plans]
+    basic = {"epsilon": float(sum(e for e, _ in eps)), "delta": float(min(1.0, sum(d for _, d in eps)))}
+    delta = budget.delta if budget is not None else 1e-6
+    profiles = [Mechanism(_sampled(p.mechanism), p.mechanism.neighbourhood).privacy for p in plans]
+    if len(profiles) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
+        prof = profiles[0]
+        pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one column"}
+        if budget is not None:
+            pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
+    else:
+        from ..analysis.composition import compose_sequence
+        composed = compose_sequence([(prof, 1) for prof in profiles],
+                                    epsilon=None if budget is None else budget.epsilon, delta=delta)
+        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
+        if budget is not None:
+            pld["delta_at_budget_epsilon"] = composed.delta_dp
+    out: dict[str, Any] = {"columns": len(plans), "basic": basic, "pld": pld,
+                           "budget": None if budget is None else {"epsilon": budget.epsilon, "delta": budget.delta}}
+    if budget is not None:
+        out["within_budget"] = within(basic, pld, budget)
+    return out
+
+
+def within(basic: dict, pld: dict, budget: Target) -> bool:
+    """Whether either bound meets the budget (basic: both sums; PLD: epsilon at the budget's delta)."""
+    slack = 1.0 + 1e-12
+    by_basic = basic["epsilon"] <= budget.epsilon * slack and basic["delta"] <= budget.delta * slack
+    return by_basic or (pld["epsilon"] is not None and pld["epsilon"] <= budget.epsilon * slack)
+
+
+def over_budget(total: dict, budget: Target) -> InvalidParameterError:
+    """The refusal of a spec whose record total exceeds its budget."""
+    b, p = total["basic"], total["pld"]
+    return InvalidParameterError(
+        "budget", f"eps {budget.epsilon:g}, delta {budget.delta:g}",
+        f"a budget at least the record's total: basic eps {b['epsilon']:.4g}, delta {b['delta']:.3g}; "
+        f"PLD eps {p['epsilon']:.4g} at delta {budget.delta:g} (lower the columns' epsilons or raise the budget)")
+
+
+def _sampled(mech: Mechanism) -> Representation:
+    """The exact PMF (or channel) of the quantized weights: what is actually sampled."""
+    q = mech.quantize()
+    return q.channel if mech.kind == "channel" else q.pmf
+
+
+__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column",
+           "record_neighbourhood", "record_total", "refusal", "within"]

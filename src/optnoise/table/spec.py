@@ -1,0 +1,330 @@
+"""What to release from a table: the columns, their domains and mechanisms, the unit, the budget.
+
+One structure, three front doors: a TOML file (``optnoise release --spec FILE.toml``,
+:func:`load_spec`), the same structure as a Python dict (:func:`optnoise.release`,
+:func:`parse_table_spec`), and the single-column flags of ``optnoise release``
+(:func:`column_spec`). Keys (docs/release.md)::
+
+    unit = "record"                           # or "value" (the papers' distance model)
+    keep = ["id"]                             # copied unchanged, NOT protected
+    budget = { epsilon = 3.0, delta = 1e-6 }  # refuse a record total above it
+    [columns.hour]
+    domain = { lower = 0, upper = 23, cyclic = true }
+    mechanism = "hour.json"                   # a mechanism file (relative to the spec file)
+    [columns.state]
+    domain = { categories = ["CA", "NY", "TX", "WA"] }
+    epsilon = 1.0                             # a target only: optnoise builds the mechanism
+    [columns.age]
+    domain = { lower = 0, upper = 100 }
+    family = "geometric"                      # a family, calibrated to the target (or "geometric:0.99")
+    epsilon = 0.5
+    clamp = true
+
+Column keys: ``domain`` (``categories``, or ``lower`` + ``upper`` [+ ``cyclic``]; omitted:
+all integers, for noise on the integer line under the value unit), one of ``mechanism``
+/ ``family`` (+ ``params``) / only a target, the target ``epsilon``, ``delta``,
+``notion`` (``dp`` or ``pdp``), ``cost`` (a designed column on a cyclic domain), ``clamp``,
+and, under the value unit, the neighbourhood ``sd``, ``bd``, ``distances``, ``directed``.
+
+Errors name the key path (``columns.age.clamp``) under the parameter ``spec``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import InvalidParameterError
+from ..mechanism import Mechanism, load_mechanism
+from ..neighbourhood import Neighbourhood
+from ..target import Target, check_notion
+from .domain import Domain
+
+#: The privacy units of a release.
+UNITS: tuple[str, ...] = ("record", "value")
+TOP_KEYS = ("unit", "keep", "budget", "columns")
+COLUMN_KEYS = ("domain", "mechanism", "family", "params", "epsilon", "delta", "notion", "cost", "clamp",
+               "sd", "bd", "distances", "directed")
+DOMAIN_KEYS = ("lower", "upper", "cyclic", "categories")
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnSpec:
+    """One column to privatize.
+
+    Exactly one source of the mechanism: ``mechanism`` (a :class:`Mechanism`, e.g. loaded
+    from ``mechanism_file``), ``family`` (``NAME`` calibrated to ``target``, or
+    ``NAME:PARAMS``), or neither (then ``target`` is required and optnoise builds the
+    mechanism). ``target`` replaces a mechanism's own target; ``neighbourhood`` replaces
+    its neighbourhood (value unit only). ``clamp`` clamps integer-line noise to the domain.
+    """
+
+    name: str
+    domain: Domain
+    mechanism: Mechanism | None = None
+    mechanism_file: str | None = None
+    family: str | None = None
+    target: Target | None = None
+    cost: str | None = None
+    clamp: bool = False
+    neighbourhood: Neighbourhood | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidParameterError("column", self.name, "a column name")
+        if not isinstance(self.domain, Domain):
+            raise InvalidParameterError("domain", self.domain, "a Domain")
+        if self.mechanism is not None and self.family is not None:
+            raise InvalidParameterError("family", self.family, "either a mechanism or a family, not both")
+        if self.mechanism is not None and not isinstance(self.mechanism, Mechanism):
+            raise InvalidParameterError("mechanism", type(self.mechanism).__name__, "a Mechanism or a mechanism file")
+        if self.family is not None and (not isinstance(self.family, str) or not self.family.strip()):
+            raise InvalidParameterError("family", self.family, "a family NAME or NAME:PARAMS (optnoise families)")
+        if self.mechanism is None and self.family is None and self.target is None:
+            raise InvalidParameterError("epsilon", None, "a mechanism, a family, or a target epsilon "
+                                                         "(optnoise then builds the mechanism)")
+        if not isinstance(self.clamp, bool):
+            raise InvalidParameterError("clamp", self.clamp, "true or false")
+        if self.cost is not None and (self.mechanism is not None or self.family is not None):
+            raise InvalidParameterError("cost", self.cost, "a cost only for a column optnoise designs (target only)")
+
+
+@dataclass(frozen=True, eq=False)
+class TableSpec:
+    """The columns to privatize, the columns to copy, the privacy unit and an optional budget."""
+
+    columns: tuple[ColumnSpec, ...]
+    keep: tuple[str, ...] = ()
+    budget: Target | None = None
+    unit: str = "record"
+
+    def __post_init__(self) -> None:
+        cols = tuple(self.columns)
+        if not cols:
+            raise InvalidParameterError("columns", [], "at least one column to privatize")
+        names = [c.name for c in cols]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InvalidParameterError("columns", dup, "each column once")
+        keep = tuple(self.keep)
+        if not all(isinstance(k, str) and k for k in keep) or len(set(keep)) != len(keep):
+            raise InvalidParameterError("keep", list(keep), "distinct column names")
+        both = sorted(set(keep) & set(names))
+        if both:
+            raise InvalidParameterError("keep", both, "columns not also privatized (kept columns are copied unchanged)")
+        if self.unit not in UNITS:
+            raise InvalidParameterError("unit", self.unit, "'record' (default: any value of a record may change) or "
+                                                           "'value' (changes by the mechanism's own distances)")
+        if self.budget is not None and not isinstance(self.budget, Target):
+            raise InvalidParameterError("budget", self.budget, "a Target(epsilon, delta)")
+        object.__setattr__(self, "columns", cols)
+        object.__setattr__(self, "keep", keep)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def replace(self, *, keep: tuple[str, ...] | None = None, budget: Target | None = None,
+                unit: str | None = None) -> "TableSpec":
+        """The same spec with the given fields replaced (command-line flags override keys)."""
+        return TableSpec(self.columns, self.keep if keep is None else keep,
+                         self.budget if budget is None else budget, self.unit if unit is None else unit)
+
+    def files(self) -> list[str]:
+        """Mechanism files the spec reads."""
+        return [c.mechanism_file for c in self.columns if c.mechanism_file is not None]
+
+
+# ------------------------------------------------------------------ parsing
+def parse_budget(value: Any, *, parameter: str = "budget") -> Target:
+    """A budget ``{epsilon, delta}`` (or ``"EPS[,DELTA]"``) as an approximate-DP target."""
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",")]
+        if not 1 <= len(parts) <= 2:
+            raise InvalidParameterError(parameter, value, "EPS or EPS,DELTA")
+        try:
+            nums = [float(p) for p in parts]
+        except ValueError:
+            raise InvalidParameterError(parameter, value, "EPS or EPS,DELTA (numbers)") from None
+        value = {"epsilon": nums[0], "delta": nums[1] if len(nums) > 1 else 0.0}
+    if not isinstance(value, Mapping) or "epsilon" not in value or set(value) - {"epsilon", "delta"}:
+        raise InvalidParameterError(parameter, value, "{ epsilon = E, delta = D } (delta optional)")
+    try:
+        return Target(value["epsilon"], value.get("delta", 0.0))
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(parameter, value, f"{exc.parameter} {exc.accepted}") from exc
+
+
+def parse_table_spec(data: Mapping[str, Any], *, base_dir: str | os.PathLike | None = None) -> TableSpec:
+    """A :class:`TableSpec` from the TOML structure (a dict); mechanism paths are relative to
+    ``base_dir`` (the spec file's directory; default the working directory)."""
+    if not isinstance(data, Mapping):
+        raise InvalidParameterError("spec", type(data).__name__, "a table (dict) with key 'columns'")
+    unknown = sorted(set(data) - set(TOP_KEYS))
+    if unknown:
+        raise InvalidParameterError("spec", unknown[0], f"top-level keys {', '.join(TOP_KEYS)}")
+    columns = data.get("columns")
+    if not isinstance(columns, Mapping) or not columns:
+        raise InvalidParameterError("spec", "columns", "a table [columns.NAME] for each column to privatize")
+    base = Path(base_dir) if base_dir is not None else Path(".")
+    with _at("budget"):
+        budget = parse_budget(data["budget"]) if "budget" in data else None
+    keep = data.get("keep", [])
+    if isinstance(keep, str) or not isinstance(keep, (list, tuple)):
+        raise InvalidParameterError("spec", f"keep = {keep!r}", "a list of column names")
+    cols = []
+    for name, table in columns.items():
+        with _at(f"columns.{name}"):
+            cols.append(_column(str(name), table, base))
+    with _at(""):
+        return TableSpec(tuple(cols), tuple(keep), budget, data.get("unit", "record"))
+
+
+def load_spec(path: str | os.PathLike) -> TableSpec:
+    """Read a TOML spec file (standard library ``tomllib``)."""
+    import tomllib
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise InvalidParameterError("spec", str(path), f"a readable TOML file ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidParameterError("spec", str(path), f"valid TOML ({exc})") from exc
+    return parse_table_spec(data, base_dir=p.parent)
+
+
+def column_spec(name: str, mechanism: Mechanism, *, categories: list[str] | tuple[str, ...] | None = None,
+                lower: int | None = None, upper: int | None = None, clamp: bool = False,
+                mechanism_file: str | os.PathLike | None = None) -> ColumnSpec:
+    """The column of the single-column shortcut: the domain follows the mechanism.
+
+    A finite mechanism (cyclic noise or a square channel on ``{0..n}``) releases
+    ``categories`` (exactly ``n + 1``) or integers ``lower..lower + n`` (``lower``
+    default 0; a cyclic mechanism makes the domain cyclic). Noise on the integer line
+    releases integers ``lower..upper`` when both are given (needed per record), else all
+    integers.
+    """
+    if categories is not None and (lower is not None or upper is not None):
+        raise InvalidParameterError("lower" if lower is not None else "upper", lower if lower is not None else upper,
+                                    "no --lower/--upper with --categories (the categories' order is the domain)")
+    size = _finite_size(mechanism)
+    if categories is not None:
+        if size is not None and len(categories) != size:
+            raise InvalidParameterError("categories", ",".join(categories),
+                                        f"exactly {size} categories (the mechanism's domain size n + 1)")
+        domain = Domain(categories=tuple(str(c) for c in categories))
+    elif size is not None:
+        lo = 0 if lower is None else lower
+        if upper is not None and upper != lo + size - 1:
+            raise InvalidParameterError("upper", upper, f"{lo + size - 1} (lower + n for this mechanism) or none")
+        domain = Domain(lower=lo, upper=lo + size - 1, cyclic=mechanism.kind == "cyclic")
+    else:
+        domain = Domain(lower=lower, upper=upper)
+    return ColumnSpec(name, domain, mechanism=mechanism, clamp=clamp,
+                      mechanism_file=None if mechanism_file is None else str(mechanism_file))
+
+
+def _finite_size(mechanism: Mechanism) -> int | None:
+    if mechanism.kind == "cyclic":
+        return int(mechanism.pmf.shape[0])  # type: ignore[union-attr]
+    if mechanism.kind == "channel":
+        return int(mechanism.pmf.n_inputs)  # type: ignore[union-attr]
+    return None
+
+
+class _at:
+    """Re-raise a parameter error of a nested value as ``spec`` with its key path."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if isinstance(exc, InvalidParameterError) and exc.parameter != "spec":
+            where = ".".join(p for p in (self.path, exc.parameter) if p)
+            raise InvalidParameterError("spec", f"{where} = {exc.value!r}", exc.accepted) from exc
+        return False
+
+
+def _column(name: str, table: Any, base: Path) -> ColumnSpec:
+    if not isinstance(table, Mapping):
+        raise InvalidParameterError("spec", f"columns.{name}", "a table of column keys")
+    unknown = sorted(set(table) - set(COLUMN_KEYS))
+    if unknown:
+        raise InvalidParameterError(unknown[0], table[unknown[0]], f"column keys {', '.join(COLUMN_KEYS)}")
+    domain = _domain(table.get("domain", {}))
+    mech, path = None, None
+    source = table.get("mechanism")
+    if isinstance(source, Mechanism):
+        mech = source
+    elif source is not None:
+        if not isinstance(source, (str, os.PathLike)):
+            raise InvalidParameterError("mechanism", source, "a mechanism file path or a Mechanism")
+        p = Path(source)
+        p = p if p.is_absolute() else base / p
+        mech, path = load_mechanism(p, parameter="mechanism"), str(p)
+    family = table.get("family")
+    if "params" in table:
+        params = table["params"]
+        if family is None or ":" in str(family) or not isinstance(params, (list, tuple)) or not params:
+            raise InvalidParameterError("params", params, "a non-empty list of numbers, with family = NAME")
+        family = f"{family}:{','.join(repr(p) if isinstance(p, float) else str(p) for p in params)}"
+    target = None
+    if "epsilon" in table:
+        target = Target(table["epsilon"], table.get("delta", 0.0), check_notion(table.get("notion", "dp")))
+    elif "delta" in table or "notion" in table:
+        raise InvalidParameterError("epsilon", None, "an epsilon with delta/notion")
+    nb = _neighbourhood(table)
+    cost = table.get("cost")
+    if cost is not None and not isinstance(cost, str):
+        raise InvalidParameterError("cost", cost, "a cost name (circular-mse, mse, er, abs, circular-abs, pow:K)")
+    return ColumnSpec(name, domain, mechanism=mech, mechanism_file=path, family=family, target=target, cost=cost,
+                      clamp=table.get("clamp", False), neighbourhood=nb)
+
+
+def _domain(data: Any) -> Domain:
+    if not isinstance(data, Mapping):
+        raise InvalidParameterError("domain", data, "{ lower = L, upper = U [, cyclic = true] } or "
+                                                    "{ categories = [...] }")
+    unknown = sorted(set(data) - set(DOMAIN_KEYS))
+    if unknown:
+        raise InvalidParameterError(f"domain.{unknown[0]}", data[unknown[0]], f"domain keys {', '.join(DOMAIN_KEYS)}")
+    cats = data.get("categories")
+    if cats is not None:
+        if isinstance(cats, str) or not isinstance(cats, (list, tuple)):
+            raise InvalidParameterError("domain.categories", cats, "a list of categories")
+        cats = tuple(c if isinstance(c, str) else str(c) for c in cats)
+    cyclic = data.get("cyclic", False)
+    if not isinstance(cyclic, bool):
+        raise InvalidParameterError("domain.cyclic", cyclic, "true or false")
+    try:
+        return Domain(categories=cats, lower=data.get("lower"), upper=data.get("upper"), cyclic=cyclic)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"domain.{exc.parameter}", exc.value, exc.accepted) from exc
+
+
+def _neighbourhood(table: Mapping[str, Any]) -> Neighbourhood | None:
+    given = [k for k in ("sd", "bd", "distances") if k in table]
+    if len(given) > 1:
+        raise InvalidParameterError(given[1], table[given[1]], "one of sd, bd, distances")
+    directed = table.get("directed", False)
+    if not isinstance(directed, bool):
+        raise InvalidParameterError("directed", directed, "true or false")
+    if not given:
+        if directed:
+            raise InvalidParameterError("directed", directed, "directed with sd, bd or distances")
+        return None
+    key = given[0]
+    value = table[key]
+    if key == "distances":
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise InvalidParameterError("distances", value, "a list of query distances")
+        return Neighbourhood(tuple(tuple(v) if isinstance(v, list) else v for v in value), directed)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidParameterError(key, value, "an integer >= 1")
+    return Neighbourhood.sd(value, directed=directed) if key == "sd" else Neighbourhood.bd(value, directed=directed)
