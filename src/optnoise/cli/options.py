@@ -140,3 +140,17 @@ TARGET = Group("target", (
     _opt("delta", "--delta", Optional[float], "Target delta (with --epsilon)."),
     _opt("guarantee", "--guarantee", Optional[str], "dp or pdp: the notion of the target."),
 ), TargetArgs)
+
+
+# ------------------------------------------------------------------ ordered domains (issue 15)
+Form = Annotated[str, typer.Option(
+    "--form", help="noise: noise added mod N+1 (Kadam et al.); channel: any row-stochastic P[q, y] on {0..N} "
+                   "(outputs stay in the domain; ordered domains such as ages).")]
+Prior = Annotated[Optional[str], typer.Option(
+    "--prior", help="Prior on the true answer for released-value costs: uniform (default) or a file of N+1 "
+                    "weights (same forms as --pmf-file).")]
+WorstCase = Annotated[bool, typer.Option(
+    "--worst-case", help="Released-value cost in the worst case over the true answer, not averaged over the prior.")]
+PerRecord = Annotated[bool, typer.Option(
+    "--per-record", help="Any two answers are neighbours (each record released on its own: the standard unit); "
+                         "instead of the distance flags.")]
