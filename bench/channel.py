@@ -124,7 +124,8 @@ def example(n: int = 100, epsilon: float = 1.0, figure: str | None = None) -> No
             for label, name in (("noise mod n+1 designed for the circular cost", "circular"),
                                 ("noise mod n+1 designed for the paper's noise cost", "noise")):
                 cost = {("abs-error", "circular"): "circular-abs", ("sq-error", "circular"): "circular-mse",
-                        ("abs-error", "noise"): "abs", ("sq-error", "noise"): "noise-second-moment"}[(objective.name, name)]
+                        ("abs-error", "noise"): "abs",
+                        ("sq-error", "noise"): "noise-second-moment"}[(objective.name, name)]
                 fd = design_finite(n, target=target, neighbourhood=nb, cost=cost)
                 rows.setdefault(label, []).append(f"{objective.of_channel(fd.pmf):.4f}")
             fd = optimal_modulo_noise(n, target=target, neighbourhood=nb, cost=objective)

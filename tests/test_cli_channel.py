@@ -208,3 +208,9 @@ def test_compare_noise_reports_the_released_error_beside_a_noise_cost():
     alpha = math.exp(-1.0)
     assert r["parameter"] == pytest.approx(alpha, rel=1e-9)
     assert r["expected_cost_average"] == pytest.approx(r["released_error"]["average"], rel=1e-12)
+
+
+def test_demo_table_names_its_cost(tmp_path):
+    r = run("demo", "--out", tmp_path / "out")
+    assert r.exit_code == 0, r.stderr
+    assert "ranked by circular-mse: squared distance" in " ".join(r.stdout.split())

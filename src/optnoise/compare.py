@@ -233,7 +233,7 @@ def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, n
     mod ``n + 1`` for the same cost (:func:`~optnoise.design.channel.optimal_modulo_noise`,
     protecting every difference of the pairs) and the baselines of
     :data:`~optnoise.design.channel.BASELINE_FAMILIES`, each calibrated to the same target on
-    the same input ``pairs`` (default: neighbours one apart), ranked (``rank``) by
+    the same input ``pairs`` (default: neighbours one apart; ``"all"`` per record), ranked (``rank``) by
     ``expected_cost``: the cost of the released value, averaged over the prior or in the
     worst case over ``q`` (``cost.worst_case``). ``expected_cost_average`` is the prior
     average, ``expected_cost_worst`` the worst case, ``error_rate`` the worst ``P(y != q)``.
@@ -249,8 +249,8 @@ def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, n
         target = Target(eps, dlt, notion)
         found: dict[str, tuple[np.ndarray, float | None, str | None, str | None]] = {}
         if "optimal-channel" in mechanisms:
-            found["optimal-channel"] = (np.asarray(design_channel(n, target=target, pairs=pairs, cost=objective).matrix),
-                                        None, None, None)
+            best = design_channel(n, target=target, pairs=pairs, cost=objective)
+            found["optimal-channel"] = (np.asarray(best.matrix), None, None, None)
             if progress:
                 progress()
         for b in calibrated_baselines(n, target=target, pairs=pairs, cost=objective,

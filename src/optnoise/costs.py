@@ -316,7 +316,8 @@ def describe_cost(cost: str | Cost | object) -> str:
     if name in _MEANINGS:
         return f"{name}: {_MEANINGS[name]}"
     if isinstance(name, str) and name.startswith("pow:"):
-        return f"{name}: moment sum |eta|^K f(eta) of the noise with eta in 0..n on the cycle; not a released-value error"
+        return (f"{name}: moment sum |eta|^K f(eta) of the noise with eta in 0..n on the cycle; not a "
+                "released-value error")
     return f"{name}: a user cost, one value per noise value"
 
 

@@ -160,12 +160,13 @@ def prior_weights(text: Optional[str], n: int) -> Optional[list[float]]:
 
 
 def channel_pairs(args: NeighbourhoodArgs, n: int, per_record: bool):
-    """The input pairs of a channel on ``{0..n}``: every pair with ``--per-record``, otherwise
-    the answers whose values differ by a distance of the neighbourhood flags (no wrap-around)."""
+    """The input pairs of a channel on ``{0..n}``: ``"all"`` with ``--per-record`` (every pair;
+    the library lists them once it has checked the size), otherwise the answers whose values
+    differ by a distance of the neighbourhood flags (no wrap-around)."""
     from ..neighbourhood import InputPairs
     if per_record:
         if args.given:
             raise InvalidParameterError("--per-record", "with distance flags", "either --per-record or "
                                         "--distances/--sd/--bd/--directed")
-        return InputPairs(tuple((a, b) for a in range(n + 1) for b in range(a + 1, n + 1)))
+        return "all"
     return InputPairs.from_distances(neighbourhood(args), n + 1)

@@ -103,6 +103,11 @@ CONSTRAINT_TOLERANCE = 1e-9
 #: n = 10 in ~25 s and n = 12 in ~50 s, with n = 16 not proved optimal in 60 s.
 MAX_PDP_N = 12
 
+#: Largest model written (coefficients of the constraint matrix, about 24 bytes each while it
+#: is assembled, and HiGHS keeps its own copy): 5e7 is about 2.5 GB. The LPs that fit take
+#: minutes already (docs/benchmarks.md, "Channels"); larger ones are refused up front.
+MAX_NONZEROS = 50_000_000
+
 #: Dual simplex pricing for the channel LPs: devex was 15-30 % faster than HiGHS's default
 #: on the n = 100 models (bench/channel.py).
 _LP_OPTIONS = {"simplex_dual_edge_weight_strategy": "devex"}
@@ -118,9 +123,15 @@ def _check_n(n: int) -> int:
     return int(n)
 
 
-def _check_pairs(pairs: Iterable[tuple[int, int]] | InputPairs | None, size: int) -> tuple[tuple[int, int], ...]:
+def _check_pairs(pairs: Iterable[tuple[int, int]] | InputPairs | str | None,
+                 size: int) -> tuple[tuple[int, int], ...]:
     if pairs is None:
         return pairs_from_distances(size - 1, [1])
+    if isinstance(pairs, str):
+        if pairs != "all":
+            raise InvalidParameterError("pairs", pairs, "'all' (per record), input pairs or None (neighbours one "
+                                                        "apart)")
+        return all_pairs(size - 1)
     if isinstance(pairs, InputPairs):
         return tuple(pairs.ordered(size))
     return tuple(InputPairs(tuple(pairs), directed=True).ordered(size))
@@ -863,7 +874,8 @@ def constraint_violations(P: np.ndarray, constraints: Iterable[str]) -> dict[str
 
 # ==================================================================== API
 def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, notion: str = "dp",
-                   target: Target | None = None, pairs: Iterable[tuple[int, int]] | InputPairs | None = None,
+                   target: Target | None = None,
+                   pairs: Iterable[tuple[int, int]] | InputPairs | str | None = None,
                    cost: str | ReleasedCost | np.ndarray = "abs-error",
                    prior: Sequence[float] | np.ndarray | None = None, worst_case: bool = False,
                    constraints: Iterable[str] = (), exploit_structure: bool = True,
@@ -884,7 +896,9 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
     pairs:
         Ordered neighbouring input pairs ``(a, b)`` as given, or an :class:`InputPairs`
         (expanded by its own rule). Default: neighbours one apart, both directions
-        (:func:`pairs_from_distances` ``(n, [1])``). Per-record release: :func:`all_pairs`.
+        (:func:`pairs_from_distances` ``(n, [1])``). Per-record release: ``"all"`` (or
+        :func:`all_pairs`; the string lets a too large domain be refused before the pairs
+        are listed).
     cost:
         A released-value cost of :data:`optnoise.costs.RELEASED_COSTS`, a
         :class:`~optnoise.costs.ReleasedCost` (with its prior or worst case), or an
@@ -934,12 +948,20 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
     tgt = _target(epsilon, delta, notion, target)
     eps, dlt = tgt.epsilon, tgt.delta
     notion_eff = "dp" if dlt == 0 else tgt.notion
+    if isinstance(pairs, str) and pairs == "all" and 4 * size ** 2 * (1 if dlt == 0 else size) > MAX_NONZEROS:
+        raise InvalidParameterError("n", n, f"a smaller domain for a per-record channel: its model would have more "
+                                            f"than {MAX_NONZEROS:.0e} coefficients")
     prs = _check_pairs(pairs, size)
-    cost_name, L, pi, worst = _released(cost, prior, worst_case, size)
     cons = tuple(dict.fromkeys(constraints))
     for c in cons:
         if c not in CONSTRAINTS:
             raise InvalidParameterError("constraints", c, "any of " + ", ".join(CONSTRAINTS))
+    nnz = _model_size(size, prs, dlt, cons, notion_eff == "pdp", bool(exploit_structure))
+    if nnz > MAX_NONZEROS:
+        raise InvalidParameterError("n", n, f"a smaller domain or fewer pairs: this channel model would have about "
+                                            f"{nnz:.2g} coefficients (limit {MAX_NONZEROS:.0e}; {len(prs)} ordered "
+                                            f"pairs x {size} outputs)")
+    cost_name, L, pi, worst = _released(cost, prior, worst_case, size)
     if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) > 0):
         raise InvalidParameterError("time_limit", time_limit, "a number of seconds > 0")
     use_milp = notion_eff == "pdp"
@@ -995,6 +1017,25 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
         constraints=cons, method=method, solve_seconds=time.perf_counter() - t0, repair=repair,
         repair_weight=lam, lifted_mass=lifted_mass, n_variables=n_cols, n_constraints=n_rows, mip_gap=gap,
         notes=tuple(notes))
+
+
+def _model_size(size: int, pairs: tuple[tuple[int, int], ...], delta: float, constraints: tuple[str, ...],
+                milp: bool, exploit: bool) -> int:
+    """Coefficients of the model :func:`_build` would write (after its reductions), roughly:
+    ratio rows 2-3 per (pair, output) -- (n+1)^2 rows of 2 for the per-record reduction, one
+    pair per distance when circulant -- plus the PDP rows, the rows sums, the objective's
+    epigraph and the structural constraints (at most 2 per entry of P)."""
+    k = len(pairs)
+    if exploit and "circulant" in constraints:
+        k = len({(a - b) % size for a, b in pairs})
+    elif exploit and not milp and delta == 0 and _complete_on(pairs) is not None:
+        k = size
+    per_pair = 2 * size * k
+    if milp:
+        per_pair *= 5
+    elif delta > 0:
+        per_pair = per_pair * 3 // 2 + k * size
+    return per_pair + (2 + 2 * len(constraints)) * size * size
 
 
 def _solve_pdp(pb: _Problem):
@@ -1284,7 +1325,8 @@ def calibrated_baselines(n: int, *, epsilon: float | None = None, delta: float =
             out.append(BaselineChannel(name, param, calibration_of(family).parameter, M,
                                        channel_cost(M, L, pi, worst), boundary if boundary == "clamp" else None))
         else:
-            raise InvalidParameterError("names", name, "any of " + ", ".join((*BASELINE_FAMILIES, "optimal-modulo-noise")))
+            raise InvalidParameterError("names", name,
+                                        "any of " + ", ".join((*BASELINE_FAMILIES, "optimal-modulo-noise")))
     return tuple(out)
 
 

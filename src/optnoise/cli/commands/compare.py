@@ -10,7 +10,7 @@ from ..app import command
 from ..inputs import channel_pairs, neighbourhood, prior_weights
 from ..options import NEIGHBOURHOOD, Form, Guarantee, Json, NeighbourhoodArgs, PerRecord, Plot, Prior, WorstCase
 from ..render import echo_json, err, fmt, notes, out
-from .shared import check_png, parse_list
+from .shared import check_png, deliver, parse_list, plots
 
 _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"
 #: Column heads of noise costs that are easily taken for an error of the released value.
@@ -128,8 +128,8 @@ def compare(
         table.add_row(r.mechanism, f"{r.epsilon:g}", fmt(r.delta), f"{r.expected_cost:.5g}",
                       f"{r.expected_cost_average:.5g}", f"{r.error_rate:.4f}",
                       "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}",
-                      *((f"{r.released_error['worst']:.5g}", f"{r.released_error['average']:.5g}")  # type: ignore[index]
-                        if shown else ()))
+                      *((f"{r.released_error['worst']:.5g}",  # type: ignore[index]
+                         f"{r.released_error['average']:.5g}") if shown else ()))  # type: ignore[index]
     out.print(table)
     notes([f"ranked by {payload['ranked_by']}"]
           + ([f"the released value's error after wrap-around is {released}: the last two columns"] if shown else []))
@@ -194,7 +194,6 @@ def _channels(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
               plot) -> None:
     """``compare --form channel``: every mechanism as a channel on {0..n}, by the released value's error."""
     from rich.progress import Progress
-    from rich.table import Table
 
     from ... import compare as cmp
     from ...costs import ReleasedCost, describe_cost
@@ -215,20 +214,21 @@ def _channels(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
     ranked_by = describe_cost(objective) + ("" if worst_case else " (expected_cost: averaged over the prior on q)")
     payload = {"n": n, "form": "channel", "cost": objective.name, "prior": objective.to_json()["prior"],
                "worst_case": worst_case, "guarantee": guarantee_, "unit": unit,
-               "neighbourhood": pairs.to_json(), "ranked_by": ranked_by, "rows": [r.to_json() for r in rows]}
-    if plot is not None:
-        from ...plots import plot_compare
-        plot_compare(rows, plot, title=f"{{0..{n}}}, {guarantee_.upper()}, {unit}, delta={delta:g}",
-                     ylabel=f"{objective.label} of the released value")
-        payload["plot"] = str(plot)
-    if as_json:
-        echo_json(payload)
-        return
-    table = Table(title=f"ordered domain {{0..{n}}} (outputs stay in it), {unit}, {guarantee_.upper()}, "
-                        f"delta={delta:g}")
+               "neighbourhood": {"pairs": "all", "directed": False} if per_record else pairs.to_json(),
+               "ranked_by": ranked_by, "rows": [r.to_json() for r in rows]}
+    title = f"{{0..{n}}}, {guarantee_.upper()}, {unit}, delta={delta:g}"
+    deliver(payload, as_json=as_json, render=lambda p: _print_channels(p, rows, objective), plot=plot,
+            draw=lambda path: plots().plot_compare(rows, path, title=title,
+                                                   ylabel=f"{objective.label} of the released value"))
+
+
+def _print_channels(p: dict, rows: list, objective) -> None:
+    from rich.table import Table
+    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {p['unit']}, "
+                        f"{p['guarantee'].upper()}, delta={rows[0].delta:g}")
     average = "prior average" if objective.prior is not None else "average q"
-    cols = (f"{cost}, {average}" + ("" if worst_case else " (ranked)"), f"{cost}, worst q" + (" (ranked)" if worst_case
-                                                                                               else ""))
+    ranked = (" (ranked)", "") if not objective.worst_case else ("", " (ranked)")
+    cols = (f"{objective.name}, {average}{ranked[0]}", f"{objective.name}, worst q{ranked[1]}")
     for col in ("rank", "mechanism", "epsilon", *cols, "error rate (worst q)", "parameter"):
         table.add_column(col, justify="left" if col == "mechanism" else "right")
     for r in sorted(rows, key=lambda r: (r.epsilon, r.rank)):
@@ -236,6 +236,6 @@ def _channels(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
                       f"{r.expected_cost_worst:.5g}", f"{r.error_rate:.4f}",
                       "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}")
     out.print(table)
-    notes([f"ranked by {ranked_by}",
+    notes([f"ranked by {p['ranked_by']}",
            "each mechanism is a channel calibrated to the same target on the same input pairs; the modulo noise is "
-           "scored after wrap-around"])
+           "scored after wrap-around"] + ([f"figure written to {p['plot']}"] if p.get("plot") else []))

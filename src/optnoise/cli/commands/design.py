@@ -70,7 +70,8 @@ def design(
         raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (any P[q, y] on {0..n})")
     released = {"--prior": prior is not None, "--worst-case": worst_case}
     if form == "channel" or constraints is not None:
-        given = {"--releases": releases is not None, "--minimize": minimize != "cost", "--max-cost": max_cost is not None,
+        given = {"--releases": releases is not None, "--minimize": minimize != "cost",
+                 "--max-cost": max_cost is not None,
                  "--formulation": formulation != "standard", "--cost-file": cost_file is not None,
                  "--space": space != "cyclic", "--form channel": form != "channel"}
         for flag, bad in given.items():
