@@ -130,6 +130,103 @@ def design(
             draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
+def _pmf_table(pmf: np.ndarray, form: str) -> None:
+    from rich.table import Table
+    table = Table()
+    table.add_column("eta", justify="right")
+    table.add_column("f(eta)", justify="right")
+    for i, v in enumerate(pmf):
+        table.add_row(str(i), form.format(v))
+    out.print(table)
+
+
+def _releases(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, cost: str,
+              cost_file: Optional[Path], k: int, space: str, output: Optional[Path], as_json: bool,
+              plot: Optional[Path]) -> None:
+    """``design --releases K``: noise whose K-fold composition meets the target."""
+    from ...design.releases import design_releases, design_releases_line
+    from ...io import read_pmf_file
+    if k < 1:
+        raise InvalidParameterError("--releases", k, "an integer K >= 1")
+    check_png(plot)
+    with err.status(f"designing noise for {k} releases...", spinner="dots") if not as_json else nullcontext():
+        if space == "integer":
+            if n is not None or cost_file is not None:
+                raise InvalidParameterError("--n" if n is not None else "--cost-file", "given",
+                                            "no --n/--cost-file with --space integer (noise on Z)")
+            result = design_releases_line(k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb), cost=cost)
+        elif space == "cyclic":
+            if n is None:
+                raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n}) with --space cyclic")
+            cost_value: Any = cost if cost_file is None else read_pmf_file(cost_file, parameter="--cost-file")["pmf"]
+            size = parse_list(n, "--n", "one integer n >= 1 with --releases", int)
+            if len(size) != 1:
+                raise InvalidParameterError("--n", n, "one integer n >= 1 with --releases")
+            result = design_releases(size[0], k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb),
+                                     cost=cost_value)
+        else:
+            raise InvalidParameterError("--space", space, "cyclic or integer")
+    title = (f"{k} releases, total eps={epsilon:g}, delta={delta:g}, {result.neighbourhood.describe()}, "
+             f"cost {result.cost}")
+    deliver(result.to_json(), as_json=as_json, render=_print_releases, mechanism=result.mechanism, output=output,
+            plot=plot, draw=lambda path: plots().plot_releases_design(result, path, title=title))
+
+
+def _print_releases(p: dict[str, Any]) -> None:
+    from rich.table import Table
+    c = p["composed"]
+    out.print(f"[bold]noise for {p['k']} releases[/] ({p['space']}): total eps={fmt(p['epsilon'])} "
+              f"delta={fmt(p['delta'])}, cost={p['cost']}")
+    pmf = np.asarray(p["pmf"])
+    if p["space"] == "cyclic" and pmf.size <= 64:
+        _pmf_table(pmf, "{:.6g}")
+    summary = Table(show_header=False)
+    summary.add_column("k")
+    summary.add_column("v", justify="right")
+    rows = [("expected cost", p["expected_cost"]), ("method", p["method"]), ("Rényi order", p["order"]),
+            ("per-release Rényi budget", p["budget"]),
+            (f"composed epsilon at delta (bound: {c['bound']['epsilon_dp']})", c["epsilon_dp"]),
+            ("composed epsilon, PLD", p["epsilon_pld"]), ("composed epsilon, RDP", p["epsilon_rdp"])]
+    for key, v in rows:
+        summary.add_row(key, fmt(v))
+    out.print(summary)
+    notes([f"{p['solve_seconds']:.2f} s; the certificate is the best of exact enumeration, PLD, RDP and the pure "
+           "bound on the returned PMF (use --json for every candidate and the PMF)",
+           "'optnoise sample' and 'release' quantize the PMF; re-verify a K-fold guarantee with "
+           f"'optnoise verify --mechanism FILE --compose {p['k']} --delta {p['delta']:g}'"])
+
+
+def _print(p: dict[str, Any]) -> None:
+    from rich.table import Table
+    pmf = np.asarray(p["pmf"])
+    g = p["guarantee"]
+    out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
+              f"delta={fmt(g['delta'])}, cost={p['cost']}")
+    if pmf.ndim == 1:
+        _pmf_table(pmf, "{:.6f}")
+    else:
+        out.print(f"joint PMF of shape {pmf.shape} (use --json for the values)")
+    c = p["certificate"]
+    summary = Table(show_header=False)
+    summary.add_column("k")
+    summary.add_column("v", justify="right")
+    rows = [("expected cost", p["expected_cost"]), ("error rate", p["error_rate"]),
+            ("noise second moment (paper's MSE)", p["noise_second_moment"]),
+            ("squared error after wrap-around, worst q", p["squared_error"]["worst"]),
+            ("squared error after wrap-around, average q", p["squared_error"]["average"]),
+            ("analysis: epsilon_pure", c["epsilon_pure"]),
+            ("analysis: delta_dp", c["delta_dp"]), ("analysis: delta_pdp", c["delta_pdp"])]
+    if p["minimize"] == "delta":
+        rows.insert(0, ("minimum delta", p["delta"]))
+    for k, v in rows:
+        summary.add_row(k, fmt(v))
+    out.print(summary)
+    out.print(f"[dim]method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
+              f"neighbourhood {g['neighbourhood']}[/]")
+    notes(list(p["notes"]) + ["the analysis is the float analysis of this PMF; 'optnoise sample' and 'release' "
+                              "quantize it and certify the sampled weights exactly"])
+
+
 def _noise_extras(result: Any, cost: Any, prior: Optional[list], worst_case: bool) -> dict[str, Any]:
     """Keys that say what a noise design's cost measured and what the released value's error is."""
     from ...costs import check_prior, describe_cost, released_errors
@@ -269,100 +366,3 @@ def _print_channel(p: dict[str, Any]) -> None:
               f"constraints: {cons}[/]")
     notes(list(p["notes"]) + ["the analysis is the float analysis of this matrix; 'optnoise sample --answer Q' and "
                               "'release' quantize it and certify the sampled weights exactly"])
-
-
-def _pmf_table(pmf: np.ndarray, form: str) -> None:
-    from rich.table import Table
-    table = Table()
-    table.add_column("eta", justify="right")
-    table.add_column("f(eta)", justify="right")
-    for i, v in enumerate(pmf):
-        table.add_row(str(i), form.format(v))
-    out.print(table)
-
-
-def _releases(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, cost: str,
-              cost_file: Optional[Path], k: int, space: str, output: Optional[Path], as_json: bool,
-              plot: Optional[Path]) -> None:
-    """``design --releases K``: noise whose K-fold composition meets the target."""
-    from ...design.releases import design_releases, design_releases_line
-    from ...io import read_pmf_file
-    if k < 1:
-        raise InvalidParameterError("--releases", k, "an integer K >= 1")
-    check_png(plot)
-    with err.status(f"designing noise for {k} releases...", spinner="dots") if not as_json else nullcontext():
-        if space == "integer":
-            if n is not None or cost_file is not None:
-                raise InvalidParameterError("--n" if n is not None else "--cost-file", "given",
-                                            "no --n/--cost-file with --space integer (noise on Z)")
-            result = design_releases_line(k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb), cost=cost)
-        elif space == "cyclic":
-            if n is None:
-                raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n}) with --space cyclic")
-            cost_value: Any = cost if cost_file is None else read_pmf_file(cost_file, parameter="--cost-file")["pmf"]
-            size = parse_list(n, "--n", "one integer n >= 1 with --releases", int)
-            if len(size) != 1:
-                raise InvalidParameterError("--n", n, "one integer n >= 1 with --releases")
-            result = design_releases(size[0], k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb),
-                                     cost=cost_value)
-        else:
-            raise InvalidParameterError("--space", space, "cyclic or integer")
-    title = (f"{k} releases, total eps={epsilon:g}, delta={delta:g}, {result.neighbourhood.describe()}, "
-             f"cost {result.cost}")
-    deliver(result.to_json(), as_json=as_json, render=_print_releases, mechanism=result.mechanism, output=output,
-            plot=plot, draw=lambda path: plots().plot_releases_design(result, path, title=title))
-
-
-def _print_releases(p: dict[str, Any]) -> None:
-    from rich.table import Table
-    c = p["composed"]
-    out.print(f"[bold]noise for {p['k']} releases[/] ({p['space']}): total eps={fmt(p['epsilon'])} "
-              f"delta={fmt(p['delta'])}, cost={p['cost']}")
-    pmf = np.asarray(p["pmf"])
-    if p["space"] == "cyclic" and pmf.size <= 64:
-        _pmf_table(pmf, "{:.6g}")
-    summary = Table(show_header=False)
-    summary.add_column("k")
-    summary.add_column("v", justify="right")
-    rows = [("expected cost", p["expected_cost"]), ("method", p["method"]), ("Rényi order", p["order"]),
-            ("per-release Rényi budget", p["budget"]),
-            (f"composed epsilon at delta (bound: {c['bound']['epsilon_dp']})", c["epsilon_dp"]),
-            ("composed epsilon, PLD", p["epsilon_pld"]), ("composed epsilon, RDP", p["epsilon_rdp"])]
-    for key, v in rows:
-        summary.add_row(key, fmt(v))
-    out.print(summary)
-    notes([f"{p['solve_seconds']:.2f} s; the certificate is the best of exact enumeration, PLD, RDP and the pure "
-           "bound on the returned PMF (use --json for every candidate and the PMF)",
-           "'optnoise sample' and 'release' quantize the PMF; re-verify a K-fold guarantee with "
-           f"'optnoise verify --mechanism FILE --compose {p['k']} --delta {p['delta']:g}'"])
-
-
-def _print(p: dict[str, Any]) -> None:
-    from rich.table import Table
-    pmf = np.asarray(p["pmf"])
-    g = p["guarantee"]
-    out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
-              f"delta={fmt(g['delta'])}, cost={p['cost']}")
-    if pmf.ndim == 1:
-        _pmf_table(pmf, "{:.6f}")
-    else:
-        out.print(f"joint PMF of shape {pmf.shape} (use --json for the values)")
-    c = p["certificate"]
-    summary = Table(show_header=False)
-    summary.add_column("k")
-    summary.add_column("v", justify="right")
-    rows = [("expected cost", p["expected_cost"]), ("error rate", p["error_rate"]),
-            ("noise second moment (paper's MSE)", p["noise_second_moment"]),
-            ("squared error after wrap-around, worst q", p["squared_error"]["worst"]),
-            ("squared error after wrap-around, average q", p["squared_error"]["average"]),
-            ("analysis: epsilon_pure", c["epsilon_pure"]),
-            ("analysis: delta_dp", c["delta_dp"]), ("analysis: delta_pdp", c["delta_pdp"])]
-    if p["minimize"] == "delta":
-        rows.insert(0, ("minimum delta", p["delta"]))
-    for k, v in rows:
-        summary.add_row(k, fmt(v))
-    out.print(summary)
-    out.print(f"[dim]method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
-              f"neighbourhood {g['neighbourhood']}[/]")
-    notes(list(p["notes"]) + ["the analysis is the float analysis of this PMF; 'optnoise sample' and 'release' "
-                              "quantize it and certify the sampled weights exactly"])
