@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/releases.py
 	$(BIN)/python bench/release.py
+	$(BIN)/python bench/channel.py --quick
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .hypothesis build src/*.egg-info

@@ -13,7 +13,16 @@ Costs are those of the design (:mod:`optnoise.costs`), applied to the error
 ``eta = (y - q) mod (n + 1)``; for a channel (clamped or truncated noise, the
 exponential mechanism) the reported ``expected_cost`` is the worst case over the
 true answer ``q`` (the average is ``expected_cost_average``). Figures of Kadam et
-al. 2024 (Figs. 5-8) use this setting.
+al. 2024 (Figs. 5-8) use this setting. A cost of the released value (``abs-error``,
+``sq-error``) is applied to ``y - q`` itself: after wrap-around for modulo noise, as it is
+for the clamped channels. Every row also reports the released value's error that the cost
+stands for (``released_error``: ``mse`` is the noise's second moment, the released value's
+squared error is ``sq-error``), so that a ranking by a noise cost is not taken for one by
+the error a user sees.
+
+:func:`compare_channels` is the comparison on an ordered domain (``compare --form
+channel``): the optimal channel, the optimal modulo noise and the baselines as channels,
+calibrated to the same target and input pairs, ranked by a cost of the released value.
 """
 
 from __future__ import annotations
@@ -25,7 +34,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .analysis import privacy_profile
-from .costs import cost_vector
+from .costs import RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, row_costs
+from .design.channel import calibrated_baselines, design_channel
 from .design.finite import design_finite
 from .errors import InvalidParameterError
 from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibrate, calibration_of
@@ -52,12 +62,18 @@ class CompareRow:
     parameter: float | None
     parameter_name: str | None
     boundary: str | None
+    released_error: dict | None = None
+    rank: int | None = None
+    expected_cost_worst: float | None = None
 
     def to_json(self) -> dict:
-        return {"mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta,
-                "expected_cost": self.expected_cost, "expected_cost_average": self.expected_cost_average,
-                "error_rate": self.error_rate, "parameter": self.parameter,
-                "parameter_name": self.parameter_name, "boundary": self.boundary}
+        out = {"mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta,
+               "expected_cost": self.expected_cost, "expected_cost_average": self.expected_cost_average,
+               "error_rate": self.error_rate, "parameter": self.parameter,
+               "parameter_name": self.parameter_name, "boundary": self.boundary}
+        extra = {"released_error": self.released_error, "rank": self.rank,
+                 "expected_cost_worst": self.expected_cost_worst}
+        return {**out, **{k: v for k, v in extra.items() if v is not None}}
 
 
 def build(name: str, parameter: float, n: int, boundary: str = "modulo") -> CyclicPMF | Channel:
@@ -66,9 +82,17 @@ def build(name: str, parameter: float, n: int, boundary: str = "modulo") -> Cycl
 
 
 def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, float]:
-    """``(worst-case expected cost over q, average over uniform q, worst error rate)``."""
-    rho = cost_vector(cost, (n + 1,))
+    """``(worst-case expected cost over q, average over uniform q, worst error rate)``.
+
+    A noise cost is applied to ``(y - q) mod (n + 1)``; a cost of the released value
+    (:data:`~optnoise.costs.RELEASED_COSTS`) to ``y`` against ``q`` through the loss matrix.
+    """
     er = cost_vector("er", (n + 1,))
+    if cost in RELEASED_COSTS:
+        per_q = row_costs(_matrix(mech), loss_matrix(cost, n))
+        per_q_er = row_costs(_matrix(mech), loss_matrix("er", n))
+        return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
+    rho = cost_vector(cost, (n + 1,))
     if isinstance(mech, CyclicPMF):
         c = float(rho @ mech.probs)
         return c, c, float(er @ mech.probs)
@@ -79,12 +103,31 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
     return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
 
 
+def _matrix(mech: CyclicPMF | Channel) -> np.ndarray:
+    """The channel matrix of a mechanism on ``{0..n}`` (modulo noise: ``P[q, y] = f((y - q) mod (n+1))``)."""
+    if isinstance(mech, Channel):
+        return mech.matrix
+    size = mech.probs.size
+    return mech.probs[(np.arange(size)[None, :] - np.arange(size)[:, None]) % size]
+
+
+def released_error(mech: CyclicPMF | Channel, cost: str, n: int) -> dict | None:
+    """The released value's error that ``cost`` stands for (``mse`` -> ``sq-error``), averaged
+    over a uniform ``q`` and in the worst case: ``{"cost", "average", "worst"}``; ``None``
+    when the cost has no released counterpart (``pow:K``, a user cost)."""
+    name = released_counterpart(cost)
+    if name is None:
+        return None
+    per_q = row_costs(_matrix(mech), loss_matrix(name, n))
+    return {"cost": name, "average": float(per_q.mean()), "worst": float(per_q.max())}
+
+
 def _row(name: str, epsilon: float, delta: float, mech: CyclicPMF | Channel, param: float | None,
          boundary: str, cost: str, n: int) -> CompareRow:
     worst, avg, er = costs(mech, cost, n)
     return CompareRow(name, float(epsilon), float(delta), worst, avg, er, param,
                       None if param is None else calibration_of(name).parameter,
-                      boundary if name in _LINE_NOISES else None)
+                      boundary if name in _LINE_NOISES else None, released_error(mech, cost, n))
 
 
 def calibrate_to_cost(name: str, n: int, target: float, cost: str, boundary: str = "modulo") -> float:
@@ -93,15 +136,19 @@ def calibrate_to_cost(name: str, n: int, target: float, cost: str, boundary: str
                            more_private_ok=False)
 
 
-def _check(n: int, epsilons: Sequence[float], cost: str, mechanisms: Sequence[str], boundary: str,
-           max_memory: int | None = None) -> None:
+def _check_rows(n: int, epsilons: Sequence[float], mechanisms: Sequence[str], known: Sequence[str]) -> None:
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise InvalidParameterError("n", n, "an integer >= 1")
     if not epsilons or any(not (e > 0 and math.isfinite(e)) for e in epsilons):
         raise InvalidParameterError("epsilons", list(epsilons), "a list of numbers > 0")
-    bad = [m for m in mechanisms if m not in MECHANISMS]
+    bad = [m for m in mechanisms if m not in known]
     if bad or not mechanisms:
-        raise InvalidParameterError("mechanisms", ",".join(bad or mechanisms), ", ".join(MECHANISMS))
+        raise InvalidParameterError("mechanisms", ",".join(bad or mechanisms), ", ".join(known))
+
+
+def _check(n: int, epsilons: Sequence[float], cost: str, mechanisms: Sequence[str], boundary: str,
+           max_memory: int | None = None) -> None:
+    _check_rows(n, epsilons, mechanisms, MECHANISMS)
     if boundary not in BOUNDARIES:
         raise InvalidParameterError("boundary", boundary, ", ".join(BOUNDARIES))
     channels = "exponential" in mechanisms or (boundary != "modulo" and set(_LINE_NOISES) & set(mechanisms))
@@ -163,3 +210,68 @@ def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, co
             if progress:
                 progress()
     return rows
+
+
+# ------------------------------------------------------------------------ ordered domains
+#: Mechanisms of :func:`compare_channels`: the two optimal designs and the baselines as channels.
+CHANNEL_MECHANISMS: tuple[str, ...] = ("optimal-channel", "optimal-modulo-noise", "clamped-geometric",
+                                       "clamped-discrete-gaussian", "randomized-response", "exponential")
+#: The default of ``compare --form channel`` (issue 15): all but the exponential mechanism.
+CHANNEL_DEFAULT: tuple[str, ...] = CHANNEL_MECHANISMS[:-1]
+
+
+def _ranked(rows: list[CompareRow]) -> list[CompareRow]:
+    """``rank`` 1 for the lowest ``expected_cost`` at each epsilon (ties share a rank)."""
+    from dataclasses import replace
+    out = []
+    for eps in dict.fromkeys(r.epsilon for r in rows):
+        group = [r for r in rows if r.epsilon == eps]
+        out += [replace(r, rank=1 + sum(o.expected_cost < r.expected_cost * (1 - 1e-9) for o in group))
+                for r in group]
+    return out
+
+
+def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, notion: str = "dp",
+                     cost: ReleasedCost | str = "abs-error", pairs=None,
+                     mechanisms: Sequence[str] = CHANNEL_DEFAULT,
+                     progress: Callable[[], None] | None = None) -> list[CompareRow]:
+    """Mechanisms on the ordered domain ``{0..n}`` (outputs stay in it), as channels.
+
+    The optimal channel (:func:`~optnoise.design.channel.design_channel`), the optimal noise
+    mod ``n + 1`` for the same cost (:func:`~optnoise.design.channel.optimal_modulo_noise`,
+    protecting every difference of the pairs) and the baselines of
+    :data:`~optnoise.design.channel.BASELINE_FAMILIES`, each calibrated to the same target on
+    the same input ``pairs`` (default: neighbours one apart; ``"all"`` per record), ranked (``rank``) by
+    ``expected_cost``: the cost of the released value, averaged over the prior or in the
+    worst case over ``q`` (``cost.worst_case``). ``expected_cost_average`` is the prior
+    average, ``expected_cost_worst`` the worst case, ``error_rate`` the worst ``P(y != q)``.
+    """
+    _check_rows(n, epsilons, mechanisms, CHANNEL_MECHANISMS)
+    objective = cost if isinstance(cost, ReleasedCost) else ReleasedCost(cost)
+    objective.weights(int(n) + 1)
+    dlt, notion = check_delta(delta), check_notion(notion)
+    L = objective.matrix(n)
+    er = loss_matrix("er", n)
+    rows = []
+    for eps in epsilons:
+        target = Target(eps, dlt, notion)
+        found: dict[str, tuple[np.ndarray, float | None, str | None, str | None]] = {}
+        if "optimal-channel" in mechanisms:
+            best = design_channel(n, target=target, pairs=pairs, cost=objective)
+            found["optimal-channel"] = (np.asarray(best.matrix), None, None, None)
+            if progress:
+                progress()
+        for b in calibrated_baselines(n, target=target, pairs=pairs, cost=objective,
+                                      names=[m for m in mechanisms if m != "optimal-channel"]):
+            found[b.name] = (b.matrix, b.parameter, b.parameter_name, b.boundary)
+            if progress:
+                progress()
+        for name in mechanisms:
+            M, param, pname, bnd = found[name]
+            per_q = row_costs(M, L)
+            avg = float(objective.weights(n + 1) @ per_q)
+            rows.append(CompareRow(name, float(eps), dlt, float(per_q.max()) if objective.worst_case else avg, avg,
+                                   float(row_costs(M, er).max()), param, pname, bnd,
+                                   {"cost": objective.name, "average": avg, "worst": float(per_q.max())},
+                                   expected_cost_worst=float(per_q.max())))
+    return _ranked(rows)

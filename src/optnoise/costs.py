@@ -18,10 +18,31 @@ a vector               (cycle only) one cost per noise value, :func:`cost_vector
 For vector noise on a product of cycles the per-coordinate costs are summed. The
 reported name is the one the caller used (``mse`` stays ``mse``).
 
+**Costs of the released value** (issue 15): on a finite ordered domain ``{0..n}`` a user
+feels the error of the released value ``y`` against the true answer ``q``, a loss matrix
+``L[q, y]`` (:func:`loss_matrix`):
+
+=====================  ==============================================================
+``er``                 ``[y != q]`` (for modulo noise the same as the noise cost ``er``)
+``abs-error``          ``|y - q|``; for modulo noise *after* wrap-around
+``sq-error``           ``(y - q)^2``; for modulo noise after wrap-around
+``circular-abs``       distance from ``y`` to ``q`` around the cycle (= the noise cost)
+``circular-mse``       its square (= the noise cost)
+=====================  ==============================================================
+
+averaged over a prior on ``q`` (uniform by default) or in the worst case over ``q``
+(:class:`ReleasedCost`). The prior-averaged error of modulo noise is linear in its PMF
+(:func:`modulo_cost_vector`), so ``abs-error`` and ``sq-error`` are also noise costs of
+:func:`cost_vector` (uniform prior).
+
 >>> cost_vector("circular-mse", (5,)).tolist()
 [0.0, 1.0, 4.0, 4.0, 1.0]
 >>> parse_cost("pow:3").power
 3.0
+>>> loss_matrix("abs-error", 2).tolist()
+[[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]]
+>>> cost_vector("abs-error", (3,)).round(4).tolist()    # eta = 1: errors 1, 1, 2 (q = 2 wraps to 0)
+[0.0, 1.3333, 1.3333]
 """
 
 from __future__ import annotations
@@ -33,7 +54,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .errors import InvalidParameterError
-from .pmf import IntegerPMF
+from .pmf import Channel, CyclicPMF, IntegerPMF
 from .specs import parse_spec
 
 #: Named costs of the finite-domain design (docs/cli.md ``design --cost``).
@@ -118,9 +139,13 @@ def cost_vector(cost: str | Cost | Callable | Sequence[float] | np.ndarray, shap
 
     ``shape`` is ``(n1 + 1, n2 + 1, ...)``. Named costs act per coordinate on the
     representatives ``0..n_i`` (circular ones on the distance around the cycle) and are
-    summed over coordinates; ``er`` is 1 unless every coordinate is 0. A sequence is a
-    user cost, one finite value per noise value.
+    summed over coordinates; ``er`` is 1 unless every coordinate is 0. ``abs-error`` and
+    ``sq-error`` (or a :class:`ReleasedCost` averaged over a prior) are the released value's
+    error after wrap-around, :func:`released_noise_vector`. A sequence is a user cost, one
+    finite value per noise value.
     """
+    if isinstance(cost, ReleasedCost) or (isinstance(cost, str) and cost.strip() in ("abs-error", "sq-error")):
+        return released_noise_vector(cost if isinstance(cost, ReleasedCost) else ReleasedCost(cost.strip()), shape)
     if isinstance(cost, (str, Cost)) or callable(cost):
         c = parse_cost(cost)  # type: ignore[arg-type]
         grids = np.meshgrid(*[np.arange(s) for s in shape], indexing="ij")
@@ -257,3 +282,235 @@ def expected_cost(pmf: IntegerPMF, cost: str | Cost | Callable) -> float:
         t = pmf.left_tail
         total += float(pmf.probs[:t.period] @ tail_sums(c, t.ratio, k[:t.period], -t.period))
     return total
+
+
+# ============================================================ costs of the released value
+#: Costs of the released value ``y`` against the true answer ``q`` on ``{0..n}``.
+RELEASED_COSTS: tuple[str, ...] = ("er", "abs-error", "sq-error", "circular-abs", "circular-mse")
+_RELEASED_ACCEPTED = ("a cost of the released value: er, abs-error, sq-error, circular-abs or circular-mse "
+                      "(mse is the noise's second moment, not an error of the released value: use sq-error)")
+#: name -> (power of the distance, 0 for the error rate; whether the distance goes around the cycle)
+_RELEASED: dict[str, tuple[int, bool]] = {"er": (0, False), "abs-error": (1, False), "sq-error": (2, False),
+                                          "circular-abs": (1, True), "circular-mse": (2, True)}
+
+#: What each cost measures, in words (reports and tables say which cost they rank by).
+_MEANINGS: dict[str, str] = {
+    "er": "error rate P(y != q) of the released value (for additive noise: P(noise != 0))",
+    "abs-error": "absolute error |y - q| of the released value (for noise mod n+1: after wrap-around)",
+    "sq-error": "squared error (y - q)^2 of the released value (for noise mod n+1: after wrap-around)",
+    "circular-abs": "distance from the released value to the true answer around the cycle",
+    "circular-mse": "squared distance from the released value to the true answer around the cycle",
+    "abs": "first moment of the noise, sum |eta| f(eta) with eta in 0..n; not the released value's error "
+           "(that is abs-error)",
+    "sq": "noise second moment, sum eta^2 f(eta) with eta in 0..n (Kadam et al.'s 'MSE'); not the squared error "
+          "of the released value (that is sq-error)",
+}
+_MEANINGS["mse"] = _MEANINGS["noise-second-moment"] = _MEANINGS["sq"]
+
+
+def describe_cost(cost: str | Cost | object) -> str:
+    """What a cost measures, in words: ``"name: meaning"`` (noise or released-value cost)."""
+    name = cost if isinstance(cost, str) else cost.name if isinstance(cost, (Cost, ReleasedCost)) else "user"
+    if isinstance(cost, ReleasedCost):
+        return f"{cost.label}: {_MEANINGS[cost.name]}"
+    if name in _MEANINGS:
+        return f"{name}: {_MEANINGS[name]}"
+    if isinstance(name, str) and name.startswith("pow:"):
+        return (f"{name}: moment sum |eta|^K f(eta) of the noise with eta in 0..n on the cycle; not a "
+                "released-value error")
+    return f"{name}: a user cost, one value per noise value"
+
+
+def released_counterpart(cost: str) -> str | None:
+    """The released-value cost that a noise cost is mistaken for: ``mse`` -> ``sq-error``,
+    ``abs`` -> ``abs-error``; released costs are their own; ``None`` for ``pow:K`` and users'."""
+    name = cost.strip() if isinstance(cost, str) else ""
+    if name in _RELEASED:
+        return name
+    return {"abs": "abs-error", "sq": "sq-error", "mse": "sq-error", "noise-second-moment": "sq-error"}.get(name)
+
+
+def _check_size(n: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InvalidParameterError("n", n, "an integer n >= 1 (domain {0..n})")
+    return int(n) + 1
+
+
+def loss_matrix(cost: str, n: int, *, cyclic: bool = False) -> np.ndarray:
+    """The loss ``L[q, y]`` of releasing ``y`` when the true answer is ``q``, on ``{0..n}``.
+
+    ``d = |y - q|``, or the distance around the cycle ``min(d, n + 1 - d)`` for the
+    ``circular-*`` costs or with ``cyclic=True``. ``er``: ``[d != 0]``; ``abs-error``,
+    ``circular-abs``: ``d``; ``sq-error``, ``circular-mse``: ``d^2``. Applied to the channel
+    of noise added modulo ``n + 1`` the plain (non-cyclic) losses are the error of the
+    released value *after* wrap-around: what a user of an ordered domain sees.
+    """
+    size = _check_size(n)
+    if not isinstance(cost, str) or cost.strip() not in _RELEASED:
+        raise InvalidParameterError("cost", cost, _RELEASED_ACCEPTED)
+    power, circular = _RELEASED[cost.strip()]
+    q = np.arange(size)
+    d = np.abs(q[None, :] - q[:, None])
+    if circular or cyclic:
+        d = np.minimum(d, size - d)
+    return (d != 0).astype(float) if power == 0 else d.astype(float) ** power
+
+
+def check_prior(prior: Sequence[float] | np.ndarray | None, size: int) -> np.ndarray:
+    """A prior over the ``size`` answers ``0..size-1``, normalised; ``None`` is uniform.
+
+    Raises
+    ------
+    InvalidParameterError
+        (parameter ``prior``) a wrong length, a negative or non-finite weight, or a zero sum.
+    """
+    if prior is None:
+        return np.full(size, 1.0 / size)
+    try:
+        w = np.asarray(prior, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError("prior", prior, f"{size} weights >= 0") from exc
+    if w.shape != (size,):
+        raise InvalidParameterError("prior", f"{w.size} weights", f"{size} weights, one per answer 0..{size - 1}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise InvalidParameterError("prior", prior, "finite weights >= 0 with a positive sum")
+    return w / w.sum()
+
+
+def row_costs(P: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """``r[q] = sum_y P[q, y] L[q, y]``: the expected loss given the true answer ``q``."""
+    return np.einsum("qy,qy->q", np.asarray(P, float), np.asarray(L, float))
+
+
+def _matrix(P: np.ndarray | Channel | CyclicPMF) -> np.ndarray:
+    if isinstance(P, Channel):
+        return P.matrix
+    if isinstance(P, CyclicPMF):
+        if P.probs.ndim != 1:
+            raise InvalidParameterError("pmf", f"shape {P.shape}", "a scalar (1-D) cyclic PMF")
+        size = P.size
+        return P.probs[(np.arange(size)[None, :] - np.arange(size)[:, None]) % size]
+    return np.asarray(P, float)
+
+
+def channel_cost(P: np.ndarray | Channel | CyclicPMF, L: np.ndarray,
+                 prior: Sequence[float] | np.ndarray | None = None, worst_case: bool = False) -> float:
+    """Expected loss of a channel (or of modulo noise, through its channel) under ``L``.
+
+    ``sum_q prior[q] sum_y P[q, y] L[q, y]`` (uniform prior by default), or with
+    ``worst_case=True`` the largest row cost ``max_q sum_y P[q, y] L[q, y]`` (the prior is
+    then ignored).
+    """
+    m = _matrix(P)
+    L = np.asarray(L, float)
+    if m.ndim != 2 or m.shape != L.shape:
+        raise InvalidParameterError("L", f"shape {L.shape}", f"a loss matrix of the channel's shape {m.shape}")
+    r = row_costs(m, L)
+    if worst_case:
+        return float(r.max())
+    return float(check_prior(prior, m.shape[0]) @ r)
+
+
+def modulo_cost_vector(L: np.ndarray, prior: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
+    """Cost per noise value of modulo noise: ``rho[eta] = sum_q pi(q) L[q, (q + eta) mod (n+1)]``.
+
+    The channel of a cyclic PMF ``f`` is ``P[q, y] = f((y - q) mod (n+1))``, so its
+    prior-averaged loss ``sum_q pi(q) sum_y f((y - q) mod (n+1)) L[q, y]`` is ``rho . f``:
+    linear in ``f``, and a noise design with the cost vector ``rho`` minimises the released
+    value's error exactly. Not for the worst case over ``q`` (a maximum of ``n + 1`` linear
+    forms, which no single cost vector captures unless ``L`` is circular).
+    """
+    L = np.asarray(L, float)
+    size = L.shape[0]
+    pi = check_prior(prior, size)
+    q = np.arange(size)
+    idx = (q[:, None] + q[None, :]) % size  # idx[q, eta] = (q + eta) mod size
+    return pi @ L[q[:, None], idx]
+
+
+@dataclass(frozen=True, eq=False)
+class ReleasedCost:
+    """A cost of the released value: a loss of :data:`RELEASED_COSTS`, averaged over a
+    prior on the true answer (``None``: uniform) or in the worst case over it.
+
+    >>> ReleasedCost("sq-error", worst_case=True).label
+    'sq-error (worst case over q)'
+    """
+
+    name: str
+    prior: np.ndarray | None = None
+    worst_case: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or self.name.strip() not in _RELEASED:
+            raise InvalidParameterError("cost", self.name, _RELEASED_ACCEPTED)
+        object.__setattr__(self, "name", self.name.strip())
+        if self.prior is not None:
+            w = np.asarray(self.prior, dtype=float)
+            if w.ndim != 1:
+                raise InvalidParameterError("prior", f"shape {w.shape}", "a list of weights, one per answer")
+            object.__setattr__(self, "prior", check_prior(w, w.size))
+        object.__setattr__(self, "worst_case", bool(self.worst_case))
+
+    @property
+    def label(self) -> str:
+        """The name with how it is aggregated over the true answer."""
+        how = "worst case over q" if self.worst_case else "uniform prior" if self.prior is None else "prior"
+        return f"{self.name} ({how})"
+
+    def weights(self, size: int) -> np.ndarray:
+        """The prior over ``size`` answers (checked against the domain)."""
+        return check_prior(self.prior, size)
+
+    def matrix(self, n: int) -> np.ndarray:
+        """``L[q, y]`` on ``{0..n}`` (:func:`loss_matrix`)."""
+        return loss_matrix(self.name, n)
+
+    def of_channel(self, P: np.ndarray | Channel | CyclicPMF) -> float:
+        """The cost of a channel, or of a scalar cyclic PMF through its channel."""
+        m = _matrix(P)
+        return channel_cost(m, self.matrix(m.shape[0] - 1), self.weights(m.shape[0]), self.worst_case)
+
+    def to_json(self) -> dict:
+        """``{"cost", "prior", "worst_case"}`` (``prior``: the weights, or ``"uniform"``)."""
+        return {"cost": self.name, "prior": "uniform" if self.prior is None else self.prior.tolist(),
+                "worst_case": self.worst_case}
+
+
+def released_noise_vector(cost: ReleasedCost, shape: tuple[int, ...]) -> np.ndarray:
+    """:func:`modulo_cost_vector` of a released-value cost, for noise on a cycle ``shape``.
+
+    A product of cycles (vector noise) takes the per-coordinate errors summed, under a
+    uniform prior (``er`` stays: any coordinate wrong); the worst case over ``q`` is not a
+    cost vector (use a channel design with the constraint ``circulant``).
+    """
+    if cost.worst_case:
+        raise InvalidParameterError("worst_case", True, "the prior-averaged error (the worst case over q is not "
+                                                        "linear in the noise PMF: design it as a channel with the "
+                                                        "constraint 'circulant')")
+    if len(shape) == 1:
+        return modulo_cost_vector(cost.matrix(shape[0] - 1), cost.weights(shape[0]))
+    if cost.prior is not None:
+        raise InvalidParameterError("prior", "given", "no prior for a vector query (uniform only)")
+    if cost.name == "er":
+        return cost_vector("er", shape)
+    grids = np.meshgrid(*[np.arange(s) for s in shape], indexing="ij")
+    rho = np.zeros(shape)
+    for g, s in zip(grids, shape):
+        rho = rho + modulo_cost_vector(loss_matrix(cost.name, s - 1))[g]
+    return rho.ravel()
+
+
+def released_errors(P: np.ndarray | Channel | CyclicPMF,
+                    prior: Sequence[float] | np.ndarray | None = None) -> dict[str, dict[str, float]]:
+    """``er``, ``abs-error`` and ``sq-error`` of the released value, averaged over the prior
+    (uniform by default) and in the worst case over the true answer: ``{cost: {"average",
+    "worst"}}``. Modulo noise (a scalar cyclic PMF) is scored through its channel, i.e.
+    after wrap-around."""
+    m = _matrix(P)
+    pi = check_prior(prior, m.shape[0])
+    out = {}
+    for name in ("er", "abs-error", "sq-error"):
+        r = row_costs(m, loss_matrix(name, m.shape[0] - 1))
+        out[name] = {"average": float(pi @ r), "worst": float(r.max())}
+    return out

@@ -36,7 +36,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .analysis import guarantee, privacy_profile
-from .costs import cost_vector, wrapped_squared_error
+from .costs import cost_vector, describe_cost, wrapped_squared_error
 from .datasets import HOURS, meter_peak_hours
 from .design import design_finite
 from .families import calibrate
@@ -103,6 +103,7 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
             table.add_row(r["mechanism"], f"{r['epsilon_pure']:.4f}", f"{r['error_rate']:.4f}",
                           f"{r['circular_mse']:.4f}", f"{r['squared_error_average']:.3f}")
         console.print(table)
+        console.print(f"ranked by {describe_cost('circular-mse')} (the design minimises it)")
         console.print(f"optimal design: {design.method}, optimal={design.optimal}, pure eps "
                       f"{design.analysis.epsilon_pure:.6f} <= {epsilon:g} for neighbours one hour apart")
         pr = summary["per_record"]

@@ -66,7 +66,8 @@ def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offse
     save_figure(fig, path)
 
 
-def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = False) -> None:
+def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = False,
+                 ylabel: str = "expected cost (worst case over q)") -> None:
     """Expected cost (or, ``dual``, delta) against epsilon, one line per mechanism."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     names = list(dict.fromkeys(r.mechanism for r in rows))
@@ -74,7 +75,7 @@ def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = Fa
         rs = [r for r in rows if r.mechanism == name]
         ax.plot([r.epsilon for r in rs], [r.delta if dual else r.expected_cost for r in rs], marker="o", label=name)
     ax.set_xlabel("epsilon")
-    ax.set_ylabel("delta" if dual else "expected cost (worst case over q)")
+    ax.set_ylabel("delta" if dual else ylabel)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -198,4 +199,55 @@ def plot_releases_design(result, path: str | os.PathLike, title: str = "") -> No
     _profile_axis(axes[1], curves, eps, result.k, result.epsilon, result.delta)
     if title:
         fig.suptitle(title, fontsize=10)
+    save_figure(fig, path)
+
+
+def _channel_axis(fig, ax, matrix: np.ndarray, title: str) -> None:
+    """A channel as a heat map of ``log10 P[q, y]`` (entries below 1e-12 at the floor)."""
+    P = np.asarray(matrix, dtype=float)
+    im = ax.imshow(np.log10(np.maximum(P, 1e-12)), origin="lower", cmap="viridis", aspect="auto",
+                   interpolation="nearest", vmin=-12, vmax=0)
+    fig.colorbar(im, ax=ax, label="log10 P[q, y]")
+    ax.set_xlabel("released value y")
+    ax.set_ylabel("true answer q")
+    ax.set_title(title, fontsize=9)
+
+
+def plot_channel(matrix: np.ndarray, path: str | os.PathLike, title: str = "") -> None:
+    """Heat map of a channel ``P[q, y]`` (row ``q``: the released value's distribution)."""
+    fig, ax = plt.subplots(figsize=(6.4, 5.0))
+    _channel_axis(fig, ax, matrix, title or "Channel P[q, y]")
+    save_figure(fig, path)
+
+
+def plot_channel_and_noise(panels, path: str | os.PathLike, title: str = "") -> None:
+    """Optimal channels beside modulo noise PMFs, one row of two plots per ``(label, matrix, pmf)``.
+
+    Left: the channel's heat map. Right: the noise PMF as signed offsets ``-n/2..n/2`` around
+    0 (``eta`` and ``eta - (n+1)`` are the same noise mod ``n + 1``), with the channel's rows for
+    the smallest, the middle and the largest answer drawn against ``y - q``.
+    """
+    fig, axes = plt.subplots(len(panels), 2, figsize=(12, 4.4 * len(panels)), squeeze=False,
+                             constrained_layout=True)
+    for (label, matrix, pmf), (a1, a2) in zip(panels, axes):
+        P = np.asarray(matrix, dtype=float)
+        f = np.asarray(pmf, dtype=float)
+        size = f.size
+        _channel_axis(fig, a1, P, f"optimal channel, {label}")
+        order = np.roll(np.arange(size), size // 2)
+        offsets = np.where(order > size // 2, order - size, order)
+        a2.bar(offsets, f[order], width=1.0, color="tab:grey", alpha=0.5, label="best noise mod n+1, f(eta)")
+        for q in (0, (size - 1) // 2, size - 1):
+            a2.plot(np.arange(P.shape[1]) - q, P[q], marker=".", markersize=3, linewidth=1,
+                    label=f"channel row q = {q}, against y - q")
+        big = np.flatnonzero((f[order] > 1e-3))
+        reach = max(5, int(np.max(np.abs(offsets[big]))) + 2 if big.size else 5,
+                    max(int(np.max(np.abs(np.flatnonzero(P[q] > 1e-3) - q))) + 2 for q in (0, size - 1)))
+        a2.set_xlim(-min(reach, size - 1), min(reach, size - 1))
+        a2.set_xlabel("released value minus true answer (for the noise: eta as a signed offset, mod n+1)")
+        a2.set_ylabel("probability")
+        a2.set_title(label, fontsize=9)
+        a2.grid(alpha=0.3)
+        a2.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
     save_figure(fig, path)

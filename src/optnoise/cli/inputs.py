@@ -165,3 +165,31 @@ def releasable(mechanism: Optional[Path], family: Optional[str], nb: Neighbourho
     mech = load_mechanism(mechanism, parameter="--mechanism")  # type: ignore[arg-type]
     mech = _with_neighbourhood(mech, nb, max_memory)
     return mech if t is None else Mechanism(mech.pmf, mech.neighbourhood, t, mech.name)
+
+
+def prior_weights(text: Optional[str], n: int) -> Optional[list[float]]:
+    """``--prior``: ``uniform`` (``None``) or a file of ``n + 1`` weights (checked by the library)."""
+    if text is None or text.strip() == "uniform":
+        return None
+    from ..io import read_pmf_file
+    path = Path(text)
+    if not path.is_file():
+        raise InvalidParameterError("--prior", text, "uniform, or a file of n+1 weights (JSON list, CSV/text, .npy)")
+    weights = read_pmf_file(path, parameter="--prior")["pmf"]
+    if len(weights) != n + 1:
+        raise InvalidParameterError("--prior", f"{text} ({len(weights)} weights)", f"{n + 1} weights, one per answer "
+                                    f"0..{n}")
+    return [float(w) for w in weights]
+
+
+def channel_pairs(args: NeighbourhoodArgs, n: int, per_record: bool):
+    """The input pairs of a channel on ``{0..n}``: ``"all"`` with ``--per-record`` (every pair;
+    the library lists them once it has checked the size), otherwise the answers whose values
+    differ by a distance of the neighbourhood flags (no wrap-around)."""
+    from ..neighbourhood import InputPairs
+    if per_record:
+        if args.given:
+            raise InvalidParameterError("--per-record", "with distance flags", "either --per-record or "
+                                        "--distances/--sd/--bd/--directed")
+        return "all"
+    return InputPairs.from_distances(neighbourhood(args), n + 1)

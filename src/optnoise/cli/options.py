@@ -154,3 +154,15 @@ LIMITS = Group("max_memory", (
          "Memory a computation may plan to use, e.g. 8G (default: half of this machine's memory); "
          "larger problems are refused before anything is allocated."),
 ), _memory_limit)
+# ------------------------------------------------------------------ ordered domains (issue 15)
+Form = Annotated[str, typer.Option(
+    "--form", help="noise: noise added mod N+1 (Kadam et al.); channel: any row-stochastic P[q, y] on {0..N} "
+                   "(outputs stay in the domain; ordered domains such as ages).")]
+Prior = Annotated[Optional[str], typer.Option(
+    "--prior", help="Prior on the true answer for released-value costs: uniform (default) or a file of N+1 "
+                    "weights (same forms as --pmf-file).")]
+WorstCase = Annotated[bool, typer.Option(
+    "--worst-case", help="Released-value cost in the worst case over the true answer, not averaged over the prior.")]
+PerRecord = Annotated[bool, typer.Option(
+    "--per-record", help="Any two answers are neighbours (each record released on its own: the standard unit); "
+                         "instead of the distance flags.")]

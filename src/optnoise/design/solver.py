@@ -49,8 +49,11 @@ def solver_silenced() -> Iterator[None]:
         os.close(devnull)
 
 
-def solve_lp(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None):
+def solve_lp(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None, options: dict | None = None):
     """HiGHS LP with tight tolerances and a scaled objective; returns scipy's result.
+
+    ``options`` are added to HiGHS's (e.g. ``simplex_dual_edge_weight_strategy``; kept on
+    the retry).
 
     If HiGHS reports a numerical failure at the tight tolerances (it can when the
     optimum has masses near the double-precision floor, e.g. MSE at n = 4096), the LP
@@ -59,20 +62,22 @@ def solve_lp(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None):
 
     Raises
     ------
+    Infeasible
+        The LP is infeasible (a :class:`~optnoise.errors.DesignError`).
     DesignError
-        Time limit reached, infeasible, or any other solver failure.
+        Time limit reached, or any other solver failure.
     """
     from scipy.optimize import linprog
 
     scale = float(np.max(np.abs(c))) or 1.0
-    opts: dict = dict(LP_OPTIONS)
+    opts: dict = {**LP_OPTIONS, **(options or {})}
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
     with solver_silenced():
         res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
                       options=opts)
         if res.status == 4:
-            opts = {k: v for k, v in opts.items() if k == "time_limit"}
+            opts = {k: v for k, v in opts.items() if k not in LP_OPTIONS}
             res = linprog(c / scale, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds, method="highs",
                           options=opts)
     if res.status == 0:
@@ -80,7 +85,41 @@ def solve_lp(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None):
     if res.status == 1:
         raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved; no design returned")
     if res.status == 2:
-        raise DesignError("the design problem is infeasible: no mechanism meets these constraints")
+        raise Infeasible("the design problem is infeasible: no mechanism meets these constraints")
     if res.status != 0:
         raise DesignError(f"LP solver failed: {res.message}")
+    return res
+
+
+class Infeasible(DesignError):
+    """The solver proved the design problem infeasible (a caller may say why)."""
+
+
+def solve_milp(c, constraints, integrality, bounds, time_limit: float | None):
+    """HiGHS MILP at the relative gap :data:`MIP_REL_GAP`; returns scipy's result (status 0).
+
+    Raises
+    ------
+    Infeasible
+        The MILP is infeasible.
+    DesignError
+        Time limit reached (with the incumbent and gap, if any: nothing is called optimal)
+        or any other solver failure.
+    """
+    from scipy.optimize import milp
+
+    opts: dict = {"mip_rel_gap": MIP_REL_GAP}
+    if time_limit is not None:
+        opts["time_limit"] = float(time_limit)
+    with solver_silenced():
+        res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options=opts)
+    if res.status == 2:
+        raise Infeasible("the design problem is infeasible: no mechanism meets these constraints")
+    if res.status == 1:
+        if res.x is None:
+            raise DesignError(f"solver time limit reached ({time_limit} s) with no feasible design found")
+        raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved: incumbent "
+                          f"{res.fun:.10g}, gap {res.mip_gap:.3g}; no design is called optimal (raise --time-limit)")
+    if res.status != 0 or res.x is None:
+        raise DesignError(f"MILP solver failed: {res.message}")
     return res

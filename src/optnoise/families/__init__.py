@@ -22,7 +22,7 @@ from ..analysis import PrivacyProfile, privacy_profile
 from ..analysis.renyi import DEFAULT_ORDERS, ZCDP, RenyiReport, renyi_report
 from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
-from ..pmf import Channel, CyclicPMF, IntegerPMF
+from ..pmf import Channel, CyclicPMF, IntegerPMF, cyclic_to_channel
 from ..search import boundary
 from ..resources import array_bytes, check
 from ..specs import Spec, parse_spec
@@ -238,15 +238,37 @@ def build_on_domain(name: str, parameter: float, n: int, boundary: str = "modulo
 
 
 def calibrate(name: str, n: int, target: Target, neighbourhood: Neighbourhood | InputPairs,
-              boundary: str = "modulo") -> float:
+              boundary: str = "modulo", *, screen: Callable[[CyclicPMF | Channel], bool] | None = None) -> float:
     """The least-noisy parameter of family ``name`` on ``{0..n}`` that meets ``target``.
 
     A monotone search over the family's range (more noise is more private) with the
-    one "meets" rule; the result always meets the target.
+    one "meets" rule; the result always meets the target. Under input pairs (a
+    neighbourhood of channels) a cyclic noise is analysed as its channel.
+
+    ``screen`` (optional) is a faster predicate on the built mechanism that should agree
+    with the rule (e.g. a vectorised check of many input pairs): the search runs on it and
+    the rule confirms the result; if the rule disagrees there, a second search with the
+    rule alone runs on the more private side of that point, so the result still meets the
+    target by the rule.
     """
     cal = calibration_of(name)
-    return boundary_search(cal, n, lambda x: privacy_profile(build_on_domain(name, x, n, boundary),
-                                                             neighbourhood).meets(target), more_private_ok=True)
+
+    def build(x: float) -> CyclicPMF | Channel:
+        mech = build_on_domain(name, x, n, boundary)
+        return cyclic_to_channel(mech) if isinstance(neighbourhood, InputPairs) and isinstance(mech, CyclicPMF) \
+            else mech
+
+    def meets(x: float) -> bool:
+        return privacy_profile(build(x), neighbourhood).meets(target)
+
+    if screen is None:
+        return boundary_search(cal, n, meets, more_private_ok=True)
+    x = boundary_search(cal, n, lambda v: screen(build(v)), more_private_ok=True)
+    if meets(x):
+        return x
+    larger = cal.more_private == "larger"
+    return boundary(meets, x if larger else cal.lower, cal.upper(n) if larger else x,
+                    ok_side="upper" if larger else "lower")
 
 
 def boundary_search(cal: Calibration, n: int, ok: Callable[[float], bool], *, more_private_ok: bool) -> float:

@@ -9,8 +9,11 @@ import typer
 
 from ...errors import InvalidParameterError
 from ..app import command
-from ..inputs import neighbourhood
-from ..options import LIMITS, NEIGHBOURHOOD, Guarantee, Json, NeighbourhoodArgs, Output, Plot, TimeLimit
+from ..inputs import channel_pairs, neighbourhood, prior_weights
+from ..options import (
+    LIMITS, NEIGHBOURHOOD, Form, Guarantee, Json, NeighbourhoodArgs, Output, PerRecord, Plot, Prior, TimeLimit,
+    WorstCase,
+)
 from ..render import err, fmt, notes, out
 from .shared import check_png, deliver, parse_list, plots
 
@@ -26,8 +29,10 @@ def design(
     delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
     guarantee_: Guarantee = "dp",
     cost: Annotated[Optional[str], typer.Option(
-        "--cost", help="er (default) | mse (noise second moment, the paper's MSE) | circular-mse | abs | "
-                       "circular-abs | pow:K.")] = None,
+        "--cost", help="Noise costs: er | mse (= noise-second-moment, the paper's MSE) | circular-mse | abs | "
+                       "circular-abs | pow:K. Released-value costs: er | abs-error | sq-error (after wrap-around "
+                       "for noise mod N+1) | circular-abs | circular-mse. Default er; abs-error with --form "
+                       "channel.")] = None,
     cost_file: Annotated[Optional[Path], typer.Option(
         "--cost-file", help="User cost, one value per noise value (same forms as --pmf-file).")] = None,
     minimize: Annotated[str, typer.Option("--minimize", help="cost, or delta (Kadam (15); needs --max-cost).")] = "cost",
@@ -41,25 +46,61 @@ def design(
     space: Annotated[str, typer.Option(
         "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z with exact "
                         "tails; cost sq, abs, pow:K or er).")] = "cyclic",
+    form: Form = "noise",
+    constraints: Annotated[Optional[str], typer.Option(
+        "--constraints", help="With --form channel, comma-separated: row-monotone, column-monotone, fair, "
+                              "weak-honest, unbiased, circulant (Cormode et al.).")] = None,
+    prior: Prior = None,
+    worst_case: WorstCase = False,
+    per_record: PerRecord = False,
     output: Output = None,
     as_json: Json = False,
     plot: Plot = None,
 ) -> None:
-    """Optimal noise PMF for answers in {0..n}, added mod n+1 (Kadam et al. 2024), with its analysis.
+    """Optimal noise PMF for answers in {0..n}, added mod n+1 (Kadam et al. 2024), or the optimal channel
+    (--form channel), with its analysis.
 
     Example: optnoise design --n 8 --epsilon 1.5 --delta 0.1238 --bd 3 --directed --guarantee pdp --formulation paper
 
     Example (365 releases): optnoise design --n 23 --sd 1 --epsilon 10 --delta 1e-6 --cost circular-mse --releases 365
+
+    Example (ages, every record): optnoise design --form channel --n 100 --epsilon 1 --per-record --cost abs-error
     """
     from ...design import design_finite
     from ...io import read_pmf_file
+    if form not in ("noise", "channel"):
+        raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (any P[q, y] on {0..n})")
+    released = {"--prior": prior is not None, "--worst-case": worst_case}
+    if form == "channel" or constraints is not None:
+        given = {"--releases": releases is not None, "--minimize": minimize != "cost",
+                 "--max-cost": max_cost is not None,
+                 "--formulation": formulation != "standard", "--cost-file": cost_file is not None,
+                 "--space": space != "cyclic", "--form channel": form != "channel"}
+        for flag, bad in given.items():
+            if bad:
+                raise InvalidParameterError(flag if flag != "--form channel" else "--constraints", "given",
+                                            "--constraints only with --form channel; --form channel not with "
+                                            "--releases, --minimize, --max-cost, --formulation, --cost-file, "
+                                            "--space")
+        _channel(nb, n, epsilon, delta, guarantee_, cost or "abs-error", prior, worst_case, per_record, constraints,
+                 time_limit, output, as_json, plot)
+        return
+    noise_cost = cost or "er"  # ``cost`` itself stays None when not given (it conflicts with --cost-file)
+    if any(released.values()) or per_record:
+        for flag, bad in {"--releases": releases is not None, "--minimize": minimize != "cost",
+                          "--formulation": formulation != "standard", "--cost-file": cost_file is not None}.items():
+            if bad:
+                raise InvalidParameterError(flag, "given", "not with --prior, --worst-case or --per-record")
+        _released_noise(nb, n, epsilon, delta, guarantee_, noise_cost, prior, worst_case, per_record, time_limit,
+                        output, as_json, plot)
+        return
     if releases is not None:
         given = {"--guarantee": guarantee_ != "dp", "--minimize": minimize != "cost", "--max-cost": max_cost is not None,
                  "--formulation": formulation != "standard", "--time-limit": time_limit is not None}
         for flag, bad in given.items():
             if bad:
                 raise InvalidParameterError(flag, "given", "not with --releases (approximate DP, minimum cost)")
-        _releases(nb, n, epsilon, delta, cost, cost_file, releases, space, output, as_json, plot)
+        _releases(nb, n, epsilon, delta, noise_cost, cost_file, releases, space, output, as_json, plot)
         return
     if space != "cyclic":
         raise InvalidParameterError("--space", space, "cyclic (integer only with --releases)")
@@ -90,7 +131,8 @@ def design(
                                formulation=formulation, time_limit=time_limit, max_memory=max_memory)
     title = (f"Optimal noise, n={n}, eps={epsilon:g}, delta={result.delta:g}, {guarantee_.upper()}, "
              f"{result.neighbourhood.describe()}")
-    deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output, plot=plot,
+    payload = {**result.to_json(), **_noise_extras(result, cost_value if cost_file is None else "user", None, False)}
+    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output, plot=plot,
             draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
@@ -189,3 +231,144 @@ def _print(p: dict[str, Any]) -> None:
               f"neighbourhood {g['neighbourhood']}[/]")
     notes(list(p["notes"]) + ["the analysis is the float analysis of this PMF; 'optnoise sample' and 'release' "
                               "quantize it and certify the sampled weights exactly"])
+
+
+def _noise_extras(result: Any, cost: Any, prior: Optional[list], worst_case: bool) -> dict[str, Any]:
+    """Keys that say what a noise design's cost measured and what the released value's error is."""
+    from ...costs import check_prior, describe_cost, released_errors
+    extras: dict[str, Any] = {"form": "noise", "cost_meaning": describe_cost(cost if isinstance(cost, str) else "user")}
+    if result.pmf.probs.ndim == 1:
+        extras["released_error"] = released_errors(result.pmf, prior)
+        extras["prior"] = "uniform" if prior is None else check_prior(prior, result.pmf.size).tolist()
+        extras["worst_case"] = worst_case
+    return extras
+
+
+def _print_with_cost(p: dict[str, Any]) -> None:
+    _print(p)
+    _print_released(p)
+
+
+def _print_released(p: dict[str, Any]) -> None:
+    """The cost a design ranked by, in words, and the released value's error beside it."""
+    from rich.table import Table
+    role = "cost bounded (delta minimised)" if p.get("minimize") == "delta" else "cost minimised"
+    from ...costs import RELEASED_COSTS
+    how = "; worst case over q" if p.get("worst_case") else "" if p.get("cost") not in RELEASED_COSTS else (
+        "; averaged over " + ("a uniform q" if p.get("prior", "uniform") == "uniform" else "the prior on q"))
+    out.print(f"[bold]{role}[/]: {p['cost_meaning']}{how}")
+    rel = p.get("released_error")
+    if not rel:
+        return
+    prior = "uniform q" if p.get("prior", "uniform") == "uniform" else "the prior on q"
+    table = Table(title="error of the released value y against the true answer q"
+                        + (" (after wrap-around)" if p.get("form") == "noise" else ""))
+    for col in ("cost", f"average over {prior}", "worst q"):
+        table.add_column(col, justify="left" if col == "cost" else "right")
+    for name, v in rel.items():
+        table.add_row(name, fmt(v["average"]), fmt(v["worst"]))
+    out.print(table)
+
+
+def _released_noise(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, guarantee_: str,
+                    cost: str, prior: Optional[str], worst_case: bool, per_record: bool, time_limit: Optional[float],
+                    output: Optional[Path], as_json: bool, plot: Optional[Path]) -> None:
+    """``design --form noise`` with ``--prior``, ``--worst-case`` or ``--per-record``: the best noise mod
+    n+1 for a cost of the released value (worst case: the channel LP restricted to circulant channels)."""
+    from ...costs import RELEASED_COSTS
+    from ...design import design_finite
+    from ...design.channel import optimal_modulo_noise
+    from ...neighbourhood import Neighbourhood
+    size = _scalar_n(n, "--prior/--worst-case/--per-record")
+    if (prior is not None or worst_case) and cost not in RELEASED_COSTS:
+        raise InvalidParameterError("--cost", cost, "a released-value cost with --prior/--worst-case: "
+                                    + ", ".join(RELEASED_COSTS))
+    if per_record and nb.given:
+        raise InvalidParameterError("--per-record", "with distance flags", "either --per-record or "
+                                    "--distances/--sd/--bd/--directed")
+    check_png(plot)
+    weights = prior_weights(prior, size)
+    hood = Neighbourhood(tuple(range(1, size + 1))) if per_record else neighbourhood(nb)
+    with err.status("solving the design problem...", spinner="dots") if not as_json else nullcontext():
+        if cost in RELEASED_COSTS:
+            result = optimal_modulo_noise(size, epsilon=epsilon, delta=delta, notion=guarantee_, neighbourhood=hood,
+                                          cost=cost, prior=weights, worst_case=worst_case, time_limit=time_limit)
+        else:
+            result = design_finite(size, epsilon=epsilon, delta=delta, notion=guarantee_, neighbourhood=hood, cost=cost,
+                                   time_limit=time_limit)
+    title = (f"Optimal noise, n={size}, eps={epsilon:g}, delta={delta:g}, {guarantee_.upper()}, "
+             f"{result.neighbourhood.describe()}, {cost}" + (" (worst q)" if worst_case else ""))
+    payload = {**result.to_json(), **_noise_extras(result, cost, weights, worst_case)}
+    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output, plot=plot,
+            draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
+
+
+def _scalar_n(n: Optional[str], what: str) -> int:
+    if n is None:
+        raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n})")
+    dims = parse_list(n, "--n", f"one integer n >= 1 with {what}", int)
+    if len(dims) != 1 or dims[0] < 1:
+        raise InvalidParameterError("--n", n, f"one integer n >= 1 with {what}")
+    return dims[0]
+
+
+def _channel(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, guarantee_: str, cost: str,
+             prior: Optional[str], worst_case: bool, per_record: bool, constraints: Optional[str],
+             time_limit: Optional[float], output: Optional[Path], as_json: bool, plot: Optional[Path]) -> None:
+    """``design --form channel``: the optimal row-stochastic P[q, y] on {0..n}."""
+    from ...design.channel import design_channel
+    size = _scalar_n(n, "--form channel")
+    check_png(plot)
+    cons = [c.strip() for c in (constraints or "").split(",") if c.strip()]
+    pairs = channel_pairs(nb, size, per_record)
+    weights = prior_weights(prior, size)
+    with err.status("solving the channel design problem...", spinner="dots") if not as_json else nullcontext():
+        result = design_channel(size, epsilon=epsilon, delta=delta, notion=guarantee_, pairs=pairs, cost=cost,
+                                prior=weights, worst_case=worst_case, constraints=cons, time_limit=time_limit)
+    unit = "every pair of answers (per record)" if per_record else pairs.describe()
+    title = (f"Optimal channel on {{0..{size}}}, eps={epsilon:g}, delta={delta:g}, {result.notion.upper()}, {unit}, "
+             f"{cost}" + (" (worst q)" if worst_case else ""))
+    payload = result.to_json()
+    payload["unit"] = unit
+    deliver(payload, as_json=as_json, render=_print_channel, mechanism=result.mechanism, output=output, plot=plot,
+            draw=lambda path: plots().plot_channel(result.matrix, path, title=title))
+
+
+#: Channels with more answers than this print a summary instead of the whole matrix.
+PRINT_CHANNEL_UP_TO = 12
+
+
+def _print_channel(p: dict[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    P = np.asarray(p["channel"])
+    g = p["guarantee"]
+    out.print(f"[bold]optimal channel on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
+              f"delta={fmt(g['delta'])}, neighbours: {p['unit']}")
+    if P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
+        table = Table(title=escape("P[q, y]: row q is the distribution of the released value y for the true answer q"))
+        table.add_column("q \\ y", justify="right")
+        for y in range(P.shape[1]):
+            table.add_column(str(y), justify="right")
+        for q, row in enumerate(P):
+            table.add_row(str(q), *(f"{v:.4f}" for v in row))
+        out.print(table)
+    else:
+        where = f"in {p['output']}" if p.get("output") else "with --output FILE or --json"
+        out.print(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
+                  f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
+    summary = Table(show_header=False)
+    summary.add_column("k")
+    summary.add_column("v", justify="right")
+    c = p["certificate"]
+    for key, v in [("expected cost (what was minimised)", p["expected_cost"]),
+                   ("analysis: epsilon_pure", c["epsilon_pure"]), ("analysis: delta_dp", c["delta_dp"]),
+                   ("analysis: delta_pdp", c["delta_pdp"])]:
+        summary.add_row(key, fmt(v))
+    out.print(summary)
+    _print_released(p)
+    cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
+    out.print(f"[dim]method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
+              f"constraints: {cons}[/]")
+    notes(list(p["notes"]) + ["the analysis is the float analysis of this matrix; 'optnoise sample --answer Q' and "
+                              "'release' quantize it and certify the sampled weights exactly"])
