@@ -81,13 +81,18 @@ COMMANDS: dict[str, tuple[dict, dict]] = {
                     "--mechanism": (GOOD_FILES, FILES), "--space": (["cyclic", "integer"], ["torus", ""]),
                     "--offset": (["0", "1"], COUNTS), "--normalize": None, "--epsilon": EPS, "--delta": DELTA,
                     "--compose": (["2", "3"], COUNTS), "--exact": None, "--max-memory": (["1G"], MEMORY),
+                    "--renyi": (["2", "1.5,2,inf"], ["0.5", "x", "", "1", "-2", "nan", "1e308"]),
                     "--output": OUT, "--plot": PLOT, **NB}),
     "design": ({"--n": SMALL, "--epsilon": EPS},
                {"--delta": DELTA, "--guarantee": TARGET["--guarantee"], "--cost": (GOOD_COSTS, COSTS),
                 "--cost-file": (["{costs.txt}", "{pmf.json}"], FILES), "--minimize": (["cost", "delta"], ["x"]),
                 "--max-cost": (["0.5", "2"], NUMBERS), "--formulation": (["standard", "paper"], ["x"]),
                 "--time-limit": (["30"], NUMBERS), "--max-memory": (["1G"], MEMORY), "--output": OUT,
-                "--plot": PLOT, **NB}),
+                "--plot": PLOT, "--form": (["noise", "channel"], ["x", ""]),
+                "--constraints": (["row-monotone", "fair,weak-honest"], ["x", "", "unbiased,fair"]),
+                "--prior": (["uniform", "{pmf.json}"], ["x", "{binary.dat}", "{dir}", ""]), "--worst-case": None,
+                "--per-record": None, "--releases": (["1", "3"], COUNTS),
+                "--space": (["cyclic", "integer"], ["x"]), **NB}),
     "staircase": ({"--epsilon": EPS},
                   {"--sensitivity": (["1", "2", "3"], NUMBERS), "--cost": (["abs", "sq", "pow:3"], COSTS),
                    "--discrete": None, "--gamma": (["0.25", "0", "1"], NUMBERS), "--r": (["1", "2"], COUNTS),
@@ -105,17 +110,24 @@ COMMANDS: dict[str, tuple[dict, dict]] = {
                 {"--delta": DELTA, "--cost": (GOOD_COSTS, COSTS), "--guarantee": TARGET["--guarantee"],
                  "--target-cost": (["0.5"], NUMBERS),
                  "--mechanisms": (["optimal", "geometric,rr", "discrete-gaussian,exponential"], ["x", "", ",,"]),
-                 "--boundary": (["modulo", "clamp", "truncate"], ["x"]), "--max-memory": (["1G"], MEMORY), **NB}),
+                 "--boundary": (["modulo", "clamp", "truncate"], ["x"]), "--max-memory": (["1G"], MEMORY),
+                 "--form": (["noise", "channel"], ["x"]), "--prior": (["uniform", "{pmf.json}"], ["x", "{dir}"]),
+                 "--worst-case": None, "--per-record": None, "--releases": (["1", "2"], COUNTS),
+                 "--space": (["cyclic", "integer"], ["x"]), **NB}),
     "sample": ({"--count": (["0", "1", "5"], COUNTS)},
                {"--mechanism": (GOOD_FILES, FILES), "--family": (GOOD_FAMILIES, FAMILIES),
                 "--seed": (["1"], COUNTS), "--answer": (["0", "1"], COUNTS),
                 "--output": (["{out}/o.npy", "{out}/o.csv"], OUTPUTS), "--max-memory": (["1G"], MEMORY), **NB,
                 **TARGET}),
     "release": ({"--input": (["{data.csv}"], ["{pmf.json}", "{empty.csv}", "{binary.dat}", "{dir}", "{missing.json}"]),
-                 "--column": (["v"], ["missing", ""]), "--output": (["{out}/r.csv"], OUTPUTS)},
-                {"--mechanism": (GOOD_FILES, FILES), "--family": (GOOD_FAMILIES, FAMILIES),
+                 "--output": (["{out}/r.csv", "{out}/r.parquet"], OUTPUTS)},
+                {"--column": (["v"], ["missing", ""]), "--mechanism": (GOOD_FILES, FILES), "--family": (GOOD_FAMILIES, FAMILIES),
                  "--categories": (["0,1,2"], ["", "a,a", "x"]), "--lower": (["0"], COUNTS),
-                 "--engine": (["local"], ["x"]), "--seed": (["1"], COUNTS)}),
+                 "--engine": (["local"], ["x"]), "--seed": (["1"], COUNTS),
+                 "--spec": (["{spec.toml}"], ["{pmf.json}", "{badspec.toml}", "{dir}", "{missing.json}"]),
+                 "--unit": (["record", "value"], ["x", ""]), "--keep": (["v", "w"], ["nope", "", ","]),
+                 "--budget": (["10", "10,1e-6"], ["x", "-1", "1,2", ""]), "--force": None,
+                 "--upper": (["2", "5"], COUNTS), "--clamp": None}),
     "reproduce": ({}, {"--list": None, "--out": OUT}),  # no --all: it runs every item (35 s)
 }
 JUNK = [["--bogus"], ["--bogus", "1"], ["extra"], ["--json", "--json"], ["--epsilon"], ["--", "x"], ["-x"]]
@@ -126,6 +138,15 @@ def argument_lists(draw, command: str) -> list[str]:
     """``command`` with its required options (one in ten left out), a few optional ones
     (values that work four times in five), sometimes ``--json`` and sometimes junk."""
     required, optional = COMMANDS[command]
+    if command == "release" and draw(st.integers(0, 3)) == 0:  # a whole table from a spec, to a fresh output
+        args = [command, "--input", "{data.csv}", "--spec", "{spec.toml}",
+                "--output", f"{{out}}/t{draw(st.integers(0, 10**9))}.{draw(st.sampled_from(['csv', 'parquet']))}"]
+        args += draw(st.lists(st.sampled_from(["--force", "--json", "--unit", "--budget"]), max_size=2, unique=True))
+        if "--unit" in args:
+            args.insert(args.index("--unit") + 1, draw(st.sampled_from(["record", "value", "x"])))
+        if "--budget" in args:
+            args.insert(args.index("--budget") + 1, draw(st.sampled_from(["10", "0.5", "x"])))
+        return args
     args = [command]
     keep = [f for f in sorted(required) if draw(st.integers(0, 9)) > 0]
     chosen = keep + draw(st.lists(st.sampled_from(sorted(optional)), max_size=4, unique=True))
@@ -165,7 +186,9 @@ def files(tmp_path_factory) -> dict[str, str]:
                                    "pmf": [0.5, 0.5], "offset": 0, "left_tail": {"ratio": "x"}}),
         "channel.json": json.dumps({"format": "optnoise.mechanism", "format_version": 1, "kind": "channel",
                                     "channel": [[0.75, 0.25], [0.25, 0.75]]}),
-        "data.csv": "v\n0\n1\n2\n1\n",
+        "data.csv": "v,w\n0,a\n1,b\n2,c\n1,d\n",
+        "spec.toml": 'keep = ["w"]\n[columns.v]\ndomain = { lower = 0, upper = 2 }\nepsilon = 1.0\n',
+        "badspec.toml": "[columns.v]\ndomain = 3\nepsilon = [\n",
     }
     for name, body in text.items():
         (d / name).write_text(body)
