@@ -41,7 +41,10 @@ from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import CyclicPMF
 from ..target import Target
-from .model import Shifts, column, cost_row, cyclic_shift_table, eye_block, mass_row, ratio_block, sum_rows
+from .model import (
+    Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
+    ratio_block, rho_of, sum_rows,
+)
 from .report import DesignResult
 from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solver_silenced
 
@@ -137,33 +140,102 @@ def _objective(rho: np.ndarray, n_cols: int, minimize: str, max_cost: float | No
 
 
 # ---------------------------------------------------------------- solvers
-def _solve_dp_lp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit):
-    """Standard (eps, delta)-DP as an LP; returns (f, objective)."""
-    n, k = sh.n, sh.k
-    kn = k * n
-    use_t = delta > 0 or minimize == "delta"
-    n_cols = n + (kn if use_t else 0) + (1 if minimize == "delta" else 0)
-    d_col = n_cols - 1
-    blocks = []
-    b = []
-    ratio = ratio_block(sh, e, 0, n_cols)
-    if use_t:
-        blocks.append(ratio - eye_block(kn, n, n_cols))
-        b.append(np.zeros(kn))
-        s = sum_rows(k, n, n, n_cols)
-        if minimize == "delta":
-            s = s - column(n_cols, d_col, k, 1.0)
-            b.append(np.zeros(k))
-        else:
-            b.append(np.full(k, delta))
-        blocks.append(s)
-    else:
-        blocks.append(ratio)
-        b.append(np.zeros(kn))
-    c = _objective(rho, n_cols, minimize, max_cost, blocks, b)
-    bounds = [(0.0, 1.0)] * n + [(0.0, None)] * (n_cols - n)
-    res = solve_lp(c, sp.vstack(blocks, format="csr"), np.concatenate(b), mass_row(n, n_cols), [1.0], bounds, time_limit)
-    return res.x[:n], float(res.fun)
+#: Above this many ratio rows (after any mirror reduction) the DP LP is solved by row generation.
+ROW_GENERATION_MIN_ROWS = 50_000
+#: A ratio row left out of the LP counts as met when it is violated by at most this much
+#: probability (HiGHS's primal feasibility tolerance on the rows it holds, :data:`LP_OPTIONS`).
+ROW_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class _LPSolution:
+    f: np.ndarray
+    objective: float
+    lps: int
+    rows: int
+    all_rows: int
+
+
+def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, time_limit,
+                 row_generation: bool) -> _LPSolution:
+    """Standard (eps, delta)-DP as an LP, all rows at once or by row generation."""
+    n = sh.n
+    kept = orbits.shifts
+    hockey = delta > 0 or minimize == "delta"
+    mc = max_cost if minimize == "delta" else None
+    all_rows = int(kept.size) * n
+
+    def solve(rows: np.ndarray, active: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, float]:
+        model = dp_lp(sh, orbits, rho, e, rows=rows, active=active, hockey=hockey, delta=delta, max_cost=mc)
+        bounds = np.column_stack((np.zeros(model.upper.size), model.upper))
+        res = solve_lp(model.c, model.a_ub, model.b_ub, model.a_eq, [1.0], bounds, time_limit, scale)
+        return model.pmf(res.x, orbits), float(res.fun)
+
+    if not row_generation:
+        rows = (kept[:, None] * n + np.arange(n)[None, :]).ravel()
+        f, obj = solve(rows, np.arange(orbits.size))
+        return _LPSolution(f, obj, 1, all_rows, all_rows)
+    return _row_generation(sh, orbits, rho, e, solve, all_rows, hockey)
+
+
+def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, hockey: bool) -> _LPSolution:
+    """Solve the DP LP over a growing subset of its ratio rows until the rest hold.
+
+    Exactness: leaving rows out relaxes the LP (pure DP: fewer constraints; hockey-stick:
+    a left-out pair has no ``t``, i.e. its term is dropped from ``sum_eta t <= delta``),
+    so the relaxed optimum costs at most the full optimum. When the relaxed optimum ``f``
+    also meets every left-out row (with ``t = 0``) within :data:`ROW_TOLERANCE`, the
+    tolerance HiGHS grants the rows it holds, then ``f`` is a point of the full LP as
+    feasible as HiGHS's own answer would be, and costs no more than the optimum: it is an
+    optimum. Masses are only given to the classes met by kept rows plus the cheapest other
+    class -- any optimum of the relaxation can move the mass of the unconstrained classes to
+    the cheapest of them -- so each LP has ``O(rows)`` columns, not ``n``. Rows are added
+    around every violation, in a radius that doubles each round (``O(log n)`` rounds). Each
+    LP's objective is scaled by the previous optimum (a lower bound of its own), so that
+    HiGHS's absolute dual tolerance resolves costs near the optimum even when far values
+    cost ``10^12`` times more.
+    """
+    n = sh.n
+    kept = orbits.shifts
+    included = np.zeros((kept.size, n), dtype=bool)
+    class_cost = rho_of(orbits, rho)
+    radius = 1
+    lps = 0
+    scale = None
+    while True:
+        rows = np.flatnonzero(included.ravel())
+        j, eta = np.divmod(rows, n)
+        touched = np.zeros(orbits.size, dtype=bool)
+        touched[orbits.orbit[eta]] = True
+        touched[orbits.orbit[sh.partner[kept[j], eta]]] = True
+        free = np.flatnonzero(~touched)
+        if free.size:
+            touched[free[np.argmin(class_cost[free])]] = True
+        lps += 1
+        f, obj = solve(kept[j] * n + eta, np.flatnonzero(touched), scale)
+        scale = abs(obj) or None   # relaxations only grow: the next optimum is at least this one
+        grow = np.zeros(n, dtype=bool)
+        for i, jj in enumerate(kept):
+            excess = f - e * f[sh.partner[jj]]
+            bad = (excess > ROW_TOLERANCE) & ~included[i]
+            if hockey and not bad.any() and excess[~included[i]].clip(0.0).sum() > ROW_TOLERANCE:
+                bad = (excess > 0) & ~included[i]   # small left-out terms that add up in sum_eta t
+            grow |= bad
+        if not grow.any():
+            return _LPSolution(f, obj, lps, int(rows.size), all_rows)
+        for _ in range(radius):
+            grow = _neighbours(grow, sh)
+        included[:, grow] = True
+        radius *= 2
+
+
+def _neighbours(mask: np.ndarray, sh: Shifts) -> np.ndarray:
+    """``mask`` with every value one shift away from it (in either direction) added."""
+    out = mask.copy()
+    for partner in sh.partner:
+        out |= mask[partner]
+        out[partner[mask]] = True
+    return out
 
 
 def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation):
@@ -302,21 +374,29 @@ def ratio_lift(f: np.ndarray, sh: Shifts, e: float) -> np.ndarray:
 
     Pure-DP repair. Raising ``g(eta + mu)`` to ``g(eta) / e`` never breaks a
     constraint in which it is the smaller side, so repeated relaxation converges to
-    the pointwise-smallest feasible ``g`` above ``f`` (at most one round per step of
-    the neighbourhood graph's diameter). The floor matters: the exact optimum can
-    need masses like ``e^(-2730)`` (n = 16384, eps = 1, BD 3), below the smallest
-    double, and a zero facing a positive mass is infinite epsilon. Renormalising
-    keeps every ratio; the cost moves by about ``N * MASS_FLOOR`` times the largest cost.
+    the pointwise-smallest feasible ``g`` above ``f`` (Bellman-Ford on the neighbourhood
+    graph, at most one round per step of its diameter). Each round only revisits the
+    values raised in the round before (the frontier), so a design whose far masses are
+    all lifted costs ``O(|M|)`` per lifted value, not ``O(n |M|)`` per round. The floor
+    matters: the exact optimum can need masses like ``e^(-2730)`` (n = 16384, eps = 1,
+    BD 3), below the smallest double, and a zero facing a positive mass is infinite
+    epsilon. Renormalising keeps every ratio; the cost moves by about ``N * MASS_FLOOR``
+    times the largest cost.
     """
     g = np.maximum(f, MASS_FLOOR)
-    inv = np.empty_like(sh.partner)
-    for k in range(sh.k):
-        inv[k, sh.partner[k]] = np.arange(sh.n)   # inv[k, j]: the eta with eta + mu_k = j
-    while True:
-        need = (g[inv] / e).max(axis=0)
-        if np.all(need <= g):
-            return g / g.sum()
-        g = np.maximum(g, need)
+    frontier = np.arange(g.size)
+    while frontier.size:
+        source = g[frontier] / e                      # g(eta) / e, from the round's start
+        raised = []
+        for partner in sh.partner:
+            x = partner[frontier]                     # eta + mu: needs g(x) >= g(eta) / e
+            up = source > g[x]
+            if up.any():
+                g[x[up]] = np.maximum(g[x[up]], source[up])   # x distinct within one shift
+                raised.append(x[up])
+        frontier = np.unique(np.concatenate(raised)) if raised else raised
+        frontier = np.asarray(frontier, dtype=np.int64)
+    return g / g.sum()
 
 
 def _repair_with_uniform(f: np.ndarray, shape, nb, target: Target) -> tuple[np.ndarray, float]:
@@ -338,7 +418,8 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
                   neighbourhood: Neighbourhood | None = None,
                   cost: str | Cost | Sequence[float] | np.ndarray = "er", minimize: str = "cost",
                   max_cost: float | None = None, formulation: str = "standard",
-                  time_limit: float | None = None, use_closed_form: bool = True) -> FiniteDesign:
+                  time_limit: float | None = None, use_closed_form: bool = True,
+                  row_generation: bool | None = None) -> FiniteDesign:
     """Optimal noise PMF on ``{0..n}`` (or a product domain), added mod ``n + 1``.
 
     Parameters
@@ -366,12 +447,35 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     use_closed_form:
         Use a closed form where the tests prove it optimal (directed SD/BD, ER,
         ``delta = 0``): Kadam Lemmas 3 and 4.
+    row_generation:
+        Standard-DP LP only: solve it over a growing subset of its ratio rows until the
+        others hold (``True``), all rows at once (``False``), or by size (``None``: row
+        generation above :data:`ROW_GENERATION_MIN_ROWS` rows). Same optimum either way;
+        where the optimum is not unique the PMF returned may differ.
 
     Returns
     -------
     FiniteDesign
         ``.mechanism`` (the PMF with its neighbourhood and target), the costs, the float
         ``analysis``, ``certify()`` and how the design was obtained.
+
+    Notes
+    -----
+    **Mirror symmetry.** When the shift set is closed under negation modulo the domain (a
+    symmetric neighbourhood) and the cost is mirror-symmetric, ``rho(eta) = rho(-eta)``
+    exactly, the standard-DP LP is solved over ``f(eta) = f(-eta)`` only: half the mass
+    variables, and one shift of each pair ``{mu, -mu}``. Nothing is lost. The LP is
+    invariant under the mirror ``M f(eta) = f(-eta)``: the row for ``(mu, eta)`` of ``M f``
+    is the row for ``(-mu, -eta)`` of ``f``, with ``t`` mirrored the same way, so
+    ``sum_eta t[mu, .]`` of the mirror is ``sum_eta t[-mu, .]`` of the original, and the
+    cost and total mass are unchanged. Its feasible set is convex, so for any optimum
+    ``(f, t)`` the average ``((f, t) + M (f, t)) / 2`` is feasible, costs the same and is
+    symmetric: a symmetric optimum exists. For symmetric ``f`` the rows of ``-mu`` at
+    ``-eta`` repeat those of ``mu`` at ``eta``, so they are dropped with their ``t``; each
+    kept hockey-stick row stands for its mirror too. Any symmetric solution of the reduced
+    LP extends (``t[-mu, -eta] = t[mu, eta]``) to a solution of the full LP with the same
+    cost, so both optima are equal. The argument needs convexity: it does not hold for the
+    PDP MILP, whose feasible set is not convex (no reduction is made there).
 
     >>> d = design_finite(4, epsilon=1.0, cost="er", neighbourhood=Neighbourhood.sd(1))
     >>> d.method, round(d.error_rate, 4), d.mechanism.kind
@@ -399,6 +503,8 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         raise InvalidParameterError("formulation", formulation, "'paper' only with notion 'pdp'")
     if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) > 0):
         raise InvalidParameterError("time_limit", time_limit, "a number of seconds > 0")
+    if row_generation not in (None, True, False):
+        raise InvalidParameterError("row_generation", row_generation, "True, False or None (by size)")
     nb = neighbourhood if neighbourhood is not None else Neighbourhood.sd(1)
     cost_name = cost if isinstance(cost, str) else cost.name if isinstance(cost, Cost) else "user"
     rho = cost_vector(cost, shape)
@@ -418,7 +524,17 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         method, optimal = "closed-form", True
     elif notion == "dp" or (dlt == 0.0 and minimize == "cost"):
         # at delta = 0 both notions are pure eps-DP: Kadam's LP (14)
-        f, obj = _solve_dp_lp(sh, rho, e * (1 - RATIO_MARGIN), dlt * (1 - 1e-12), minimize, max_cost, time_limit)
+        orbits = mirror_orbits(shape, sh, rho) or identity_orbits(sh)
+        lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if row_generation is None else row_generation
+        sol = _solve_dp_lp(sh, orbits, rho, e * (1 - RATIO_MARGIN), dlt * (1 - 1e-12), minimize, max_cost,
+                           time_limit, lazy)
+        f, obj = sol.f, sol.objective
+        if orbits.reduced:
+            notes.append("mirror-symmetric problem (neighbourhood and cost): solved over f(eta) = f(-eta), "
+                         "which loses nothing")
+        if lazy:
+            notes.append(f"row generation: {sol.lps} LPs held {sol.rows} of the {sol.all_rows} ratio rows; "
+                         f"the others hold at the solution (tolerance {ROW_TOLERANCE:g})")
         method, optimal = "lp", True
         if minimize == "delta":
             delta_min = obj
