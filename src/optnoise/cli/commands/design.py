@@ -67,21 +67,36 @@ def design(
             draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
+#: Designs with more masses than this print a summary and the first and last few masses.
+PRINT_ALL_MASSES_UP_TO = 64
+#: Masses shown at each end of a large design.
+PRINT_END_MASSES = 5
+
+
 def _print(p: dict[str, Any]) -> None:
     from rich.table import Table
     pmf = np.asarray(p["pmf"])
     g = p["guarantee"]
     out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
               f"delta={fmt(g['delta'])}, cost={p['cost']}")
+    where = (f"all masses in {p['output']}" if p.get("output")
+             else "all masses: --output FILE (a mechanism file) or --json")
     if pmf.ndim == 1:
         table = Table()
         table.add_column("eta", justify="right")
         table.add_column("f(eta)", justify="right")
-        for i, v in enumerate(pmf):
-            table.add_row(str(i), f"{v:.6f}")
+        large = pmf.size > PRINT_ALL_MASSES_UP_TO
+        shown = (list(range(PRINT_END_MASSES)) + [-1] + list(range(pmf.size - PRINT_END_MASSES, pmf.size))
+                 if large else range(pmf.size))
+        for i in shown:
+            table.add_row(*(("...", "...") if i < 0 else (str(i), f"{pmf[i]:.6f}")))
         out.print(table)
+        if large:
+            top = int(np.argmax(pmf))
+            out.print(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
+                      f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
     else:
-        out.print(f"joint PMF of shape {pmf.shape} (use --json for the values)")
+        out.print(f"joint PMF of shape {pmf.shape} ({where})")
     c = p["certificate"]
     summary = Table(show_header=False)
     summary.add_column("k")
