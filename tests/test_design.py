@@ -514,3 +514,36 @@ def test_cli_large_design_prints_a_bounded_summary(tmp_path):
     assert len(json.loads(out.read_text())["pmf"]) == 2001
     small = runner.invoke(app, ["design", "--n", "8", "--epsilon", "1"])
     assert sum(1 for line in small.stdout.splitlines() if line.startswith("│") and "..." not in line) >= 9
+
+
+@pytest.mark.parametrize("directed, cost, delta", [(True, "er", 0.05), (False, "mse", 0.05), (False, "circular-abs", 0.1)])
+def test_pdp_row_generation_equals_the_full_milp(directed, cost, delta):
+    nb = Neighbourhood.bd(3, directed=directed)
+    kw = dict(epsilon=1.0, delta=delta, neighbourhood=nb, notion="pdp", cost=cost, use_closed_form=False)
+    full = design_finite(30, row_generation=False, **kw)
+    lazy = design_finite(30, row_generation=True, **kw)
+    assert not any(note.startswith("row generation") for note in full.notes)
+    assert any(note.startswith("row generation") for note in lazy.notes)
+    assert lazy.optimal and lazy.mip_gap <= 1e-6
+    assert lazy.expected_cost == pytest.approx(full.expected_cost, rel=2e-6)
+    assert privacy_profile(lazy.pmf, nb).delta_pdp(1.0) <= delta + 1e-12
+
+
+def test_pdp_row_generation_min_delta_equals_the_full_milp():
+    kw = dict(epsilon=1.0, neighbourhood=Neighbourhood.bd(2), notion="pdp", cost="circular-abs",
+              minimize="delta", max_cost=1.2)
+    full = design_finite(30, row_generation=False, **kw)
+    lazy = design_finite(30, row_generation=True, **kw)
+    assert lazy.delta_min == pytest.approx(full.delta_min, rel=2e-6, abs=1e-12)
+    assert lazy.expected_cost <= 1.2 + 1e-9
+
+
+def test_symmetric_pdp_at_scale_is_the_small_optimum():
+    """Symmetric BD 3, MSE, delta 0.05: the PDP optimum sits on about twenty values near 0,
+    so n = 2000 (12006 pairs, row generation) must cost what n = 64 costs with the full MILP."""
+    kw = dict(epsilon=1.0, delta=0.05, neighbourhood=Neighbourhood.bd(3), notion="pdp", cost="mse")
+    big = design_finite(2000, time_limit=120, **kw)
+    small = design_finite(64, row_generation=False, **kw)
+    assert any(note.startswith("row generation") for note in big.notes)
+    assert big.expected_cost == pytest.approx(small.expected_cost, rel=2e-6)
+    assert big.analysis.delta_pdp <= 0.05 + 1e-12

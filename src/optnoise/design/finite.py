@@ -43,7 +43,7 @@ from ..pmf import CyclicPMF
 from ..target import Target
 from .model import (
     Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
-    ratio_block, rho_of, sum_rows,
+    pdp_milp, ratio_block, rho_of, sum_rows,
 )
 from .report import DesignResult
 from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solver_silenced
@@ -238,65 +238,32 @@ def _neighbours(mask: np.ndarray, sh: Shifts) -> np.ndarray:
     return out
 
 
-def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation):
-    """PDP as a MILP; returns (indicator pattern u, objective, relative MIP gap)."""
+@dataclass(frozen=True)
+class _MILPSolution:
+    u: np.ndarray          # indicator per (shift, value) pair (standard) or per value (paper)
+    f: np.ndarray
+    objective: float
+    gap: float
+    bound: float
+
+
+def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation,
+                    rows: np.ndarray | None = None, active: np.ndarray | None = None) -> _MILPSolution:
+    """PDP as a MILP over all pairs, or (standard formulation) over the pairs ``rows`` with
+    masses on ``active`` only (a relaxation, :func:`_pdp_row_generation`)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     n, k = sh.n, sh.k
     if formulation == "paper":
-        n_ind = n
+        constraints, c, integrality, lb, ub, u0, n_ind = _paper_milp(sh, rho, e, delta, minimize, max_cost)
     else:
-        n_ind = k * n
-    # variables: f (n), y (n_ind), u (n_ind), [d]
-    y0, u0 = n, n + n_ind
-    n_cols = n + 2 * n_ind + (1 if minimize == "delta" else 0)
-    d_col = n_cols - 1
-    cons = []
-    ub_delta = 1.0 if minimize == "delta" else min(delta, 1.0)
-    if formulation == "paper":
-        # (13c) sum y <= delta ; y - u <= 0
-        s = sum_rows(1, n, y0, n_cols)
-        cons.append((s - (column(n_cols, d_col, 1, 1.0) if minimize == "delta" else 0),
-                     -np.inf, 0.0 if minimize == "delta" else delta))
-        cons.append((eye_block(n, y0, n_cols) - eye_block(n, u0, n_cols), -np.inf, 0.0))
-        # (13d) u + f - y <= 1 ; (13e) u - f + y <= 1
-        f_id = eye_block(n, 0, n_cols)
-        cons.append((eye_block(n, u0, n_cols) + f_id - eye_block(n, y0, n_cols), -np.inf, 1.0))
-        cons.append((eye_block(n, u0, n_cols) - f_id + eye_block(n, y0, n_cols), -np.inf, 1.0))
-        ratio = ratio_block(sh, e, 0, n_cols)
-        u_rep = sp.csr_matrix((np.ones(k * n), (np.arange(k * n), np.tile(np.arange(n), k) + u0)), shape=(k * n, n_cols))
-        # (13f) f - e f' - u <= 0 ; (13g) e f' - f + e u <= e
-        cons.append((ratio - u_rep, -np.inf, 0.0))
-        cons.append((-ratio + e * u_rep, -np.inf, e))
-    else:
-        kn = k * n
-        ratio = ratio_block(sh, e, 0, n_cols)
-        y_id = eye_block(kn, y0, n_cols)
-        u_id = eye_block(kn, u0, n_cols)
-        f_rep = sp.csr_matrix((np.ones(kn), (np.arange(kn), np.tile(np.arange(n), k))), shape=(kn, n_cols))
-        cons.append((ratio - y_id, -np.inf, 0.0))            # f - e f' <= y
-        cons.append((y_id - f_rep, -np.inf, 0.0))            # y <= f
-        cons.append((f_rep - y_id + u_id, -np.inf, 1.0))     # y >= f - (1 - u)
-        cons.append((y_id - ub_delta * u_id, -np.inf, 0.0))  # y <= delta u
-        s = sum_rows(k, n, y0, n_cols)
-        if minimize == "delta":
-            cons.append((s - column(n_cols, d_col, k, 1.0), -np.inf, 0.0))
-        else:
-            cons.append((s, -np.inf, delta))
-    cons.append((mass_row(n, n_cols), 1.0, 1.0))
-    c = np.zeros(n_cols)
-    if minimize == "delta":
-        cons.append((cost_row(rho, n_cols), -np.inf, max_cost))
-        c[d_col] = 1.0
-    else:
-        c[:n] = rho
-    integrality = np.zeros(n_cols)
-    integrality[u0:u0 + n_ind] = 1
-    lb = np.zeros(n_cols)
-    ub = np.ones(n_cols)
-    if minimize == "delta":
-        ub[d_col] = 1.0
-    constraints = [LinearConstraint(sp.csr_matrix(a) if not sp.issparse(a) else a.tocsr(), lo, hi) for a, lo, hi in cons]
+        rows = np.arange(k * n) if rows is None else rows
+        active = np.arange(n) if active is None else active
+        model = pdp_milp(sh, rho, e, rows=rows, active=active, delta=delta,
+                         max_cost=max_cost if minimize == "delta" else None)
+        constraints = [LinearConstraint(model.a, model.lo, model.hi)]
+        c, integrality = model.c, model.integrality
+        lb, ub = np.zeros(c.size), np.ones(c.size)
     opts = {"mip_rel_gap": MIP_REL_GAP}
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
@@ -314,8 +281,123 @@ def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, f
                           "no design is called optimal (raise --time-limit)")
     if res.status != 0 or res.x is None:
         raise DesignError(f"MILP solver failed: {res.message}")
-    u = np.rint(res.x[u0:u0 + n_ind]).astype(bool)
-    return u, float(res.fun), float(getattr(res, "mip_gap", 0.0) or 0.0)
+    gap = float(getattr(res, "mip_gap", 0.0) or 0.0)
+    bound = getattr(res, "mip_dual_bound", None)
+    bound = float(res.fun if bound is None else bound)   # None: no binaries left, an LP
+    if formulation == "paper":
+        u = np.rint(res.x[u0:u0 + n_ind]).astype(bool)
+        return _MILPSolution(u, res.x[:n], float(res.fun), gap, bound)
+    return _MILPSolution(model.indicators(res.x), model.pmf(res.x, n), float(res.fun), gap, bound)
+
+
+def _paper_milp(sh: Shifts, rho, e, delta, minimize, max_cost):
+    """Kadam (13a)-(13h) as printed: one indicator per noise value shared by all distances."""
+    from scipy.optimize import LinearConstraint
+
+    n, k = sh.n, sh.k
+    n_ind = n
+    # variables: f (n), y (n), u (n), [d]
+    y0, u0 = n, n + n_ind
+    n_cols = n + 2 * n_ind + (1 if minimize == "delta" else 0)
+    d_col = n_cols - 1
+    cons = []
+    # (13c) sum y <= delta ; y - u <= 0
+    s = sum_rows(1, n, y0, n_cols)
+    cons.append((s - (column(n_cols, d_col, 1, 1.0) if minimize == "delta" else 0),
+                 -np.inf, 0.0 if minimize == "delta" else delta))
+    cons.append((eye_block(n, y0, n_cols) - eye_block(n, u0, n_cols), -np.inf, 0.0))
+    # (13d) u + f - y <= 1 ; (13e) u - f + y <= 1
+    f_id = eye_block(n, 0, n_cols)
+    cons.append((eye_block(n, u0, n_cols) + f_id - eye_block(n, y0, n_cols), -np.inf, 1.0))
+    cons.append((eye_block(n, u0, n_cols) - f_id + eye_block(n, y0, n_cols), -np.inf, 1.0))
+    ratio = ratio_block(sh, e, 0, n_cols)
+    u_rep = sp.csr_matrix((np.ones(k * n), (np.arange(k * n), np.tile(np.arange(n), k) + u0)), shape=(k * n, n_cols))
+    # (13f) f - e f' - u <= 0 ; (13g) e f' - f + e u <= e
+    cons.append((ratio - u_rep, -np.inf, 0.0))
+    cons.append((-ratio + e * u_rep, -np.inf, e))
+    cons.append((mass_row(n, n_cols), 1.0, 1.0))
+    c = np.zeros(n_cols)
+    if minimize == "delta":
+        cons.append((cost_row(rho, n_cols), -np.inf, max_cost))
+        c[d_col] = 1.0
+    else:
+        c[:n] = rho
+    integrality = np.zeros(n_cols)
+    integrality[u0:u0 + n_ind] = 1
+    lb = np.zeros(n_cols)
+    ub = np.ones(n_cols)
+    constraints = [LinearConstraint(sp.csr_matrix(a) if not sp.issparse(a) else a.tocsr(), lo, hi) for a, lo, hi in cons]
+    return constraints, c, integrality, lb, ub, u0, n_ind
+
+
+#: Above this many (shift, value) pairs the per-distance PDP MILP is solved by row generation.
+PDP_ROW_GENERATION_MIN_PAIRS = 2_000
+
+
+@dataclass(frozen=True)
+class _PDPSolution:
+    f: np.ndarray
+    objective: float      # of the polished f
+    milp_objective: float
+    gap: float
+    milps: int
+    pairs: int
+
+
+def _pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit) -> _PDPSolution:
+    """The per-distance PDP MILP over a growing set of (shift, value) pairs.
+
+    Exactness (no convexity needed): leaving pairs out relaxes the MILP -- a left-out pair
+    may violate ``f(eta) <= e^eps f(eta + mu)`` without its mass counting towards delta --
+    so the relaxed MILP's dual bound ``L`` is a lower bound of the full optimum. The relaxed
+    solution's indicator pattern, extended by the violations it has on the left-out pairs,
+    is then polished on the *full* problem (:func:`_polish_pdp`: an LP over every pair with
+    the indicators fixed), which gives a feasible design of cost ``U``. If
+    ``U - L <= MIP_REL_GAP |U|`` that design is optimal to the same relative gap the full
+    MILP is solved to; otherwise pairs are added around the violations (radius doubling)
+    and the MILP is solved again. Values met by no kept pair have no constraint in the
+    relaxation, so their mass is given to the cheapest of them (one column), as in
+    :func:`_row_generation`.
+    """
+    n, k = sh.n, sh.k
+    included = np.zeros((k, n), dtype=bool)
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    radius = 1
+    milps = 0
+    while True:
+        rows = np.flatnonzero(included.ravel())
+        j, eta = np.divmod(rows, n)
+        touched = np.zeros(n, dtype=bool)
+        touched[eta] = True
+        touched[sh.partner[j, eta]] = True
+        free = np.flatnonzero(~touched)
+        if free.size:
+            touched[free[np.argmin(rho[free])]] = True
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved "
+                              f"(row generation, {milps} MILPs); no design is called optimal (raise --time-limit)")
+        sol = _solve_pdp_milp(sh, rho, e, delta, minimize, max_cost, left, "standard", rows=rows,
+                              active=np.flatnonzero(touched))
+        milps += 1
+        violated = sol.f[None, :] > e * sol.f[sh.partner]
+        pattern = violated.copy()
+        pattern.ravel()[rows] = sol.u
+        try:
+            f, pobj = _polish_pdp(sh, rho, e, delta, minimize, max_cost, pattern.ravel(), "standard", left)
+        except DesignError:
+            f, pobj = None, math.inf
+        if f is not None and pobj - sol.bound <= MIP_REL_GAP * abs(pobj) + 1e-12:
+            gap = max(0.0, pobj - sol.bound) / max(abs(pobj), 1e-300)
+            return _PDPSolution(f, pobj, sol.objective, gap, milps, int(rows.size))
+        grow = (violated & ~included).any(axis=0)
+        if not grow.any():
+            included[:] = True          # nothing left to add around: the next MILP is the full one
+            continue
+        for _ in range(radius):
+            grow = _neighbours(grow, sh)
+        included[:, grow] = True
+        radius *= 2
 
 
 def _polish_pdp(sh: Shifts, rho, e, delta, minimize, max_cost, u, formulation, time_limit):
@@ -448,10 +530,13 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         Use a closed form where the tests prove it optimal (directed SD/BD, ER,
         ``delta = 0``): Kadam Lemmas 3 and 4.
     row_generation:
-        Standard-DP LP only: solve it over a growing subset of its ratio rows until the
-        others hold (``True``), all rows at once (``False``), or by size (``None``: row
-        generation above :data:`ROW_GENERATION_MIN_ROWS` rows). Same optimum either way;
-        where the optimum is not unique the PMF returned may differ.
+        Solve the standard-DP LP over a growing subset of its ratio rows until the others
+        hold, or the per-distance PDP MILP over a growing subset of its (distance, value)
+        pairs until a polished design meets all of them within the MIP gap (``True``); all
+        rows at once (``False``); or by size (``None``: above :data:`ROW_GENERATION_MIN_ROWS`
+        LP rows or :data:`PDP_ROW_GENERATION_MIN_PAIRS` MILP pairs). Same optimum either way;
+        where the optimum is not unique the PMF returned may differ. Not used with
+        ``formulation="paper"``.
 
     Returns
     -------
@@ -539,8 +624,18 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         if minimize == "delta":
             delta_min = obj
     else:
-        u, obj, gap = _solve_pdp_milp(sh, rho, e, dlt, minimize, max_cost, time_limit, formulation)
-        f, pobj = _polish_pdp(sh, rho, e, dlt, minimize, max_cost, u, formulation, time_limit)
+        lazy = formulation == "standard" and ((sh.k * sh.n > PDP_ROW_GENERATION_MIN_PAIRS)
+                                              if row_generation is None else row_generation)
+        if lazy:
+            psol = _pdp_row_generation(sh, rho, e, dlt, minimize, max_cost, time_limit)
+            f, pobj, obj, gap = psol.f, psol.objective, psol.milp_objective, psol.gap
+            notes.append(f"row generation: {psol.milps} MILPs held {psol.pairs} of the {sh.k * sh.n} "
+                         "(distance, value) pairs; the polished design is feasible for all of them and within "
+                         "the MIP gap of the last MILP's bound")
+        else:
+            sol = _solve_pdp_milp(sh, rho, e, dlt, minimize, max_cost, time_limit, formulation)
+            u, obj, gap = sol.u, sol.objective, sol.gap
+            f, pobj = _polish_pdp(sh, rho, e, dlt, minimize, max_cost, u, formulation, time_limit)
         method, optimal = "milp", True
         if abs(pobj - obj) > 1e-6 * max(1.0, abs(obj)):
             notes.append(f"polished LP objective {pobj:.10g} differs from the MILP's {obj:.10g}")

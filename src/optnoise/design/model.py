@@ -281,3 +281,101 @@ def rho_of(orbits: Orbits, rho: np.ndarray) -> np.ndarray:
     out = np.empty(orbits.size)
     out[orbits.orbit] = rho
     return out
+
+
+# --------------------------------------------- the per-distance PDP MILP at once
+@dataclass(frozen=True)
+class PDPModel:
+    """The per-distance PDP MILP over a set of (shift, value) pairs, for ``scipy.optimize.milp``:
+    ``lo <= a x <= hi``, ``0 <= x <= 1``, ``x[integrality == 1]`` binary.
+
+    Columns: one mass per active value (``columns``), then ``y`` and ``u`` per kept pair,
+    then ``d`` (min-delta).
+    """
+
+    c: np.ndarray
+    a: sp.csr_array
+    lo: np.ndarray
+    hi: np.ndarray
+    integrality: np.ndarray
+    columns: np.ndarray
+    pairs: int
+
+    def pmf(self, x: np.ndarray, size: int) -> np.ndarray:
+        f = np.zeros(size)
+        f[self.columns] = x[:self.columns.size]
+        return f
+
+    def indicators(self, x: np.ndarray) -> np.ndarray:
+        u0 = self.columns.size + self.pairs
+        return np.rint(x[u0:u0 + self.pairs]).astype(bool)
+
+
+def pdp_milp(sh: Shifts, rho: np.ndarray, e: float, *, rows: np.ndarray, active: np.ndarray, delta: float,
+             max_cost: float | None) -> PDPModel:
+    """Per-distance PDP (Kadam Def. 2) with one indicator per kept pair ``p = (mu_j, eta)``:
+    ``f(eta) - e f(eta + mu_j) <= y_p``, ``y_p <= f(eta)``, ``y_p >= f(eta) - (1 - u_p)``,
+    ``y_p <= delta u_p``, ``sum_{p of mu_j} y_p <= delta`` (``<= d`` for min-delta), total mass 1.
+
+    ``rows`` are flat pair indices ``j * N + eta`` in increasing order (all of them: the full
+    model, in the row order of the block model); every value met by a kept pair must be in
+    the sorted ``active``, the others hold mass 0. A subset of pairs is a relaxation: a pair
+    left out may violate for free.
+    """
+    n = sh.n
+    m = int(rows.size)
+    n_f = int(active.size)
+    min_delta = max_cost is not None
+    col_of = np.full(n, -1, dtype=np.int64)
+    col_of[active] = np.arange(n_f)
+    j, eta = np.divmod(rows, n)
+    a_col = col_of[eta]
+    b_col = col_of[sh.partner[j, eta]]
+    if m and (a_col.min() < 0 or b_col.min() < 0):
+        raise ValueError("a kept pair meets an inactive value")
+    y = n_f + np.arange(m)
+    u = n_f + m + np.arange(m)
+    n_cols = n_f + 2 * m + (1 if min_delta else 0)
+    ub_delta = 1.0 if min_delta else min(delta, 1.0)
+    r = np.arange(m)
+    ones = np.ones(m)
+    # four blocks of m rows: ratio through y, y <= f, y >= f - (1 - u), y <= delta u
+    rr = [r, r, r, m + r, m + r, 2 * m + r, 2 * m + r, 2 * m + r, 3 * m + r, 3 * m + r]
+    cc = [a_col, b_col, y, y, a_col, a_col, y, u, y, u]
+    vv = [ones, np.full(m, -e), -ones, ones, -ones, ones, -ones, ones, ones, np.full(m, -ub_delta)]
+    lo = [np.full(4 * m, -np.inf)]
+    hi = [np.zeros(m), np.zeros(m), np.ones(m), np.zeros(m)]
+    row = 4 * m
+    for jj in range(sh.k):                                # one hockey row per shift
+        sel = np.flatnonzero(j == jj)
+        rr.append(np.full(sel.size, row))
+        cc.append(y[sel])
+        vv.append(np.ones(sel.size))
+        if min_delta:
+            rr.append(np.array([row]))
+            cc.append(np.array([n_cols - 1]))
+            vv.append(np.array([-1.0]))
+        lo.append(np.array([-np.inf]))
+        hi.append(np.array([0.0 if min_delta else delta]))
+        row += 1
+    rr.append(np.full(n_f, row))                          # total mass
+    cc.append(np.arange(n_f))
+    vv.append(np.ones(n_f))
+    lo.append(np.array([1.0]))
+    hi.append(np.array([1.0]))
+    row += 1
+    c = np.zeros(n_cols)
+    if min_delta:
+        rr.append(np.full(n_f, row))
+        cc.append(np.arange(n_f))
+        vv.append(rho[active])
+        lo.append(np.array([-np.inf]))
+        hi.append(np.array([float(max_cost)]))
+        row += 1
+        c[-1] = 1.0
+    else:
+        c[:n_f] = rho[active]
+    a = sp.csr_array((np.concatenate(vv), (np.concatenate(rr), np.concatenate(cc))), shape=(row, n_cols))
+    integrality = np.zeros(n_cols)
+    integrality[n_f + m:n_f + 2 * m] = 1
+    return PDPModel(c, a, np.concatenate(lo), np.concatenate(hi), integrality, active, m)
