@@ -373,20 +373,24 @@ def test_theorem3_fails_for_b_at_least_4():
 
 # ------------------------------------------------- the DP LP at scale (issue 14)
 def _oracle_dp_lp(n, eps, delta, distances, rho, max_cost=None):
-    """The standard-DP LP written out densely from its definition (no optnoise model code)."""
+    """The standard-DP LP written out densely from its definition (no optnoise model code);
+    ``n`` an int (``distances`` ints) or a tuple (``distances`` tuples) for a product of cycles."""
     from scipy.optimize import linprog
-    size = n + 1
+    dims = (n + 1,) if isinstance(n, int) else tuple(v + 1 for v in n)
+    size = int(np.prod(dims))
+    grid = np.arange(size).reshape(dims)
     e = math.exp(eps)
-    shifts = sorted({d % size for d in distances})
-    k = len(shifts)
+    vecs = sorted({tuple(x % s for x, s in zip((d,) if isinstance(d, int) else d, dims)) for d in distances})
+    partner = [np.roll(grid, tuple(-x for x in v), axis=tuple(range(len(dims)))).ravel() for v in vecs]
+    k = len(vecs)
     n_t = k * size if (delta > 0 or max_cost is not None) else 0
     n_cols = size + n_t + (1 if max_cost is not None else 0)
     a, b = [], []
-    for j, mu in enumerate(shifts):
+    for j in range(k):
         for eta in range(size):
             row = np.zeros(n_cols)
             row[eta] += 1.0
-            row[(eta + mu) % size] -= e
+            row[partner[j][eta]] -= e
             if n_t:
                 row[size + j * size + eta] = -1.0
             a.append(row)
@@ -441,6 +445,18 @@ def test_mirror_reduction_is_lossless_and_only_where_valid(n, eps, delta, nb_arg
         assert r.analysis.epsilon_pure <= eps + 1e-12 if delta == 0 else r.analysis.delta_dp <= delta + 1e-15
         if mirrored:
             np.testing.assert_array_equal(r.pmf.probs[1:], r.pmf.probs[1:][::-1])
+
+
+@pytest.mark.parametrize("cost, delta", [("circular-mse", 0.0), ("circular-abs", 0.1)])
+def test_mirror_reduction_on_a_product_of_cycles(cost, delta):
+    ds = ((1, 0), (0, 1), (1, 1))
+    distances = list(ds) + [(-a, -b) for a, b in ds]
+    oracle = _oracle_dp_lp((4, 5), 1.0, delta, distances, cost_vector(cost, (5, 6)))
+    r = design_finite([4, 5], epsilon=1.0, delta=delta, neighbourhood=Neighbourhood(ds), cost=cost)
+    assert any(MIRROR in note for note in r.notes)
+    assert r.expected_cost == pytest.approx(oracle, rel=1e-7)
+    f = r.pmf.probs
+    np.testing.assert_array_equal(f, f[(-np.arange(5)) % 5][:, (-np.arange(6)) % 6])
 
 
 def test_mirror_of_a_nearly_symmetric_cost_is_not_taken():

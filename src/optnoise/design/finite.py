@@ -331,7 +331,7 @@ def _paper_milp(sh: Shifts, rho, e, delta, minimize, max_cost):
 
 
 #: Above this many (shift, value) pairs the per-distance PDP MILP is solved by row generation.
-PDP_ROW_GENERATION_MIN_PAIRS = 2_000
+PDP_ROW_GENERATION_MIN_PAIRS = 500
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ def identity_orbits(sh: Shifts) -> Orbits:
 def mirror_index(shape: tuple[int, ...]) -> np.ndarray:
     """Flat index of ``-eta`` (modulo each axis) for every flat ``eta``."""
     grids = np.indices(shape, dtype=np.int64 if int(np.prod(shape)) >= 2 ** 31 else np.int32)
-    return np.ravel_multi_index(tuple((-g) % s for g, s in zip(grids, shape)), shape).astype(grids.dtype)
+    return np.ravel_multi_index(tuple((-g) % s for g, s in zip(grids, shape)), shape).ravel().astype(grids.dtype)
 
 
 def mirror_orbits(shape: tuple[int, ...], sh: Shifts, rho: np.ndarray) -> Orbits | None:
