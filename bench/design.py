@@ -6,7 +6,8 @@ Every case runs in a fresh process, once with this tree's ``src`` and once with 
 ``src`` of ``--baseline-rev`` (``git archive``; default: the commit before the issue-14
 design work), interleaved, ``--repeats`` times. Printed per case: median seconds and the
 spread (min-max) of each side, the median peak RSS (``ru_maxrss`` of the process, so the
-interpreter and numpy are included, about 0.07 GB), the objective of each side and the
+interpreter and numpy are included, about 0.07 GB; a warm-up design on n = 8 runs first and is
+not timed), the objective of each side and the
 ratio baseline / new. Nothing is asserted. ``--big`` adds n = 1e6 (the baseline then needs
 about 14 GB and 2-4 minutes; it runs once).
 """
@@ -34,6 +35,7 @@ from optnoise.design import design_finite
 case = json.loads(sys.argv[1])
 kw = dict(case["kw"])
 nb = Neighbourhood.bd(case["bd"], directed=case["directed"])
+design_finite(8, neighbourhood=nb, **kw)   # imports and solver start-up are not timed
 t0 = time.perf_counter()
 try:
     r = design_finite(case["n"], neighbourhood=nb, **kw)
@@ -63,7 +65,7 @@ def run(src: Path, case: dict, new_only: dict) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def cases(quick: bool, big: bool) -> list[tuple[str, dict, int]]:
+def cases(quick: bool, big: bool, only: str | None) -> list[tuple[str, dict, int]]:
     """(label, case, repeats of the baseline: -1 = as many as the new side, 0 = none) per case."""
     out = []
     lp_sizes = (10_000, 100_000)
@@ -80,7 +82,7 @@ def cases(quick: bool, big: bool) -> list[tuple[str, dict, int]]:
                             dict(n=n, bd=3, directed=directed,
                                  kw=dict(epsilon=1.0, delta=0.05, notion="pdp", cost=cost, time_limit=300.0)),
                             (0 if directed else 1) if n >= 4096 else 1 if n >= 1024 and not directed else -1))
-    return out
+    return [c for c in out if only is None or c[0].startswith({"lp": "DP LP", "milp": "PDP MILP"}[only])]
 
 
 def main() -> None:
@@ -91,6 +93,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--full-lp", action="store_true",
                     help="new side: all rows at once (row_generation=False), to measure the LP builder alone")
+    ap.add_argument("--only", choices=("lp", "milp"))
     args = ap.parse_args()
     repeats = 1 if args.quick else args.repeats
     new_only = {"row_generation": False} if args.full_lp else {}
@@ -98,7 +101,7 @@ def main() -> None:
           f"| {'x faster':>8} {'x less mem':>10} | objective base / new")
     with tempfile.TemporaryDirectory() as tmp:
         base = baseline_src(args.baseline_rev, Path(tmp))
-        for label, case, base_repeats in cases(args.quick, args.big):
+        for label, case, base_repeats in cases(args.quick, args.big, args.only):
             nb_rep = repeats if base_repeats < 0 else min(base_repeats, repeats)
             rb, rn = [], []
             for i in range(repeats):

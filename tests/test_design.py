@@ -563,3 +563,9 @@ def test_symmetric_pdp_at_scale_is_the_small_optimum():
     assert any(note.startswith("row generation") for note in big.notes)
     assert big.expected_cost == pytest.approx(small.expected_cost, rel=2e-6)
     assert big.analysis.delta_pdp <= 0.05 + 1e-12
+
+
+def test_row_generation_time_limit_is_an_error():
+    with pytest.raises(DesignError, match="time limit"):
+        design_finite(100_000, epsilon=0.05, delta=0.0, neighbourhood=Neighbourhood.bd(3), cost="circular-mse",
+                      time_limit=0.01)

@@ -165,10 +165,16 @@ def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, 
     mc = max_cost if minimize == "delta" else None
     all_rows = int(kept.size) * n
 
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+
     def solve(rows: np.ndarray, active: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, float]:
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved "
+                              "(row generation); no design returned")
         model = dp_lp(sh, orbits, rho, e, rows=rows, active=active, hockey=hockey, delta=delta, max_cost=mc)
         bounds = np.column_stack((np.zeros(model.upper.size), model.upper))
-        res = solve_lp(model.c, model.a_ub, model.b_ub, model.a_eq, [1.0], bounds, time_limit, scale)
+        res = solve_lp(model.c, model.a_ub, model.b_ub, model.a_eq, [1.0], bounds, left, scale)
         return model.pmf(res.x, orbits), float(res.fun)
 
     if not row_generation:
