@@ -211,14 +211,9 @@ def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, ho
     while True:
         rows = np.flatnonzero(included.ravel())
         j, eta = np.divmod(rows, n)
-        touched = np.zeros(orbits.size, dtype=bool)
-        touched[orbits.orbit[eta]] = True
-        touched[orbits.orbit[sh.partner[kept[j], eta]]] = True
-        free = np.flatnonzero(~touched)
-        if free.size:
-            touched[free[np.argmin(class_cost[free])]] = True
         lps += 1
-        f, obj = solve(kept[j] * n + eta, np.flatnonzero(touched), scale)
+        f, obj = solve(kept[j] * n + eta, _active_classes(orbits.orbit, sh.partner[kept[j], eta], eta, class_cost),
+                       scale)
         scale = abs(obj) or None   # relaxations only grow: the next optimum is at least this one
         grow = np.zeros(n, dtype=bool)
         for i, jj in enumerate(kept):
@@ -229,19 +224,30 @@ def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, ho
             grow |= bad
         if not grow.any():
             return _LPSolution(f, obj, lps, int(rows.size), all_rows)
-        for _ in range(radius):
-            grow = _neighbours(grow, sh)
-        included[:, grow] = True
+        _include_around(included, grow, radius, sh)
         radius *= 2
 
 
-def _neighbours(mask: np.ndarray, sh: Shifts) -> np.ndarray:
-    """``mask`` with every value one shift away from it (in either direction) added."""
-    out = mask.copy()
-    for partner in sh.partner:
-        out |= mask[partner]
-        out[partner[mask]] = True
-    return out
+def _active_classes(orbit: np.ndarray, partners: np.ndarray, eta: np.ndarray, class_cost: np.ndarray) -> np.ndarray:
+    """The classes met by the kept pairs ``(eta, partners)``, plus the cheapest other class (if any)."""
+    touched = np.zeros(class_cost.size, dtype=bool)
+    touched[orbit[eta]] = True
+    touched[orbit[partners]] = True
+    free = np.flatnonzero(~touched)
+    if free.size:
+        touched[free[np.argmin(class_cost[free])]] = True
+    return np.flatnonzero(touched)
+
+
+def _include_around(included: np.ndarray, grow: np.ndarray, radius: int, sh: Shifts) -> None:
+    """Keep every pair of every value within ``radius`` shifts (either direction) of ``grow``."""
+    for _ in range(radius):
+        out = grow.copy()
+        for partner in sh.partner:
+            out |= grow[partner]
+            out[partner[grow]] = True
+        grow = out
+    included[:, grow] = True
 
 
 @dataclass(frozen=True)
@@ -367,24 +373,19 @@ def _pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limi
     """
     n, k = sh.n, sh.k
     included = np.zeros((k, n), dtype=bool)
+    values = np.arange(n)
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
     radius = 1
     milps = 0
     while True:
         rows = np.flatnonzero(included.ravel())
         j, eta = np.divmod(rows, n)
-        touched = np.zeros(n, dtype=bool)
-        touched[eta] = True
-        touched[sh.partner[j, eta]] = True
-        free = np.flatnonzero(~touched)
-        if free.size:
-            touched[free[np.argmin(rho[free])]] = True
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved "
                               f"(row generation, {milps} MILPs); no design is called optimal (raise --time-limit)")
         sol = _solve_pdp_milp(sh, rho, e, delta, minimize, max_cost, left, "standard", rows=rows,
-                              active=np.flatnonzero(touched))
+                              active=_active_classes(values, sh.partner[j, eta], eta, rho))
         milps += 1
         violated = sol.f[None, :] > e * sol.f[sh.partner]
         pattern = violated.copy()
@@ -400,9 +401,7 @@ def _pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limi
         if not grow.any():
             included[:] = True          # nothing left to add around: the next MILP is the full one
             continue
-        for _ in range(radius):
-            grow = _neighbours(grow, sh)
-        included[:, grow] = True
+        _include_around(included, grow, radius, sh)
         radius *= 2
 
 
