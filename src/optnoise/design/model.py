@@ -203,8 +203,8 @@ def dp_lp(sh: Shifts, orbits: Orbits, rho: np.ndarray, e: float, *, rows: np.nda
         ``rho . f <= max_cost``; ``delta`` is then unused.
 
     Rows and columns come in the order of the block models (ratio rows shift-major, then
-    one hockey row per kept shift, then the cost row), so the full LP is the same matrix
-    as before this builder existed.
+    one hockey row per kept shift, then the cost row): with every row and no mirror it is
+    the matrix the block builders assemble, so HiGHS sees the same problem.
     """
     n = sh.n
     m = int(rows.size)
