@@ -614,6 +614,20 @@ def test_released_errors_by_hand():
     assert r["sq-error"]["average"] == pytest.approx(0.5 * 0.5 + 0.25 * 1.0)
 
 
+@pytest.mark.parametrize("size", [2, 3, 8, 40])
+def test_modulo_noise_errors_in_linear_time_equal_its_channel(size):
+    # the O(n) prefix/suffix sums against the n x n channel with the loss matrix
+    rng = np.random.default_rng(size)
+    f = rng.dirichlet(np.ones(size))
+    prior = rng.random(size) + 0.1
+    fast = released_errors(CyclicPMF(f), prior=prior)
+    slow = released_errors(cyclic_to_channel(CyclicPMF(f)).matrix, prior=prior)
+    for name in ("er", "abs-error", "sq-error"):
+        assert fast[name]["average"] == pytest.approx(slow[name]["average"], rel=1e-12, abs=1e-15)
+        assert fast[name]["worst"] == pytest.approx(slow[name]["worst"], rel=1e-12, abs=1e-15)
+    assert fast["er"]["worst"] == pytest.approx(1.0 - f[0], abs=1e-15)
+
+
 def test_noise_designed_for_its_second_moment_wraps_badly():
     # the example (n = 8, eps = 1, delta 0.3, PDP, symmetric distance 1): the optimal
     # PMF for the paper's MSE beats the geometric on that cost but its released values are

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from optnoise import CyclicPMF, DesignError, InvalidParameterError, Neighbourhood, privacy_profile
 from optnoise.cli import app
-from optnoise.costs import wrapped_squared_error
+from optnoise.costs import cost_vector, wrapped_squared_error
 from optnoise.design import design_finite
 from optnoise.design.closed_forms import (
     lemma3_sd,
@@ -369,3 +369,219 @@ def test_theorem3_fails_for_b_at_least_4():
     milp = design_finite(n, epsilon=eps, delta=delta, neighbourhood=Neighbourhood.bd(mu_bar, directed=True),
                          notion="pdp", formulation="paper", use_closed_form=False)
     assert milp.pmf.probs[0] < printed[0] - 1e-4
+
+
+# ------------------------------------------------- the DP LP at scale (issue 14)
+def _oracle_dp_lp(n, eps, delta, distances, rho, max_cost=None):
+    """The standard-DP LP written out densely from its definition (no optnoise model code);
+    ``n`` an int (``distances`` ints) or a tuple (``distances`` tuples) for a product of cycles."""
+    from scipy.optimize import linprog
+    dims = (n + 1,) if isinstance(n, int) else tuple(v + 1 for v in n)
+    size = int(np.prod(dims))
+    grid = np.arange(size).reshape(dims)
+    e = math.exp(eps)
+    vecs = sorted({tuple(x % s for x, s in zip((d,) if isinstance(d, int) else d, dims)) for d in distances})
+    partner = [np.roll(grid, tuple(-x for x in v), axis=tuple(range(len(dims)))).ravel() for v in vecs]
+    k = len(vecs)
+    n_t = k * size if (delta > 0 or max_cost is not None) else 0
+    n_cols = size + n_t + (1 if max_cost is not None else 0)
+    a, b = [], []
+    for j in range(k):
+        for eta in range(size):
+            row = np.zeros(n_cols)
+            row[eta] += 1.0
+            row[partner[j][eta]] -= e
+            if n_t:
+                row[size + j * size + eta] = -1.0
+            a.append(row)
+            b.append(0.0)
+        if n_t:
+            row = np.zeros(n_cols)
+            row[size + j * size:size + (j + 1) * size] = 1.0
+            if max_cost is not None:
+                row[-1] = -1.0
+            a.append(row)
+            b.append(0.0 if max_cost is not None else delta)
+    c = np.zeros(n_cols)
+    if max_cost is not None:
+        row = np.zeros(n_cols)
+        row[:size] = rho
+        a.append(row)
+        b.append(max_cost)
+        c[-1] = 1.0
+    else:
+        c[:size] = rho
+    eq = np.zeros((1, n_cols))
+    eq[0, :size] = 1.0
+    res = linprog(c, A_ub=np.array(a), b_ub=b, A_eq=eq, b_eq=[1.0], bounds=(0, None), method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+MIRROR = "mirror-symmetric problem"
+
+
+@pytest.mark.parametrize("n, eps, delta, nb_args, cost, mirrored", [
+    (7, 1.0, 0.0, (3, False), "circular-mse", True),
+    (8, 0.5, 0.05, (3, False), "circular-abs", True),
+    (9, 1.5, 0.2, (2, False), "er", True),
+    (10, 0.7, 0.0, (4, False), "user-symmetric", True),
+    (8, 1.0, 0.05, (3, False), "mse", False),           # eta^2 on 0..n is not mirror-symmetric
+    (8, 1.0, 0.05, (3, True), "circular-mse", False),   # directed BD: shifts not closed under negation
+    (9, 1.0, 0.0, (2, True), "er", False),
+])
+def test_mirror_reduction_is_lossless_and_only_where_valid(n, eps, delta, nb_args, cost, mirrored):
+    eta = np.arange(n + 1)
+    cost_value = np.minimum(eta, n + 1 - eta) ** 1.5 + 3.0 * (eta != 0) if cost == "user-symmetric" else cost
+    rho = cost_vector(cost_value, (n + 1,))
+    nb = Neighbourhood.bd(*nb_args[:1], directed=nb_args[1])
+    distances = list(range(1, nb_args[0] + 1)) + ([] if nb_args[1] else [-d for d in range(1, nb_args[0] + 1)])
+    oracle = _oracle_dp_lp(n, eps, delta, distances, rho)
+    for rg in (False, True):
+        r = design_finite(n, epsilon=eps, delta=delta, neighbourhood=nb, cost=cost_value, notion="dp",
+                          use_closed_form=False, row_generation=rg)
+        assert r.expected_cost == pytest.approx(oracle, rel=1e-7, abs=1e-10), rg
+        assert any(MIRROR in note for note in r.notes) is mirrored
+        assert r.analysis.epsilon_pure <= eps + 1e-12 if delta == 0 else r.analysis.delta_dp <= delta + 1e-15
+        if mirrored:
+            np.testing.assert_array_equal(r.pmf.probs[1:], r.pmf.probs[1:][::-1])
+
+
+@pytest.mark.parametrize("cost, delta", [("circular-mse", 0.0), ("circular-abs", 0.1)])
+def test_mirror_reduction_on_a_product_of_cycles(cost, delta):
+    ds = ((1, 0), (0, 1), (1, 1))
+    distances = list(ds) + [(-a, -b) for a, b in ds]
+    oracle = _oracle_dp_lp((4, 5), 1.0, delta, distances, cost_vector(cost, (5, 6)))
+    r = design_finite([4, 5], epsilon=1.0, delta=delta, neighbourhood=Neighbourhood(ds), cost=cost)
+    assert any(MIRROR in note for note in r.notes)
+    assert r.expected_cost == pytest.approx(oracle, rel=1e-7)
+    f = r.pmf.probs
+    np.testing.assert_array_equal(f, f[(-np.arange(5)) % 5][:, (-np.arange(6)) % 6])
+
+
+def test_mirror_of_a_nearly_symmetric_cost_is_not_taken():
+    eta = np.arange(9)
+    rho = np.minimum(eta, 9 - eta).astype(float)
+    rho[2] += 1e-9   # not exactly symmetric: the averaging argument does not apply
+    r = design_finite(8, epsilon=1.0, delta=0.05, neighbourhood=Neighbourhood.bd(2), cost=rho)
+    assert not any(MIRROR in note for note in r.notes)
+
+
+@pytest.mark.parametrize("cost, delta, max_cost", [
+    ("mse", 0.0, None), ("mse", 0.02, None), ("abs", 0.3, None), ("er", 1e-3, None),
+    ("circular-mse", 0.0, None), ("mse", 0.0, 40.0), ("circular-abs", 0.0, 2.0),
+])
+def test_row_generation_reaches_the_full_lp_optimum(cost, delta, max_cost):
+    n, eps = 60, 0.8
+    nb = Neighbourhood.bd(3)
+    rho = cost_vector(cost, (n + 1,))
+    oracle = _oracle_dp_lp(n, eps, delta, [1, 2, 3, -1, -2, -3], rho, max_cost)
+    kw = dict(minimize="delta", max_cost=max_cost) if max_cost is not None else dict(delta=delta)
+    r = design_finite(n, epsilon=eps, neighbourhood=nb, cost=cost, row_generation=True, use_closed_form=False, **kw)
+    got = r.delta_min if max_cost is not None else r.expected_cost
+    assert got == pytest.approx(oracle, rel=1e-7, abs=1e-12)
+    assert any(note.startswith("row generation") for note in r.notes)
+    prof = privacy_profile(r.pmf, nb)
+    if max_cost is not None:
+        assert r.expected_cost <= max_cost * (1 + 1e-12) and prof.delta_dp(eps) <= r.delta_min + 1e-12
+    elif delta == 0:
+        assert prof.epsilon_pure <= eps + 1e-12
+    else:
+        assert prof.delta_dp(eps) <= delta + 1e-15
+
+
+def test_row_generation_large_design_is_the_small_one():
+    """delta > 0 and an MSE cost: the optimum sits on a few values near 0 whatever n is, so
+    n = 200000 (1.2 million ratio rows, solved by row generation) must cost what n = 300 costs
+    with every row in the LP."""
+    nb = Neighbourhood.bd(3)
+    big = design_finite(200_000, epsilon=1.0, delta=0.05, neighbourhood=nb, cost="mse")
+    small = design_finite(300, epsilon=1.0, delta=0.05, neighbourhood=nb, cost="mse", row_generation=False)
+    assert any(note.startswith("row generation") for note in big.notes)
+    assert big.expected_cost == pytest.approx(small.expected_cost, rel=1e-9)
+    assert big.analysis.delta_dp <= 0.05
+
+
+def test_row_generation_is_sized_by_what_it_holds_not_by_the_full_lp():
+    """n = 200000, BD 3: the full LP (1.2 million ratio rows with their hockey-stick
+    variables) is estimated at about 4 GiB and refused under 1 GiB; row generation holds
+    the shift table and a few hundred rows, so it runs under the same limit, and its
+    fixed part is still refused under 10 MiB."""
+    from optnoise.errors import ResourceLimitError
+    nb = Neighbourhood.bd(3)
+    args = dict(epsilon=1.0, delta=0.05, neighbourhood=nb, cost="mse")
+    with pytest.raises(ResourceLimitError) as full:
+        design_finite(200_000, **args, row_generation=False, max_memory=2**30)
+    assert full.value.parameter == "n" and "the LP over 200001 noise values" in str(full.value)
+    assert design_finite(200_000, **args, max_memory=2**30).analysis.delta_dp <= 0.05
+    with pytest.raises(ResourceLimitError, match="row generation over 200001 noise values"):
+        design_finite(200_000, **args, max_memory=10 * 2**20)
+
+
+def test_ratio_lift_equals_the_fixpoint_by_full_sweeps(rng):
+    from optnoise.design.finite import MASS_FLOOR, ratio_lift
+    from optnoise.design.model import cyclic_shift_table
+    nb = Neighbourhood(((1, 0), (0, 2), (1, 1)))
+    shape = (7, 9)
+    sh = cyclic_shift_table(shape, nb)
+    f = rng.random(63) * (rng.random(63) < 0.2)
+    e = math.exp(0.4)
+    g = np.maximum(f, MASS_FLOOR)
+    while True:   # the plain iteration: every constraint of every value, until nothing moves
+        need = np.max([np.bincount(p, weights=g / e, minlength=g.size) for p in sh.partner], axis=0)
+        if np.all(need <= g):
+            break
+        g = np.maximum(g, need)
+    np.testing.assert_allclose(ratio_lift(f, sh, e), g / g.sum(), rtol=1e-15, atol=0)
+
+
+def test_cli_large_design_prints_a_bounded_summary(tmp_path):
+    out = tmp_path / "noise.json"
+    r = runner.invoke(app, ["design", "--n", "2000", "--epsilon", "1", "--bd", "3", "--cost", "circular-mse",
+                            "--output", str(out)])
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) < 60
+    assert "2001 masses" in r.stdout and str(out) in r.stdout.replace("\n", "")
+    assert len(json.loads(out.read_text())["pmf"]) == 2001
+    small = runner.invoke(app, ["design", "--n", "8", "--epsilon", "1"])
+    assert sum(1 for line in small.stdout.splitlines() if line.startswith("│") and "..." not in line) >= 9
+
+
+@pytest.mark.parametrize("directed, cost, delta", [(True, "er", 0.05), (False, "mse", 0.05), (False, "circular-abs", 0.1)])
+def test_pdp_row_generation_equals_the_full_milp(directed, cost, delta):
+    nb = Neighbourhood.bd(3, directed=directed)
+    kw = dict(epsilon=1.0, delta=delta, neighbourhood=nb, notion="pdp", cost=cost, use_closed_form=False)
+    full = design_finite(30, row_generation=False, **kw)
+    lazy = design_finite(30, row_generation=True, **kw)
+    assert not any(note.startswith("row generation") for note in full.notes)
+    assert any(note.startswith("row generation") for note in lazy.notes)
+    assert lazy.optimal and lazy.mip_gap <= 1e-6
+    assert lazy.expected_cost == pytest.approx(full.expected_cost, rel=2e-6)
+    assert privacy_profile(lazy.pmf, nb).delta_pdp(1.0) <= delta + 1e-12
+
+
+def test_pdp_row_generation_min_delta_equals_the_full_milp():
+    kw = dict(epsilon=1.0, neighbourhood=Neighbourhood.bd(2), notion="pdp", cost="circular-abs",
+              minimize="delta", max_cost=1.2)
+    full = design_finite(30, row_generation=False, **kw)
+    lazy = design_finite(30, row_generation=True, **kw)
+    assert lazy.delta_min == pytest.approx(full.delta_min, rel=2e-6, abs=1e-12)
+    assert lazy.expected_cost <= 1.2 + 1e-9
+
+
+def test_symmetric_pdp_at_scale_is_the_small_optimum():
+    """Symmetric BD 3, MSE, delta 0.05: the PDP optimum sits on about twenty values near 0,
+    so n = 2000 (12006 pairs, row generation) must cost what n = 64 costs with the full MILP."""
+    kw = dict(epsilon=1.0, delta=0.05, neighbourhood=Neighbourhood.bd(3), notion="pdp", cost="mse")
+    big = design_finite(2000, time_limit=120, **kw)
+    small = design_finite(64, row_generation=False, **kw)
+    assert any(note.startswith("row generation") for note in big.notes)
+    assert big.expected_cost == pytest.approx(small.expected_cost, rel=2e-6)
+    assert big.analysis.delta_pdp <= 0.05 + 1e-12
+
+
+def test_row_generation_time_limit_is_an_error():
+    with pytest.raises(DesignError, match="time limit"):
+        design_finite(100_000, epsilon=0.05, delta=0.0, neighbourhood=Neighbourhood.bd(3), cost="circular-mse",
+                      time_limit=0.01)

@@ -149,16 +149,26 @@ def lp_bytes(rows: float, cols: float, nonzeros: float) -> float:
     return 600.0 * nonzeros + 800.0 * rows + 200.0 * cols
 
 
-def design_lp_bytes(values: int, shifts: int, *, kind: str) -> float:
+def design_lp_bytes(values: int, shifts: int, *, kind: str, held: float | None = None) -> float:
     """The finite design (Kadam et al. (13)-(15)) over ``values`` noise values and ``shifts``
     ordered distances: ``kind`` ``"pure"`` (LP (14)), ``"dp"`` (LP with one hockey-stick
-    variable per value and distance) or ``"pdp"`` (MILP: indicator and product variables)."""
-    nk = float(values) * float(shifts)
+    variable per value and distance) or ``"pdp"`` (MILP: indicator and product variables).
+    ``held``: the (distance, value) pairs the model holds (default all, ``values * shifts``;
+    fewer in a round of row generation)."""
+    nk = float(values) * float(shifts) if held is None else float(held)
     if kind == "pure":
         return lp_bytes(nk, values, 2 * nk)
     if kind == "dp":
         return lp_bytes(nk + shifts, values + nk, 4 * nk)
     return lp_bytes(5 * nk + shifts, values + 2 * nk, 12 * nk)
+
+
+def row_generation_bytes(values: int, shifts: int) -> float:
+    """What row generation over ``values`` x ``shifts`` (distance, value) pairs holds besides
+    its models: the shift table (int64), the mask of rows held and the float temporaries of
+    the violation check, about three 8-byte arrays of that size. Each model it solves is
+    checked with :func:`design_lp_bytes` (``held``) before it is built."""
+    return array_bytes(float(values) * float(shifts), 8, 3.0)
 
 
 def pairs_bytes(pairs: float, window: float, *, exact: bool = False) -> float:

@@ -40,9 +40,12 @@ from ..errors import DesignError, InvalidParameterError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import CyclicPMF
-from ..resources import check, design_lp_bytes
+from ..resources import check, design_lp_bytes, row_generation_bytes
 from ..target import Target
-from .model import Shifts, column, cost_row, cyclic_shift_table, eye_block, mass_row, ratio_block, sum_rows
+from .model import (
+    Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
+    pdp_milp, ratio_block, rho_of, sum_rows,
+)
 from .report import DesignResult
 from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solver_silenced
 
@@ -138,94 +141,159 @@ def _objective(rho: np.ndarray, n_cols: int, minimize: str, max_cost: float | No
 
 
 # ---------------------------------------------------------------- solvers
-def _solve_dp_lp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit):
-    """Standard (eps, delta)-DP as an LP; returns (f, objective)."""
-    n, k = sh.n, sh.k
-    kn = k * n
-    use_t = delta > 0 or minimize == "delta"
-    n_cols = n + (kn if use_t else 0) + (1 if minimize == "delta" else 0)
-    d_col = n_cols - 1
-    blocks = []
-    b = []
-    ratio = ratio_block(sh, e, 0, n_cols)
-    if use_t:
-        blocks.append(ratio - eye_block(kn, n, n_cols))
-        b.append(np.zeros(kn))
-        s = sum_rows(k, n, n, n_cols)
-        if minimize == "delta":
-            s = s - column(n_cols, d_col, k, 1.0)
-            b.append(np.zeros(k))
-        else:
-            b.append(np.full(k, delta))
-        blocks.append(s)
-    else:
-        blocks.append(ratio)
-        b.append(np.zeros(kn))
-    c = _objective(rho, n_cols, minimize, max_cost, blocks, b)
-    bounds = [(0.0, 1.0)] * n + [(0.0, None)] * (n_cols - n)
-    res = solve_lp(c, sp.vstack(blocks, format="csr"), np.concatenate(b), mass_row(n, n_cols), [1.0], bounds, time_limit)
-    return res.x[:n], float(res.fun)
+@dataclass(frozen=True)
+class _Memory:
+    """The memory limit of one design, and the value of ``n`` that a refusal names."""
+    n: object
+    max_memory: int | None
+
+    def check(self, estimate: float, what: str) -> None:
+        check(estimate, parameter="n", value=self.n, what=what, max_memory=self.max_memory)
+
+    def check_round(self, active: int, held: int, kind: str) -> None:
+        """One model of row generation: ``active`` mass columns, ``held`` (distance, value) pairs."""
+        self.check(design_lp_bytes(active, 1, kind=kind, held=held),
+                   f"row generation's {'MILP' if kind == 'pdp' else 'LP'} over {held} (distance, value) pairs")
 
 
-def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation):
-    """PDP as a MILP; returns (indicator pattern u, objective, relative MIP gap)."""
+#: Above this many ratio rows (after any mirror reduction) the DP LP is solved by row generation.
+ROW_GENERATION_MIN_ROWS = 50_000
+#: A ratio row left out of the LP counts as met when it is violated by at most this much
+#: probability (HiGHS's primal feasibility tolerance on the rows it holds, :data:`LP_OPTIONS`).
+ROW_TOLERANCE = 1e-10
+
+
+@dataclass(frozen=True)
+class _LPSolution:
+    f: np.ndarray
+    objective: float
+    lps: int
+    rows: int
+    all_rows: int
+
+
+def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, time_limit,
+                 row_generation: bool, memory: _Memory) -> _LPSolution:
+    """Standard (eps, delta)-DP as an LP, all rows at once or by row generation."""
+    n = sh.n
+    kept = orbits.shifts
+    hockey = delta > 0 or minimize == "delta"
+    mc = max_cost if minimize == "delta" else None
+    all_rows = int(kept.size) * n
+
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+
+    def solve(rows: np.ndarray, active: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, float]:
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved "
+                              "(row generation); no design returned")
+        if row_generation:
+            memory.check_round(active.size, rows.size, "dp" if hockey else "pure")
+        model = dp_lp(sh, orbits, rho, e, rows=rows, active=active, hockey=hockey, delta=delta, max_cost=mc)
+        bounds = np.column_stack((np.zeros(model.upper.size), model.upper))
+        res = solve_lp(model.c, model.a_ub, model.b_ub, model.a_eq, [1.0], bounds, left, scale=scale)
+        return model.pmf(res.x, orbits), float(res.fun)
+
+    if not row_generation:
+        rows = (kept[:, None] * n + np.arange(n)[None, :]).ravel()
+        f, obj = solve(rows, np.arange(orbits.size))
+        return _LPSolution(f, obj, 1, all_rows, all_rows)
+    return _row_generation(sh, orbits, rho, e, solve, all_rows, hockey)
+
+
+def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, hockey: bool) -> _LPSolution:
+    """Solve the DP LP over a growing subset of its ratio rows until the rest hold.
+
+    Exactness: leaving rows out relaxes the LP (pure DP: fewer constraints; hockey-stick:
+    a left-out pair has no ``t``, i.e. its term is dropped from ``sum_eta t <= delta``),
+    so the relaxed optimum costs at most the full optimum. When the relaxed optimum ``f``
+    also meets every left-out row (with ``t = 0``) within :data:`ROW_TOLERANCE`, the
+    tolerance HiGHS grants the rows it holds, then ``f`` is a point of the full LP as
+    feasible as HiGHS's own answer would be, and costs no more than the optimum: it is an
+    optimum. Masses are only given to the classes met by kept rows plus the cheapest other
+    class -- any optimum of the relaxation can move the mass of the unconstrained classes to
+    the cheapest of them -- so each LP has ``O(rows)`` columns, not ``n``. Rows are added
+    around every violation, in a radius that doubles each round (``O(log n)`` rounds). Each
+    LP's objective is scaled by the previous optimum (a lower bound of its own), so that
+    HiGHS's absolute dual tolerance resolves costs near the optimum even when far values
+    cost ``10^12`` times more.
+    """
+    n = sh.n
+    kept = orbits.shifts
+    included = np.zeros((kept.size, n), dtype=bool)
+    class_cost = rho_of(orbits, rho)
+    radius = 1
+    lps = 0
+    scale = None
+    while True:
+        rows = np.flatnonzero(included.ravel())
+        j, eta = np.divmod(rows, n)
+        lps += 1
+        f, obj = solve(kept[j] * n + eta, _active_classes(orbits.orbit, sh.partner[kept[j], eta], eta, class_cost),
+                       scale)
+        scale = abs(obj) or None   # relaxations only grow: the next optimum is at least this one
+        grow = np.zeros(n, dtype=bool)
+        for i, jj in enumerate(kept):
+            excess = f - e * f[sh.partner[jj]]
+            bad = (excess > ROW_TOLERANCE) & ~included[i]
+            if hockey and not bad.any() and excess[~included[i]].clip(0.0).sum() > ROW_TOLERANCE:
+                bad = (excess > 0) & ~included[i]   # small left-out terms that add up in sum_eta t
+            grow |= bad
+        if not grow.any():
+            return _LPSolution(f, obj, lps, int(rows.size), all_rows)
+        _include_around(included, grow, radius, sh)
+        radius *= 2
+
+
+def _active_classes(orbit: np.ndarray, partners: np.ndarray, eta: np.ndarray, class_cost: np.ndarray) -> np.ndarray:
+    """The classes met by the kept pairs ``(eta, partners)``, plus the cheapest other class (if any)."""
+    touched = np.zeros(class_cost.size, dtype=bool)
+    touched[orbit[eta]] = True
+    touched[orbit[partners]] = True
+    free = np.flatnonzero(~touched)
+    if free.size:
+        touched[free[np.argmin(class_cost[free])]] = True
+    return np.flatnonzero(touched)
+
+
+def _include_around(included: np.ndarray, grow: np.ndarray, radius: int, sh: Shifts) -> None:
+    """Keep every pair of every value within ``radius`` shifts (either direction) of ``grow``."""
+    for _ in range(radius):
+        out = grow.copy()
+        for partner in sh.partner:
+            out |= grow[partner]
+            out[partner[grow]] = True
+        grow = out
+    included[:, grow] = True
+
+
+@dataclass(frozen=True)
+class _MILPSolution:
+    u: np.ndarray          # indicator per (shift, value) pair (standard) or per value (paper)
+    f: np.ndarray
+    objective: float
+    gap: float
+    bound: float
+
+
+def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation,
+                    rows: np.ndarray | None = None, active: np.ndarray | None = None) -> _MILPSolution:
+    """PDP as a MILP over all pairs, or (standard formulation) over the pairs ``rows`` with
+    masses on ``active`` only (a relaxation, :func:`_pdp_row_generation`)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     n, k = sh.n, sh.k
     if formulation == "paper":
-        n_ind = n
+        constraints, c, integrality, lb, ub, u0, n_ind = _paper_milp(sh, rho, e, delta, minimize, max_cost)
     else:
-        n_ind = k * n
-    # variables: f (n), y (n_ind), u (n_ind), [d]
-    y0, u0 = n, n + n_ind
-    n_cols = n + 2 * n_ind + (1 if minimize == "delta" else 0)
-    d_col = n_cols - 1
-    cons = []
-    ub_delta = 1.0 if minimize == "delta" else min(delta, 1.0)
-    if formulation == "paper":
-        # (13c) sum y <= delta ; y - u <= 0
-        s = sum_rows(1, n, y0, n_cols)
-        cons.append((s - (column(n_cols, d_col, 1, 1.0) if minimize == "delta" else 0),
-                     -np.inf, 0.0 if minimize == "delta" else delta))
-        cons.append((eye_block(n, y0, n_cols) - eye_block(n, u0, n_cols), -np.inf, 0.0))
-        # (13d) u + f - y <= 1 ; (13e) u - f + y <= 1
-        f_id = eye_block(n, 0, n_cols)
-        cons.append((eye_block(n, u0, n_cols) + f_id - eye_block(n, y0, n_cols), -np.inf, 1.0))
-        cons.append((eye_block(n, u0, n_cols) - f_id + eye_block(n, y0, n_cols), -np.inf, 1.0))
-        ratio = ratio_block(sh, e, 0, n_cols)
-        u_rep = sp.csr_matrix((np.ones(k * n), (np.arange(k * n), np.tile(np.arange(n), k) + u0)), shape=(k * n, n_cols))
-        # (13f) f - e f' - u <= 0 ; (13g) e f' - f + e u <= e
-        cons.append((ratio - u_rep, -np.inf, 0.0))
-        cons.append((-ratio + e * u_rep, -np.inf, e))
-    else:
-        kn = k * n
-        ratio = ratio_block(sh, e, 0, n_cols)
-        y_id = eye_block(kn, y0, n_cols)
-        u_id = eye_block(kn, u0, n_cols)
-        f_rep = sp.csr_matrix((np.ones(kn), (np.arange(kn), np.tile(np.arange(n), k))), shape=(kn, n_cols))
-        cons.append((ratio - y_id, -np.inf, 0.0))            # f - e f' <= y
-        cons.append((y_id - f_rep, -np.inf, 0.0))            # y <= f
-        cons.append((f_rep - y_id + u_id, -np.inf, 1.0))     # y >= f - (1 - u)
-        cons.append((y_id - ub_delta * u_id, -np.inf, 0.0))  # y <= delta u
-        s = sum_rows(k, n, y0, n_cols)
-        if minimize == "delta":
-            cons.append((s - column(n_cols, d_col, k, 1.0), -np.inf, 0.0))
-        else:
-            cons.append((s, -np.inf, delta))
-    cons.append((mass_row(n, n_cols), 1.0, 1.0))
-    c = np.zeros(n_cols)
-    if minimize == "delta":
-        cons.append((cost_row(rho, n_cols), -np.inf, max_cost))
-        c[d_col] = 1.0
-    else:
-        c[:n] = rho
-    integrality = np.zeros(n_cols)
-    integrality[u0:u0 + n_ind] = 1
-    lb = np.zeros(n_cols)
-    ub = np.ones(n_cols)
-    if minimize == "delta":
-        ub[d_col] = 1.0
-    constraints = [LinearConstraint(sp.csr_matrix(a) if not sp.issparse(a) else a.tocsr(), lo, hi) for a, lo, hi in cons]
+        rows = np.arange(k * n) if rows is None else rows
+        active = np.arange(n) if active is None else active
+        model = pdp_milp(sh, rho, e, rows=rows, active=active, delta=delta,
+                         max_cost=max_cost if minimize == "delta" else None)
+        constraints = [LinearConstraint(model.a, model.lo, model.hi)]
+        c, integrality = model.c, model.integrality
+        lb, ub = np.zeros(c.size), np.ones(c.size)
     opts = {"mip_rel_gap": MIP_REL_GAP}
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)
@@ -243,8 +311,118 @@ def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, f
                           "no design is called optimal (raise --time-limit)")
     if res.status != 0 or res.x is None:
         raise DesignError(f"MILP solver failed: {res.message}")
-    u = np.rint(res.x[u0:u0 + n_ind]).astype(bool)
-    return u, float(res.fun), float(getattr(res, "mip_gap", 0.0) or 0.0)
+    gap = float(getattr(res, "mip_gap", 0.0) or 0.0)
+    bound = getattr(res, "mip_dual_bound", None)
+    bound = float(res.fun if bound is None else bound)   # None: no binaries left, an LP
+    if formulation == "paper":
+        u = np.rint(res.x[u0:u0 + n_ind]).astype(bool)
+        return _MILPSolution(u, res.x[:n], float(res.fun), gap, bound)
+    return _MILPSolution(model.indicators(res.x), model.pmf(res.x, n), float(res.fun), gap, bound)
+
+
+def _paper_milp(sh: Shifts, rho, e, delta, minimize, max_cost):
+    """Kadam (13a)-(13h) as printed: one indicator per noise value shared by all distances."""
+    from scipy.optimize import LinearConstraint
+
+    n, k = sh.n, sh.k
+    n_ind = n
+    # variables: f (n), y (n), u (n), [d]
+    y0, u0 = n, n + n_ind
+    n_cols = n + 2 * n_ind + (1 if minimize == "delta" else 0)
+    d_col = n_cols - 1
+    cons = []
+    # (13c) sum y <= delta ; y - u <= 0
+    s = sum_rows(1, n, y0, n_cols)
+    cons.append((s - (column(n_cols, d_col, 1, 1.0) if minimize == "delta" else 0),
+                 -np.inf, 0.0 if minimize == "delta" else delta))
+    cons.append((eye_block(n, y0, n_cols) - eye_block(n, u0, n_cols), -np.inf, 0.0))
+    # (13d) u + f - y <= 1 ; (13e) u - f + y <= 1
+    f_id = eye_block(n, 0, n_cols)
+    cons.append((eye_block(n, u0, n_cols) + f_id - eye_block(n, y0, n_cols), -np.inf, 1.0))
+    cons.append((eye_block(n, u0, n_cols) - f_id + eye_block(n, y0, n_cols), -np.inf, 1.0))
+    ratio = ratio_block(sh, e, 0, n_cols)
+    u_rep = sp.csr_matrix((np.ones(k * n), (np.arange(k * n), np.tile(np.arange(n), k) + u0)), shape=(k * n, n_cols))
+    # (13f) f - e f' - u <= 0 ; (13g) e f' - f + e u <= e
+    cons.append((ratio - u_rep, -np.inf, 0.0))
+    cons.append((-ratio + e * u_rep, -np.inf, e))
+    cons.append((mass_row(n, n_cols), 1.0, 1.0))
+    c = np.zeros(n_cols)
+    if minimize == "delta":
+        cons.append((cost_row(rho, n_cols), -np.inf, max_cost))
+        c[d_col] = 1.0
+    else:
+        c[:n] = rho
+    integrality = np.zeros(n_cols)
+    integrality[u0:u0 + n_ind] = 1
+    lb = np.zeros(n_cols)
+    ub = np.ones(n_cols)
+    constraints = [LinearConstraint(sp.csr_matrix(a) if not sp.issparse(a) else a.tocsr(), lo, hi) for a, lo, hi in cons]
+    return constraints, c, integrality, lb, ub, u0, n_ind
+
+
+#: Above this many (shift, value) pairs the per-distance PDP MILP is solved by row generation.
+PDP_ROW_GENERATION_MIN_PAIRS = 500
+
+
+@dataclass(frozen=True)
+class _PDPSolution:
+    f: np.ndarray
+    objective: float      # of the polished f
+    milp_objective: float
+    gap: float
+    milps: int
+    pairs: int
+
+
+def _pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit,
+                        memory: _Memory) -> _PDPSolution:
+    """The per-distance PDP MILP over a growing set of (shift, value) pairs.
+
+    Exactness (no convexity needed): leaving pairs out relaxes the MILP -- a left-out pair
+    may violate ``f(eta) <= e^eps f(eta + mu)`` without its mass counting towards delta --
+    so the relaxed MILP's dual bound ``L`` is a lower bound of the full optimum. The relaxed
+    solution's indicator pattern, extended by the violations it has on the left-out pairs,
+    is then polished on the *full* problem (:func:`_polish_pdp`: an LP over every pair with
+    the indicators fixed), which gives a feasible design of cost ``U``. If
+    ``U - L <= MIP_REL_GAP |U|`` that design is optimal to the same relative gap the full
+    MILP is solved to; otherwise pairs are added around the violations (radius doubling)
+    and the MILP is solved again. Values met by no kept pair have no constraint in the
+    relaxation, so their mass is given to the cheapest of them (one column), as in
+    :func:`_row_generation`.
+    """
+    n, k = sh.n, sh.k
+    included = np.zeros((k, n), dtype=bool)
+    values = np.arange(n)
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    radius = 1
+    milps = 0
+    while True:
+        rows = np.flatnonzero(included.ravel())
+        j, eta = np.divmod(rows, n)
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved "
+                              f"(row generation, {milps} MILPs); no design is called optimal (raise --time-limit)")
+        active = _active_classes(values, sh.partner[j, eta], eta, rho)
+        memory.check_round(active.size, rows.size, "pdp")
+        sol = _solve_pdp_milp(sh, rho, e, delta, minimize, max_cost, left, "standard", rows=rows, active=active)
+        milps += 1
+        violated = sol.f[None, :] > e * sol.f[sh.partner]
+        pattern = violated.copy()
+        pattern.ravel()[rows] = sol.u
+        try:
+            f, pobj = _polish_pdp(sh, rho, e, delta, minimize, max_cost, pattern.ravel(), "standard", left)
+        except DesignError:
+            f, pobj = None, math.inf
+        if f is not None and pobj - sol.bound <= MIP_REL_GAP * abs(pobj) + 1e-12:
+            gap = max(0.0, pobj - sol.bound) / max(abs(pobj), 1e-300)
+            return _PDPSolution(f, pobj, sol.objective, gap, milps, int(rows.size))
+        grow = (violated & ~included).any(axis=0)
+        if not grow.any():
+            included[:] = True          # nothing left to add around: the next MILP is the full one
+            continue
+        _include_around(included, grow, radius, sh)
+        radius *= 2
 
 
 def _polish_pdp(sh: Shifts, rho, e, delta, minimize, max_cost, u, formulation, time_limit):
@@ -307,22 +485,29 @@ def ratio_lift(f: np.ndarray, sh: Shifts, e: float) -> np.ndarray:
 
     Pure-DP repair. Raising ``g(eta + mu)`` to ``g(eta) / e`` never breaks a
     constraint in which it is the smaller side, so repeated relaxation converges to
-    the pointwise-smallest feasible ``g`` above ``f`` (at most one round per step of
-    the neighbourhood graph's diameter). The floor matters: the exact optimum can
-    need masses like ``e^(-2730)`` (n = 16384, eps = 1, BD 3), below the smallest
-    double, and a zero facing a positive mass is infinite epsilon. Renormalising
-    keeps every ratio; the cost moves by about ``N * MASS_FLOOR`` times the largest cost.
+    the pointwise-smallest feasible ``g`` above ``f`` (Bellman-Ford on the neighbourhood
+    graph, at most one round per step of its diameter). Each round only revisits the
+    values raised in the round before (the frontier), so a design whose far masses are
+    all lifted costs ``O(|M|)`` per lifted value, not ``O(n |M|)`` per round. The floor
+    matters: the exact optimum can need masses like ``e^(-2730)`` (n = 16384, eps = 1,
+    BD 3), below the smallest double, and a zero facing a positive mass is infinite
+    epsilon. Renormalising keeps every ratio; the cost moves by about ``N * MASS_FLOOR``
+    times the largest cost.
     """
     g = np.maximum(f, MASS_FLOOR)
-    inv = np.empty_like(sh.partner)
-    for k in range(sh.k):
-        inv[k, sh.partner[k]] = np.arange(sh.n)   # inv[k, j]: the eta with eta + mu_k = j
-    for _ in range(sh.n + 1):  # a lift travels at most the graph's diameter < n steps
-        need = (g[inv] / e).max(axis=0)
-        if np.all(need <= g):
-            return g / g.sum()
-        g = np.maximum(g, need)
-    raise DesignError(f"the ratio lift did not converge (e^eps = {e!r} leaves no room for the ratio constraints)")
+    frontier = np.arange(g.size)
+    while frontier.size:
+        source = g[frontier] / e                      # g(eta) / e, from the round's start
+        raised = []
+        for partner in sh.partner:
+            x = partner[frontier]                     # eta + mu: needs g(x) >= g(eta) / e
+            up = source > g[x]
+            if up.any():
+                g[x[up]] = np.maximum(g[x[up]], source[up])   # x distinct within one shift
+                raised.append(x[up])
+        frontier = np.unique(np.concatenate(raised)) if raised else raised
+        frontier = np.asarray(frontier, dtype=np.int64)
+    return g / g.sum()
 
 
 def _repair_with_uniform(f: np.ndarray, shape, nb, target: Target) -> tuple[np.ndarray, float]:
@@ -345,7 +530,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
                   cost: str | Cost | Sequence[float] | np.ndarray = "er", minimize: str = "cost",
                   max_cost: float | None = None, formulation: str = "standard",
                   time_limit: float | None = None, use_closed_form: bool = True,
-                  max_memory: int | None = None) -> FiniteDesign:
+                  max_memory: int | None = None, row_generation: bool | None = None) -> FiniteDesign:
     """Optimal noise PMF on ``{0..n}`` (or a product domain), added mod ``n + 1``.
 
     Parameters
@@ -377,6 +562,14 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         Bytes the LP/MILP may take (:mod:`optnoise.resources`; default half the machine's
         memory): a larger model is refused from ``n`` and the number of distances before
         it is built.
+    row_generation:
+        Solve the standard-DP LP over a growing subset of its ratio rows until the others
+        hold, or the per-distance PDP MILP over a growing subset of its (distance, value)
+        pairs until a polished design meets all of them within the MIP gap (``True``); all
+        rows at once (``False``); or by size (``None``: above :data:`ROW_GENERATION_MIN_ROWS`
+        LP rows or :data:`PDP_ROW_GENERATION_MIN_PAIRS` MILP pairs). Same optimum either way;
+        where the optimum is not unique the PMF returned may differ. Not used with
+        ``formulation="paper"``.
 
     Above ``epsilon = SOLVER_EPSILON_MAX`` the ratio constraints ``f <= e^eps f'`` have
     coefficients beyond the solver's numerical range (at ``eps = 36`` HiGHS reports
@@ -388,6 +581,24 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     FiniteDesign
         ``.mechanism`` (the PMF with its neighbourhood and target), the costs, the float
         ``analysis``, ``certify()`` and how the design was obtained.
+
+    Notes
+    -----
+    **Mirror symmetry.** When the shift set is closed under negation modulo the domain (a
+    symmetric neighbourhood) and the cost is mirror-symmetric, ``rho(eta) = rho(-eta)``
+    exactly, the standard-DP LP is solved over ``f(eta) = f(-eta)`` only: half the mass
+    variables, and one shift of each pair ``{mu, -mu}``. Nothing is lost. The LP is
+    invariant under the mirror ``M f(eta) = f(-eta)``: the row for ``(mu, eta)`` of ``M f``
+    is the row for ``(-mu, -eta)`` of ``f``, with ``t`` mirrored the same way, so
+    ``sum_eta t[mu, .]`` of the mirror is ``sum_eta t[-mu, .]`` of the original, and the
+    cost and total mass are unchanged. Its feasible set is convex, so for any optimum
+    ``(f, t)`` the average ``((f, t) + M (f, t)) / 2`` is feasible, costs the same and is
+    symmetric: a symmetric optimum exists. For symmetric ``f`` the rows of ``-mu`` at
+    ``-eta`` repeat those of ``mu`` at ``eta``, so they are dropped with their ``t``; each
+    kept hockey-stick row stands for its mirror too. Any symmetric solution of the reduced
+    LP extends (``t[-mu, -eta] = t[mu, eta]``) to a solution of the full LP with the same
+    cost, so both optima are equal. The argument needs convexity: it does not hold for the
+    PDP MILP, whose feasible set is not convex (no reduction is made there).
 
     >>> d = design_finite(4, epsilon=1.0, cost="er", neighbourhood=Neighbourhood.sd(1))
     >>> d.method, round(d.error_rate, 4), d.mechanism.kind
@@ -418,11 +629,23 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         raise InvalidParameterError("formulation", formulation, "'paper' only with notion 'pdp'")
     if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) > 0):
         raise InvalidParameterError("time_limit", time_limit, "a number of seconds > 0")
+    if row_generation not in (None, True, False):
+        raise InvalidParameterError("row_generation", row_generation, "True, False or None (by size)")
     nb = neighbourhood if neighbourhood is not None else Neighbourhood.sd(1)
     values, shifts = int(np.prod(shape)), len(nb.cyclic_shifts(shape))
-    kind = "pure" if dlt == 0.0 and minimize == "cost" else "dp" if notion == "dp" else "pdp"
-    check(design_lp_bytes(values, shifts, kind=kind), parameter="n", value=n, max_memory=max_memory,
-          what=f"the {'MILP' if kind == 'pdp' else 'LP'} over {values} noise values x {shifts} distances")
+    lp_path = notion == "dp" or (dlt == 0.0 and minimize == "cost")
+    kind = "pure" if dlt == 0.0 and minimize == "cost" else "dp" if lp_path else "pdp"
+    may_generate = (lp_path or formulation == "standard") and (
+        values * shifts > (ROW_GENERATION_MIN_ROWS if lp_path else PDP_ROW_GENERATION_MIN_PAIRS)
+        if row_generation is None else row_generation)
+    memory = _Memory(n, max_memory)
+    if may_generate:   # the shift table, the mask and (PDP) the polishing LP over every pair
+        polish = 0.0 if lp_path else design_lp_bytes(values, shifts, kind="pure")
+        memory.check(row_generation_bytes(values, shifts) + polish,
+                     f"row generation over {values} noise values x {shifts} distances")
+    else:
+        memory.check(design_lp_bytes(values, shifts, kind=kind),
+                     f"the {'MILP' if kind == 'pdp' else 'LP'} over {values} noise values x {shifts} distances")
     cost_name = cost if isinstance(cost, str) else cost.name if isinstance(cost, Cost) else "user"
     rho = cost_vector(cost, shape)
     if not np.all(np.isfinite(rho)):
@@ -447,13 +670,33 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         method, optimal = "closed-form", True
     elif notion == "dp" or (dlt == 0.0 and minimize == "cost"):
         # at delta = 0 both notions are pure eps-DP: Kadam's LP (14)
-        f, obj = _solve_dp_lp(sh, rho, e * (1 - RATIO_MARGIN), dlt * (1 - 1e-12), minimize, max_cost, time_limit)
+        orbits = mirror_orbits(shape, sh, rho) or identity_orbits(sh)
+        lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if row_generation is None else row_generation
+        sol = _solve_dp_lp(sh, orbits, rho, e * (1 - RATIO_MARGIN), dlt * (1 - 1e-12), minimize, max_cost,
+                           time_limit, lazy, memory)
+        f, obj = sol.f, sol.objective
+        if orbits.reduced:
+            notes.append("mirror-symmetric problem (neighbourhood and cost): solved over f(eta) = f(-eta), "
+                         "which loses nothing")
+        if lazy:
+            notes.append(f"row generation: {sol.lps} LPs held {sol.rows} of the {sol.all_rows} ratio rows; "
+                         f"the others hold at the solution (tolerance {ROW_TOLERANCE:g})")
         method, optimal = "lp", True
         if minimize == "delta":
             delta_min = obj
     else:
-        u, obj, gap = _solve_pdp_milp(sh, rho, e, dlt, minimize, max_cost, time_limit, formulation)
-        f, pobj = _polish_pdp(sh, rho, e, dlt, minimize, max_cost, u, formulation, time_limit)
+        lazy = formulation == "standard" and ((sh.k * sh.n > PDP_ROW_GENERATION_MIN_PAIRS)
+                                              if row_generation is None else row_generation)
+        if lazy:
+            psol = _pdp_row_generation(sh, rho, e, dlt, minimize, max_cost, time_limit, memory)
+            f, pobj, obj, gap = psol.f, psol.objective, psol.milp_objective, psol.gap
+            notes.append(f"row generation: {psol.milps} MILPs held {psol.pairs} of the {sh.k * sh.n} "
+                         "(distance, value) pairs; the polished design is feasible for all of them and within "
+                         "the MIP gap of the last MILP's bound")
+        else:
+            sol = _solve_pdp_milp(sh, rho, e, dlt, minimize, max_cost, time_limit, formulation)
+            u, obj, gap = sol.u, sol.objective, sol.gap
+            f, pobj = _polish_pdp(sh, rho, e, dlt, minimize, max_cost, u, formulation, time_limit)
         method, optimal = "milp", True
         if abs(pobj - obj) > 1e-6 * max(1.0, abs(obj)):
             notes.append(f"polished LP objective {pobj:.10g} differs from the MILP's {obj:.10g}")

@@ -49,11 +49,17 @@ def solver_silenced() -> Iterator[None]:
         os.close(devnull)
 
 
-def solve_lp(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None, options: dict | None = None):
+def solve_lp(
+    c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None,
+    options: dict | None = None, scale: float | None = None,
+):
     """HiGHS LP with tight tolerances and a scaled objective; returns scipy's result.
 
     ``options`` are added to HiGHS's (e.g. ``simplex_dual_edge_weight_strategy``; kept on
-    the retry).
+    the retry). The objective is divided by ``scale`` (default: its largest coefficient).
+    HiGHS's dual tolerance is absolute, so the scale decides which cost differences it
+    resolves: when costs span many orders of magnitude (``eta^2`` on a large cycle) a scale
+    near the optimal objective resolves the small ones that the optimum is made of.
 
     If HiGHS reports a numerical failure at the tight tolerances (it can when the
     optimum has masses near the double-precision floor, e.g. MSE at n = 4096), the LP
@@ -69,7 +75,7 @@ def solve_lp(c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None, option
     """
     from scipy.optimize import linprog
 
-    scale = float(np.max(np.abs(c))) or 1.0
+    scale = (float(scale) if scale else 0.0) or float(np.max(np.abs(c))) or 1.0
     opts: dict = {**LP_OPTIONS, **(options or {})}
     if time_limit is not None:
         opts["time_limit"] = float(time_limit)

@@ -136,13 +136,22 @@ def design(
             draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
+#: Designs with more masses than this print a summary and the first and last few masses.
+PRINT_ALL_MASSES_UP_TO = 64
+#: Masses shown at each end of a large design.
+PRINT_END_MASSES = 5
+
+
 def _pmf_table(pmf: np.ndarray, form: str) -> None:
+    """Every mass up to :data:`PRINT_ALL_MASSES_UP_TO`; beyond, the first and last few."""
     from rich.table import Table
     table = Table()
     table.add_column("eta", justify="right")
     table.add_column("f(eta)", justify="right")
-    for i, v in enumerate(pmf):
-        table.add_row(str(i), form.format(v))
+    shown = (list(range(PRINT_END_MASSES)) + [-1] + list(range(pmf.size - PRINT_END_MASSES, pmf.size))
+             if pmf.size > PRINT_ALL_MASSES_UP_TO else range(pmf.size))
+    for i in shown:
+        table.add_row(*(("...", "...") if i < 0 else (str(i), form.format(pmf[i]))))
     out.print(table)
 
 
@@ -184,7 +193,7 @@ def _print_releases(p: dict[str, Any]) -> None:
     out.print(f"[bold]noise for {p['k']} releases[/] ({p['space']}): total eps={fmt(p['epsilon'])} "
               f"delta={fmt(p['delta'])}, cost={p['cost']}")
     pmf = np.asarray(p["pmf"])
-    if p["space"] == "cyclic" and pmf.size <= 64:
+    if p["space"] == "cyclic":
         _pmf_table(pmf, "{:.6g}")
     summary = Table(show_header=False)
     summary.add_column("k")
@@ -208,10 +217,16 @@ def _print(p: dict[str, Any]) -> None:
     g = p["guarantee"]
     out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
               f"delta={fmt(g['delta'])}, cost={p['cost']}")
+    where = (f"all masses in {p['output']}" if p.get("output")
+             else "all masses: --output FILE (a mechanism file) or --json")
     if pmf.ndim == 1:
         _pmf_table(pmf, "{:.6f}")
+        if pmf.size > PRINT_ALL_MASSES_UP_TO:
+            top = int(np.argmax(pmf))
+            out.print(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
+                      f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
     else:
-        out.print(f"joint PMF of shape {pmf.shape} (use --json for the values)")
+        out.print(f"joint PMF of shape {pmf.shape} ({where})")
     c = p["certificate"]
     summary = Table(show_header=False)
     summary.add_column("k")
