@@ -163,7 +163,7 @@ def test_refusal_with_delta_gives_epsilon_at_delta(files):
         release_column(d / "in.csv", "hour", mech, d / "refused_delta.csv")
     # what it gives per record, independently of the refusal code: the float profile under BD 23
     per_record = optnoise.Mechanism(mech.pmf, Neighbourhood.bd(N), mech.target).privacy.epsilon_dp(0.05)
-    assert info.value.parameter == "unit" and f"eps {per_record:.4g} at delta 0.05" in str(info.value)
+    assert info.value.parameter == "unit" and f"eps {per_record:.6g} at delta 0.05" in str(info.value)
     assert per_record > 1.0
 
 
@@ -187,6 +187,31 @@ def test_python_frame_api_keeps_index_and_is_reproducible_with_a_seed():
     assert col["mechanism"]["built"].startswith("optimal design") and col["certificate"]["epsilon_pure"] <= 2.0
     with pytest.raises(InvalidParameterError, match="row 2: 'True'"):  # a mixed object column is read as text
         optnoise.release(pd.DataFrame({"hour": [1, True]}, dtype=object), spec | {"keep": []})
+
+
+@pytest.mark.parametrize("unit, eps, delta", [("value", 2.0, 1e-8), ("record", 0.5, 1e-5)])
+def test_calibrated_discrete_gaussian_column_meets_its_target_once_quantized(unit, eps, delta):
+    # calibrated on the float boundary, the quantized weights used to miss the target by
+    # ~1e-5 relative and every such column was refused; the calibration now leaves the room
+    # the quantizer needs, and the exact certificate of the sampled weights meets the target
+    spec = {"unit": unit, "columns": {"x": {"domain": {"lower": 0, "upper": 3}, "family": "discrete-gaussian",
+                                            "epsilon": eps, "delta": delta}}}
+    mech = prepare(spec).plans[0].mechanism
+    cert = mech.quantize().certificate
+    assert cert.exact and cert.epsilon == eps and cert.delta_dp <= delta
+    assert cert.delta_dp > 0.5 * delta     # and is not needlessly noisy
+
+
+def test_words_state_approximate_dp_and_round_up():
+    from optnoise.table.manifest import round_up, words
+    manifest = {"columns": {"a": {}, "b": {}}, "unit": {"kind": "record"},
+                "total": {"basic": {"epsilon": 2.50049, "delta": 2e-6}, "pld": {"epsilon": None, "delta": None}}}
+    text = words(manifest)
+    assert "except with probability" not in text          # that would be probabilistic DP
+    assert "at most e^2.501" in text and "plus 2e-06" in text and "2.501-DP with delta 2e-06" in text
+    pure = words(manifest | {"total": {"basic": {"epsilon": 2.0, "delta": 0.0}, "pld": {"epsilon": None}}})
+    assert "by at most a factor e^2 = 7.39" in pure and "pure 2-DP" in pure
+    assert [round_up(x) for x in (2.5, 2.50049, 1 / 3, 7.389056)] == ["2.5", "2.501", "0.3334", "7.39"]
 
 
 def test_target_only_ordered_column_gets_the_closed_form_geometric():

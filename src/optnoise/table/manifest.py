@@ -68,19 +68,43 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
 
 
 def words(manifest: dict) -> str:
-    """The record's total guarantee in plain words (for the command line and the demo)."""
+    """The record's total guarantee in plain words (for the command line and the demo).
+
+    Numbers are rounded *up* (:func:`round_up`), so the words never claim more than the
+    manifest's numbers. With ``delta > 0`` the sentence is the (eps, delta)-DP inequality
+    itself, not "a factor e^eps except with probability delta" -- that would be the
+    stronger probabilistic DP, which the columns' ``delta_dp`` does not give.
+    """
     total = manifest["total"]
     b, p = total["basic"], total["pld"]
     cols = ", ".join(manifest["columns"])
     if manifest["unit"]["kind"] == "record":
-        who = f"each record is protected as a whole: changing all its privatized values ({cols}) to any others"
+        who = (f"each record is protected as a whole: changing all its privatized values ({cols}) to any others "
+               "changes")
     else:
         who = (f"each record is protected only against changes of its values ({cols}) within each column's "
-               "distances: such changes")
-    eps, delta = b["epsilon"], b["delta"]
-    how = f"{'pure ' if not delta else ''}{eps:.4g}-DP{f' with delta {delta:.3g}' if delta else ''}, adding the columns'"
-    text = (f"{who} changes the probability of any released row by at most a factor e^{eps:.4g} = {math.exp(eps):.4g}"
-            f"{f' (except with probability {delta:.3g})' if delta else ''} ({how} guarantees)")
-    if p["epsilon"] is not None and p["epsilon"] < eps * (1 - 1e-3):
-        text += f"; composed tightly (privacy loss distributions): {p['epsilon']:.4g}-DP with delta {p['delta']:g}"
+               "distances: such changes change")
+    eps, delta = round_up(b["epsilon"]), round_up(b["delta"], 3)
+    factor = f"e^{eps} = {round_up(math.exp(float(eps)))}"
+    if not b["delta"]:
+        text = (f"{who} the probability of any set of released rows by at most a factor {factor} "
+                f"(pure {eps}-DP, adding the columns' guarantees)")
+    else:
+        text = (f"{who} the probability of any set of released rows to at most {factor} times it plus "
+                f"{delta} ({eps}-DP with delta {delta}, adding the columns' guarantees; the factor itself may be "
+                "exceeded, by at most that much probability in all)")
+    if p["epsilon"] is not None and p["epsilon"] < b["epsilon"] * (1 - 1e-3):
+        text += (f"; composed tightly (privacy loss distributions): {round_up(p['epsilon'])}-DP with delta "
+                 f"{round_up(p['delta'], 3)}")
     return text
+
+
+def round_up(x: float, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits, rounded towards +infinity (``2.50049`` -> ``2.501``)."""
+    from decimal import ROUND_CEILING, Decimal
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    d = Decimal(repr(float(x)))
+    step = Decimal(1).scaleb(d.adjusted() - (digits - 1))
+    r = (d / step).to_integral_value(rounding=ROUND_CEILING) * step
+    return f"{float(r):.{digits}g}"

@@ -267,6 +267,11 @@ def _designed(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
     return rep, label, "calibrated family (geometric)", own, target
 
 
+#: Relative room left under a target when an integer-line family is calibrated to it, tried
+#: in turn until the quantized weights meet the target.
+CALIBRATION_MARGINS = (1e-6, 1e-3, 1e-2, 0.1, 0.5)
+
+
 def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tuple[IntegerPMF, str]:
     """The least noisy member of an integer-line family meeting ``target`` under ``neighbourhood``.
 
@@ -274,7 +279,8 @@ def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tup
     e^(-eps / D)`` with ``D`` the largest distance (Ghosh et al. 2009: the privacy loss of
     a shift by ``mu`` is ``|mu| ln(1/alpha)``); otherwise the family's parameter is
     searched (:func:`optnoise.families.boundary_search`) with the float profile and the one
-    "meets" rule; the exact certificate decides afterwards.
+    "meets" rule, with the room of :data:`CALIBRATION_MARGINS` under the target that the
+    quantized weights need; the exact certificate decides afterwards.
     """
     from ..analysis import privacy_profile
     from ..families import (
@@ -291,10 +297,24 @@ def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tup
     def build(x: float) -> IntegerPMF:
         return parse_family(f"{family}:{x!r}")[1]  # type: ignore[return-value]
 
+    # Searched with room under the target: quantizing the window to integer weights moves
+    # delta by about sqrt(cells) 2^-36 (absolute), which a family calibrated on the boundary
+    # loses, and the integer-line quantizer has no mixing to win it back. The room grows
+    # until the quantized weights meet the target exactly (what is released is what is
+    # certified); if none does, the exact check of the plan refuses the column.
     cal = calibration_of(family)
-    x = boundary_search(cal, largest, lambda v: privacy_profile(build(v), neighbourhood).meets(target),
-                        more_private_ok=True)
-    return build(x), f"{family}({cal.parameter}={x:.6g})"
+    for margin in CALIBRATION_MARGINS:
+        inner = Target(target.epsilon * (1.0 - margin) if target.pure else target.epsilon,
+                       target.delta * (1.0 - margin), target.notion)
+        x = boundary_search(cal, largest, lambda v: privacy_profile(build(v), neighbourhood).meets(inner),
+                            more_private_ok=True)
+        pmf = build(x)
+        try:
+            Mechanism(coarse_tails(pmf)[0], neighbourhood, target).quantize()
+            break
+        except OptnoiseError:
+            continue
+    return pmf, f"{family}({cal.parameter}={x:.6g})"
 
 
 def coarse_tails(pmf: IntegerPMF) -> tuple[IntegerPMF, str | None]:
@@ -360,18 +380,24 @@ def _certify(col: ColumnSpec, mech: Mechanism, unit: str) -> None:
         try:
             mech.quantize()
             return
-        except OptnoiseError:
-            pass
+        except OptnoiseError as exc:
+            raise refusal(col, mech, unit, quantized=str(exc)) from exc
     raise refusal(col, mech, unit)
 
 
-def refusal(col: ColumnSpec, mech: Mechanism, unit: str) -> InvalidParameterError:
+def refusal(col: ColumnSpec, mech: Mechanism, unit: str, quantized: str | None = None) -> InvalidParameterError:
     """The error for a mechanism that misses its target under the unit: what it gives, and
-    the two ways out (a mechanism made for the unit, or the value unit)."""
+    the two ways out (a mechanism made for the unit, or the value unit). ``quantized``: the
+    quantizer's account when the float masses meet the target but no integer weights do."""
     t: Target = mech.target  # type: ignore[assignment]
     prof = mech.privacy
-    gives = f"pure eps {prof.epsilon_pure:.4g}" if t.pure else (
-        f"eps {prof.epsilon(t.delta, t.notion):.4g} at delta {t.delta:g}")
+    if quantized is not None:
+        gives = f"masses that meet it only before quantization ({quantized})"
+    elif t.pure:
+        gives = f"pure eps {prof.epsilon_pure:.6g}"
+    else:
+        gives = (f"eps {prof.epsilon(t.delta, t.notion):.6g} at delta {t.delta:g} "
+                 f"(delta {prof.delta(t.epsilon, t.notion):.6g} at eps {t.epsilon:g})")
     value = f"{unit}: column '{col.name}' gives {gives}, not {t.describe()}"
     if unit == "value":
         return InvalidParameterError("unit", value, "a mechanism that meets its target")
