@@ -17,7 +17,6 @@ separately: tracing slows the call). Nothing is asserted.
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
 import statistics
@@ -34,8 +33,7 @@ import numpy as np
 from optnoise import CyclicPMF, Mechanism, Neighbourhood, Target, privacy_profile
 from optnoise.analysis import guarantee
 from optnoise.randomness import SystemRandomSource
-from optnoise.sampling import (QuantizedCyclic, discrete_gaussian, discrete_laplace, draw_indices, quantize,
-                               round_weights)
+from optnoise.sampling import (QuantizedCyclic, discrete_gaussian, discrete_laplace, draw_indices, round_weights)
 
 QUICK = "--quick" in sys.argv
 REPEATS = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else (3 if QUICK else 5)

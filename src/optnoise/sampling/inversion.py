@@ -294,7 +294,6 @@ def laplace_table(t) -> InversionTable | None:
 
 @lru_cache(maxsize=64)
 def _laplace_table(tq: Fraction) -> InversionTable | None:
-    t = tq
     k = int(math.ceil(64 * math.log(2) * float(tq))) + 2
     if 2 * k + 2 > MAX_TABLE:
         return None
@@ -309,7 +308,6 @@ def gaussian_table(sigma2) -> InversionTable | None:
 
 @lru_cache(maxsize=64)
 def _gaussian_table(s2: Fraction) -> InversionTable | None:
-    sigma2 = s2
     k = int(math.ceil(math.sqrt(2 * float(s2) * 64 * math.log(2)))) + 2
     if 2 * k + 2 > MAX_TABLE:
         return None
@@ -349,7 +347,6 @@ def staircase_table(epsilon, sensitivity: int, r: int) -> InversionTable | None:
 
 @lru_cache(maxsize=64)
 def _staircase_table(e: Fraction, sensitivity: int, r: int) -> InversionTable | None:
-    epsilon = e
     k = int(sensitivity) * (int(math.ceil(64 * math.log(2) / float(e))) + 2)
     if 2 * k + 2 > MAX_TABLE:
         return None
