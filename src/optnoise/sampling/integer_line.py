@@ -190,6 +190,21 @@ def two_sided_geometric(a: int, m: int, count: int, source) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ CKS20 samplers
+def _by_rounds(count: int, one_round, spare: int) -> np.ndarray:
+    """``count`` draws from a rejection sampler: ``one_round(m)`` makes ``m`` proposals and
+    returns the accepted draws; rounds of ``need + need // spare + 16`` proposals repeat
+    until ``count`` are accepted (accepting fewer, or discarding the surplus, is sampling
+    conditionally on acceptance, which leaves each draw's law unchanged)."""
+    out = np.empty(count, dtype=np.int64)
+    filled = 0
+    while filled < count:
+        need = count - filled
+        x = one_round(need + need // spare + 16)[:need]
+        out[filled:filled + x.size] = x
+        filled += x.size
+    return out
+
+
 def discrete_laplace_cks(t, count: int, source) -> np.ndarray:
     """``P(X = x) ∝ exp(-|x| / t)`` on Z for rational ``t > 0`` (CKS20 Algorithm 2).
 
@@ -203,12 +218,7 @@ def discrete_laplace_cks(t, count: int, source) -> np.ndarray:
     s, tt = tq.numerator, tq.denominator
     if s >= MAX_DEN >> 8:
         raise InvalidParameterError("t", t, "a numerator below 2^54")
-    n = check_count(count)
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
-    while filled < n:
-        need = n - filled
-        m = need + need // 2 + 16
+    def one_round(m: int) -> np.ndarray:
         u = uniform_below(s, m, source)
         if s > 1:
             keep = bernoulli_exp(u, np.full(m, s), source)
@@ -217,10 +227,9 @@ def discrete_laplace_cks(t, count: int, source) -> np.ndarray:
         y = (u + s * v) // tt
         neg = uniform_bits(source, u.size, 1).astype(bool)
         ok = ~(neg & (y == 0))
-        x = np.where(neg, -y, y)[ok][:need]
-        out[filled:filled + x.size] = x
-        filled += x.size
-    return out
+        return np.where(neg, -y, y)[ok]
+
+    return _by_rounds(check_count(count), one_round, 2)
 
 
 def discrete_gaussian_cks(sigma2, count: int, source) -> np.ndarray:
@@ -237,13 +246,9 @@ def discrete_gaussian_cks(sigma2, count: int, source) -> np.ndarray:
     if den >= MAX_DEN >> 16:
         raise InvalidParameterError("sigma2", sigma2, "a rational whose numerator and denominator are small "
                                     "enough that 2 t^2 n d < 2^46")
-    n = check_count(count)
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
     limit = math.isqrt((MAX_DEN >> 1)) // (t * sd) - 1  # |Y| up to here keeps num < 2^61
-    while filled < n:
-        need = n - filled
-        m = need + need // 2 + 16
+
+    def one_round(m: int) -> np.ndarray:
         y = discrete_laplace_cks(t, m, source)
         a = np.abs(y)
         small = a <= limit
@@ -252,10 +257,9 @@ def discrete_gaussian_cks(sigma2, count: int, source) -> np.ndarray:
         acc[small] = bernoulli_exp(root * root, np.full(root.size, den), source)
         for i in np.flatnonzero(~small):  # astronomically rare: exact with Python ints
             acc[i] = _bernoulli_exp_scalar(Fraction((int(a[i]) * t * sd - sn) ** 2, den), source)
-        x = y[acc][:need]
-        out[filled:filled + x.size] = x
-        filled += x.size
-    return out
+        return y[acc]
+
+    return _by_rounds(check_count(count), one_round, 2)
 
 
 def _bernoulli_exp_scalar(gamma: Fraction, source) -> bool:
@@ -302,13 +306,9 @@ def discrete_staircase_rejection(epsilon, sensitivity: int, r: int, count: int, 
     en, ed = e.numerator, e.denominator
     if ed >= MAX_DEN >> 16 or en >= MAX_DEN >> 16:
         raise InvalidParameterError("epsilon", epsilon, "a rational with numerator and denominator below 2^46")
-    n = check_count(count)
     delta = int(sensitivity)
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
-    while filled < n:
-        need = n - filled
-        m = need + need // 4 + 16
+
+    def one_round(m: int) -> np.ndarray:
         j = _geometric_exp(en, ed, m, source)
         i = np.empty(m, dtype=np.int64)
         pending = np.arange(m)
@@ -323,10 +323,9 @@ def discrete_staircase_rejection(epsilon, sensitivity: int, r: int, count: int, 
         mag = j * delta + i
         neg = uniform_bits(source, m, 1).astype(bool)
         keep = ~(neg & (mag == 0))
-        x = np.where(neg, -mag, mag)[keep][:need]
-        out[filled:filled + x.size] = x
-        filled += x.size
-    return out
+        return np.where(neg, -mag, mag)[keep]
+
+    return _by_rounds(check_count(count), one_round, 4)
 
 
 # ------------------------------------------------------------------ window + dyadic geometric tails
