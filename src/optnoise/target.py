@@ -114,6 +114,19 @@ class Target:
         """``True`` for pure epsilon-DP (``delta = 0``)."""
         return self.delta == 0.0
 
+    def admits(self, epsilon_pure: float, delta: float | None, *, exact: bool) -> bool:
+        """The one rule for "meets this target", on a mechanism's evaluated values.
+
+        ``epsilon_pure`` for a pure target; otherwise ``delta``, the mechanism's delta of
+        this target's notion at this target's epsilon (``None``: not evaluated, does not
+        meet). Float values may exceed by :data:`MEETS_TOLERANCE` (relative); exact ones
+        (``exact=True``, rounded outward) by nothing.
+        """
+        slack = 1.0 if exact else 1.0 + MEETS_TOLERANCE
+        if self.pure:
+            return epsilon_pure <= self.epsilon * slack
+        return delta is not None and delta <= self.delta * slack
+
     def to_json(self) -> dict:
         """``{"epsilon", "delta", "notion"}``."""
         return {"epsilon": self.epsilon, "delta": self.delta, "notion": self.notion}

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, IntegerPMF
-from ..target import MEETS_TOLERANCE, Notion, Target, check_delta, check_epsilon, check_notion
+from ..target import Notion, Target, check_delta, check_epsilon, check_notion
 from .floating import FloatPair, LossDistribution, PairAnalysis, PairMaxima
 from .pairs import (IntegerForm, PairMasses, default_neighbourhood, integer_form, integer_form_fits,
                     pair_builders)
@@ -172,10 +172,8 @@ class PrivacyProfile:
         """
         if not isinstance(target, Target):
             raise InvalidParameterError("target", target, "a Target(epsilon, delta, notion)")
-        slack = 1.0 if self.exact else 1.0 + MEETS_TOLERANCE
-        if target.pure:
-            return self.epsilon_pure <= target.epsilon * slack
-        return self.delta(target.epsilon, target.notion) <= target.delta * slack  # type: ignore[arg-type]
+        delta = None if target.pure else self.delta(target.epsilon, target.notion)  # type: ignore[arg-type]
+        return target.admits(self.epsilon_pure, delta, exact=self.exact)
 
     def worst_pair(self, epsilon: float, notion: Notion = "dp") -> str:
         """Label of the pair attaining ``delta(epsilon)``."""
@@ -321,13 +319,10 @@ class Guarantee:
     def meets(self, target: Target) -> bool:
         """:meth:`PrivacyProfile.meets` on the evaluated values (needs ``epsilon`` at the
         target's epsilon for an approximate target)."""
-        slack = 1.0 if self.exact else 1.0 + MEETS_TOLERANCE
-        if target.pure:
-            return self.epsilon_pure <= target.epsilon * slack
-        if self.epsilon != target.epsilon:
+        if not target.pure and self.epsilon != target.epsilon:
             raise InvalidParameterError("target", target.to_json(), f"a target at the evaluated epsilon {self.epsilon}")
-        value = self.delta_dp if target.notion == "dp" else self.delta_pdp
-        return value is not None and value <= target.delta * slack
+        delta = None if target.pure else self.delta_dp if target.notion == "dp" else self.delta_pdp
+        return target.admits(self.epsilon_pure, delta, exact=self.exact)
 
 
 def guarantee(profile: PrivacyProfile, epsilon: float | None = None, delta: float | None = None) -> Guarantee:

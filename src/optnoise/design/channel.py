@@ -70,7 +70,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF
 from ..search import boundary
-from ..target import MEETS_TOLERANCE, Target
+from ..target import Target
 from .finite import FiniteDesign, design_finite
 from .report import DesignResult
 from .solver import RATIO_MARGIN, Infeasible, solve_lp, solve_milp
@@ -736,8 +736,8 @@ def channel_screen(pairs: Sequence[tuple[int, int]] | InputPairs, target: Target
     """A vectorised twin of :meth:`~optnoise.analysis.PrivacyProfile.meets` for channels.
 
     The same formulas as :class:`~optnoise.analysis.floating.FloatPair` (largest log ratio;
-    hockey-stick; PDP mass with the ratio tolerance) and the same float slack
-    (:data:`~optnoise.target.MEETS_TOLERANCE`), on all pairs at once (in blocks of about a
+    hockey-stick; PDP mass with the ratio tolerance) judged by the same rule
+    (:meth:`~optnoise.target.Target.admits`, float values), on all pairs at once (in blocks of about a
     million entries), instead of one pair object per ordered pair: per record at ``n = 100``
     (10,100 pairs) a check takes milliseconds instead of half a second. For searches only
     (calibration, repair weights); results are confirmed by the rule itself.
@@ -749,7 +749,6 @@ def channel_screen(pairs: Sequence[tuple[int, int]] | InputPairs, target: Target
     pa = np.array([p[0] for p in pairs], dtype=np.int64)
     pb = np.array([p[1] for p in pairs], dtype=np.int64)
     eps, dlt, notion = target.epsilon, target.delta, target.notion
-    slack = 1.0 + MEETS_TOLERANCE
     e = math.exp(eps)
 
     def worst(P: np.ndarray, lo: int, hi: int) -> float:
@@ -769,8 +768,9 @@ def channel_screen(pairs: Sequence[tuple[int, int]] | InputPairs, target: Target
     def ok(P: np.ndarray | Channel) -> bool:
         M = P.matrix if isinstance(P, Channel) else np.asarray(P, float)
         step = max(1, (1 << 20) // max(1, M.shape[1]))
-        bound = (eps if dlt == 0 else dlt) * slack
-        return all(worst(M, lo, lo + step) <= bound for lo in range(0, pa.size, step))
+        # worst() is the largest log ratio (pure) or the largest delta of the notion: the rule itself
+        return all(target.admits(v, v, exact=False) for v in (worst(M, lo, lo + step)
+                                                              for lo in range(0, pa.size, step)))
 
     return ok
 
