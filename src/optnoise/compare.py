@@ -40,7 +40,7 @@ from .design.finite import design_finite
 from .errors import InvalidParameterError
 from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibrate, calibration_of
 from .neighbourhood import Neighbourhood
-from .pmf import Channel, CyclicPMF
+from .pmf import Channel, CyclicPMF, channel_matrix
 from .resources import array_bytes, channel_bytes, check
 from .target import Target, check_delta, check_notion
 
@@ -89,8 +89,8 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
     """
     er = cost_vector("er", (n + 1,))
     if cost in RELEASED_COSTS:
-        per_q = row_costs(_matrix(mech), loss_matrix(cost, n))
-        per_q_er = row_costs(_matrix(mech), loss_matrix("er", n))
+        per_q = row_costs(channel_matrix(mech), loss_matrix(cost, n))
+        per_q_er = row_costs(channel_matrix(mech), loss_matrix("er", n))
         return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
     rho = cost_vector(cost, (n + 1,))
     if isinstance(mech, CyclicPMF):
@@ -103,14 +103,6 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
     return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
 
 
-def _matrix(mech: CyclicPMF | Channel) -> np.ndarray:
-    """The channel matrix of a mechanism on ``{0..n}`` (modulo noise: ``P[q, y] = f((y - q) mod (n+1))``)."""
-    if isinstance(mech, Channel):
-        return mech.matrix
-    size = mech.probs.size
-    return mech.probs[(np.arange(size)[None, :] - np.arange(size)[:, None]) % size]
-
-
 def released_error(mech: CyclicPMF | Channel, cost: str, n: int) -> dict | None:
     """The released value's error that ``cost`` stands for (``mse`` -> ``sq-error``), averaged
     over a uniform ``q`` and in the worst case: ``{"cost", "average", "worst"}``; ``None``
@@ -118,7 +110,7 @@ def released_error(mech: CyclicPMF | Channel, cost: str, n: int) -> dict | None:
     name = released_counterpart(cost)
     if name is None:
         return None
-    per_q = row_costs(_matrix(mech), loss_matrix(name, n))
+    per_q = row_costs(channel_matrix(mech), loss_matrix(name, n))
     return {"cost": name, "average": float(per_q.mean()), "worst": float(per_q.max())}
 
 

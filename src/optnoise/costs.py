@@ -54,7 +54,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .errors import InvalidParameterError
-from .pmf import Channel, CyclicPMF, IntegerPMF
+from .pmf import Channel, CyclicPMF, IntegerPMF, channel_matrix
 from .specs import parse_spec
 
 #: Named costs of the finite-domain design (docs/cli.md ``design --cost``).
@@ -383,14 +383,7 @@ def row_costs(P: np.ndarray, L: np.ndarray) -> np.ndarray:
 
 
 def _matrix(P: np.ndarray | Channel | CyclicPMF) -> np.ndarray:
-    if isinstance(P, Channel):
-        return P.matrix
-    if isinstance(P, CyclicPMF):
-        if P.probs.ndim != 1:
-            raise InvalidParameterError("pmf", f"shape {P.shape}", "a scalar (1-D) cyclic PMF")
-        size = P.size
-        return P.probs[(np.arange(size)[None, :] - np.arange(size)[:, None]) % size]
-    return np.asarray(P, float)
+    return channel_matrix(P) if isinstance(P, (Channel, CyclicPMF)) else np.asarray(P, float)
 
 
 def channel_cost(P: np.ndarray | Channel | CyclicPMF, L: np.ndarray,

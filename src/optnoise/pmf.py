@@ -353,11 +353,26 @@ class Channel:
         return int(self.matrix.shape[1])
 
 
-def cyclic_to_channel(pmf: CyclicPMF) -> Channel:
-    """The channel ``P[q, (q + eta) mod (n+1)] = f(eta)`` of a scalar cyclic PMF."""
+def _circulant_index(pmf: CyclicPMF) -> np.ndarray:
+    """``idx[q, y] = (y - q) mod (n+1)``: where row ``q`` of the channel of noise mod ``n+1``
+    reads the PMF (scalar PMFs only)."""
     if pmf.probs.ndim != 1:
         raise InvalidParameterError("pmf", f"shape {pmf.shape}", "a scalar (1-D) cyclic PMF")
     size = pmf.size
-    idx = (np.arange(size)[None, :] - np.arange(size)[:, None]) % size
+    return (np.arange(size)[None, :] - np.arange(size)[:, None]) % size
+
+
+def cyclic_to_channel(pmf: CyclicPMF) -> Channel:
+    """The channel ``P[q, (q + eta) mod (n+1)] = f(eta)`` of a scalar cyclic PMF."""
+    idx = _circulant_index(pmf)
     exact = None if pmf.exact is None else pmf.exact[idx]
     return Channel(pmf.probs[idx], exact=exact)
+
+
+def channel_matrix(mech: CyclicPMF | Channel) -> np.ndarray:
+    """The matrix ``P[q, y]`` of a channel, or of noise mod ``n+1`` (``P[q, y] = f((y - q)
+    mod (n+1))``, the float masses as they are; :func:`cyclic_to_channel` builds the
+    :class:`Channel`)."""
+    if isinstance(mech, Channel):
+        return mech.matrix
+    return mech.probs[_circulant_index(mech)]

@@ -68,10 +68,11 @@ from ..families.baselines import clamp_channel
 from ..families.geometric import geometric_pmf
 from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
-from ..pmf import Channel, CyclicPMF
+from ..pmf import Channel, CyclicPMF, channel_matrix
 from ..search import boundary
 from ..target import Target
 from .finite import FiniteDesign, design_finite
+from .model import sum_rows
 from .report import DesignResult
 from .solver import RATIO_MARGIN, Infeasible, solve_lp, solve_milp
 
@@ -412,12 +413,6 @@ def _ratio_rows(pa: np.ndarray, pb: np.ndarray, size: int, e: float, n_cols: int
     return _block(np.concatenate(rows), np.concatenate(cols), np.concatenate(data), k * size, n_cols)
 
 
-def _pair_sum_rows(n_pairs: int, size: int, offset: int, n_cols: int) -> sp.csr_matrix:
-    """Row ``k`` sums the ``size`` variables of pair ``k`` starting at ``offset``."""
-    r = np.repeat(np.arange(n_pairs), size)
-    return _block(r, offset + np.arange(n_pairs * size), np.ones(n_pairs * size), n_pairs, n_cols)
-
-
 def _structural_rows(name: str, size: int, n_cols: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
     """``(A, lo, hi)`` for one structural constraint, on the ``P`` block (flat ``q * size + y``)."""
     idx = np.arange(size * size).reshape(size, size)
@@ -638,18 +633,17 @@ def _build(pb: _Problem, *, pdp_pattern: np.ndarray | None = None, milp_model: b
                   np.concatenate((np.ones(kn), -np.ones(kn), np.ones(kn))), kn, n_cols), 1.0)
         ub(_block(np.concatenate((r, r)), np.concatenate((w, u)),
                   np.concatenate((np.ones(kn), np.full(kn, -min(d, 1.0)))), kn, n_cols), 0.0)
-        ub(_pair_sum_rows(K, size, lay.off_t, n_cols), d)
+        ub(sum_rows(K, size, lay.off_t, n_cols), d)
     elif pure:
         ub(_ratio_rows(pa, pbb, size, e, n_cols, None), 0.0)
     else:
         ub(_ratio_rows(pa, pbb, size, e, n_cols, lay.off_t), 0.0)
-        ub(_pair_sum_rows(K, size, lay.off_t, n_cols), d)
+        ub(sum_rows(K, size, lay.off_t, n_cols), d)
 
     for name in pb.constraints:
         blocks.append(_structural_rows(name, size, n_cols))
     one = np.ones(size)
-    blocks.append((_block(np.repeat(np.arange(size), size), np.arange(size * size), np.ones(size * size),
-                          size, n_cols), one, one))
+    blocks.append((sum_rows(size, size, 0, n_cols), one, one))
     c = np.zeros(n_cols)
     if pb.worst:
         # z >= sum_y L[q, y] P[q, y] for every q
@@ -1162,7 +1156,7 @@ def optimal_post_processing(G: np.ndarray | Channel, L: np.ndarray, prior: Seque
     n_t = outs * m
     coef = (Gm[:, :, None] * L[:, None, :]).reshape(rows, n_t)
     A_ub = sp.hstack((sp.csr_matrix(coef), sp.csr_matrix(-np.ones((rows, 1))))).tocsr()
-    A_eq = _block(np.repeat(np.arange(outs), m), np.arange(n_t), np.ones(n_t), outs, n_t + 1)
+    A_eq = sum_rows(outs, m, 0, n_t + 1)
     c = np.zeros(n_t + 1)
     c[-1] = 1.0
     res = solve_lp(c, A_ub, np.zeros(rows), A_eq, np.ones(outs), [(0, 1)] * n_t + [(0, None)], None)
@@ -1275,12 +1269,7 @@ def calibrate_channel(name: str, n: int, *, target: Target,
     nb = InputPairs(prs, directed=True)
     x = calibrate(family, size - 1, target, nb, boundary, screen=channel_screen(prs, target))
     mech = calibration_of(family).build(x, size - 1, boundary)
-    return x, np.array(_channel_matrix(mech))
-
-
-def _channel_matrix(mech: CyclicPMF | Channel) -> np.ndarray:
-    return mech.matrix if isinstance(mech, Channel) else np.asarray(
-        mech.probs[(np.arange(mech.size)[None, :] - np.arange(mech.size)[:, None]) % mech.size])
+    return x, np.array(channel_matrix(mech))
 
 
 def calibrated_baselines(n: int, *, epsilon: float | None = None, delta: float = 0.0, notion: str = "dp",
@@ -1315,7 +1304,7 @@ def calibrated_baselines(n: int, *, epsilon: float | None = None, delta: float =
     for name in names:
         if name == "optimal-modulo-noise":
             fd = optimal_modulo_noise(size - 1, target=tgt, neighbourhood=prs, cost=L, prior=pi, worst_case=worst)
-            M = _channel_matrix(fd.pmf)
+            M = channel_matrix(fd.pmf)
             how = ("the channel LP constrained to circulant channels" if worst
                    else "design_finite with the prior-averaged released-value cost vector")
             out.append(BaselineChannel(name, None, None, M, channel_cost(M, L, pi, worst), None, (how,)))
