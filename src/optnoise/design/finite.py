@@ -47,7 +47,7 @@ from .model import (
     pdp_milp, ratio_block, rho_of, sum_rows,
 )
 from .report import DesignResult
-from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solver_silenced
+from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solve_milp
 
 
 # ----------------------------------------------------------------- result
@@ -281,7 +281,7 @@ def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, f
                     rows: np.ndarray | None = None, active: np.ndarray | None = None) -> _MILPSolution:
     """PDP as a MILP over all pairs, or (standard formulation) over the pairs ``rows`` with
     masses on ``active`` only (a relaxation, :func:`_pdp_row_generation`)."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
 
     n, k = sh.n, sh.k
     if formulation == "paper":
@@ -294,23 +294,7 @@ def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, f
         constraints = [LinearConstraint(model.a, model.lo, model.hi)]
         c, integrality = model.c, model.integrality
         lb, ub = np.zeros(c.size), np.ones(c.size)
-    opts = {"mip_rel_gap": MIP_REL_GAP}
-    if time_limit is not None:
-        opts["time_limit"] = float(time_limit)
-    with solver_silenced():
-        res = milp(c, constraints=constraints, integrality=integrality, bounds=Bounds(lb, ub), options=opts)
-    if res.status == 2:
-        raise DesignError("the design problem is infeasible: no noise PMF meets these constraints")
-    if res.status == 1:
-        bound = getattr(res, "mip_dual_bound", None)
-        if res.x is None:
-            raise DesignError(f"solver time limit reached ({time_limit} s) with no feasible design found; "
-                              f"best bound {bound}")
-        raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved: "
-                          f"incumbent objective {res.fun:.10g}, best bound {bound:.10g}, gap {res.mip_gap:.3g}; "
-                          "no design is called optimal (raise --time-limit)")
-    if res.status != 0 or res.x is None:
-        raise DesignError(f"MILP solver failed: {res.message}")
+    res = solve_milp(c, constraints, integrality, Bounds(lb, ub), time_limit, what="noise PMF")
     gap = float(getattr(res, "mip_gap", 0.0) or 0.0)
     bound = getattr(res, "mip_dual_bound", None)
     bound = float(res.fun if bound is None else bound)   # None: no binaries left, an LP
@@ -668,7 +652,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     if closed is not None:
         f = closed
         method, optimal = "closed-form", True
-    elif notion == "dp" or (dlt == 0.0 and minimize == "cost"):
+    elif lp_path:
         # at delta = 0 both notions are pure eps-DP: Kadam's LP (14)
         orbits = mirror_orbits(shape, sh, rho) or identity_orbits(sh)
         lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if row_generation is None else row_generation
@@ -685,9 +669,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         if minimize == "delta":
             delta_min = obj
     else:
-        lazy = formulation == "standard" and ((sh.k * sh.n > PDP_ROW_GENERATION_MIN_PAIRS)
-                                              if row_generation is None else row_generation)
-        if lazy:
+        if may_generate:   # values * shifts == sh.k * sh.n pairs
             psol = _pdp_row_generation(sh, rho, e, dlt, minimize, max_cost, time_limit, memory)
             f, pobj, obj, gap = psol.f, psol.objective, psol.milp_objective, psol.gap
             notes.append(f"row generation: {psol.milps} MILPs held {psol.pairs} of the {sh.k * sh.n} "

@@ -101,16 +101,16 @@ class Infeasible(DesignError):
     """The solver proved the design problem infeasible (a caller may say why)."""
 
 
-def solve_milp(c, constraints, integrality, bounds, time_limit: float | None):
+def solve_milp(c, constraints, integrality, bounds, time_limit: float | None, *, what: str = "mechanism"):
     """HiGHS MILP at the relative gap :data:`MIP_REL_GAP`; returns scipy's result (status 0).
 
     Raises
     ------
     Infeasible
-        The MILP is infeasible.
+        The MILP is infeasible (no ``what`` meets the constraints).
     DesignError
-        Time limit reached (with the incumbent and gap, if any: nothing is called optimal)
-        or any other solver failure.
+        Time limit reached (with the incumbent, the best bound and the gap, if any: nothing
+        is called optimal) or any other solver failure.
     """
     from scipy.optimize import milp
 
@@ -120,12 +120,16 @@ def solve_milp(c, constraints, integrality, bounds, time_limit: float | None):
     with solver_silenced():
         res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options=opts)
     if res.status == 2:
-        raise Infeasible("the design problem is infeasible: no mechanism meets these constraints")
+        raise Infeasible(f"the design problem is infeasible: no {what} meets these constraints")
     if res.status == 1:
+        bound = getattr(res, "mip_dual_bound", None)
         if res.x is None:
-            raise DesignError(f"solver time limit reached ({time_limit} s) with no feasible design found")
-        raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved: incumbent "
-                          f"{res.fun:.10g}, gap {res.mip_gap:.3g}; no design is called optimal (raise --time-limit)")
+            raise DesignError(f"solver time limit reached ({time_limit} s) with no feasible design found; "
+                              f"best bound {bound}")
+        shown = "unknown" if bound is None else f"{bound:.10g}"
+        raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved: "
+                          f"incumbent objective {res.fun:.10g}, best bound {shown}, gap {res.mip_gap:.3g}; "
+                          "no design is called optimal (raise --time-limit)")
     if res.status != 0 or res.x is None:
         raise DesignError(f"MILP solver failed: {res.message}")
     return res
