@@ -143,3 +143,14 @@ class Target:
         if self.pure:
             return f"pure {self.epsilon:g}-DP"
         return f"({self.epsilon:g}, {self.delta:g})-{self.notion.upper()}"
+
+
+def resolve_target(epsilon: float | None, delta: float, notion: str, target: Target | None) -> Target:
+    """The target of a call that takes either ``target=`` or ``epsilon=``/``delta=``/``notion=``."""
+    if target is not None:
+        if epsilon is not None:
+            raise InvalidParameterError("epsilon", epsilon, "either target= or epsilon=/delta=/notion=, not both")
+        return target
+    if epsilon is None:
+        raise InvalidParameterError("epsilon", None, "a target epsilon > 0 (or target=Target(...))")
+    return Target(epsilon, delta, notion)

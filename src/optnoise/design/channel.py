@@ -70,7 +70,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, channel_matrix
 from ..search import boundary
-from ..target import Target
+from ..target import Target, resolve_target
 from .finite import FiniteDesign, design_finite
 from .model import sum_rows
 from .report import DesignResult
@@ -136,16 +136,6 @@ def _check_pairs(pairs: Iterable[tuple[int, int]] | InputPairs | str | None,
     if isinstance(pairs, InputPairs):
         return tuple(pairs.ordered(size))
     return tuple(InputPairs(tuple(pairs), directed=True).ordered(size))
-
-
-def _target(epsilon: float | None, delta: float, notion: str, target: Target | None) -> Target:
-    if target is not None:
-        if epsilon is not None:
-            raise InvalidParameterError("epsilon", epsilon, "either target= or epsilon=/delta=/notion=, not both")
-        return target
-    if epsilon is None:
-        raise InvalidParameterError("epsilon", None, "a target epsilon > 0 (or target=Target(...))")
-    return Target(epsilon, delta, notion)
 
 
 def _released(cost: str | ReleasedCost | np.ndarray, prior, worst_case: bool, size: int
@@ -939,7 +929,7 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
     """
     t0 = time.perf_counter()
     size = _check_n(n) + 1
-    tgt = _target(epsilon, delta, notion, target)
+    tgt = resolve_target(epsilon, delta, notion, target)
     eps, dlt = tgt.epsilon, tgt.delta
     notion_eff = "dp" if dlt == 0 else tgt.notion
     if isinstance(pairs, str) and pairs == "all" and 4 * size ** 2 * (1 if dlt == 0 else size) > MAX_NONZEROS:
@@ -1202,7 +1192,7 @@ def optimal_modulo_noise(n: int, *, epsilon: float | None = None, delta: float =
     released-value cost's name and ``expected_cost`` its value (prior-averaged or worst).
     """
     size = _check_n(n) + 1
-    tgt = _target(epsilon, delta, notion, target)
+    tgt = resolve_target(epsilon, delta, notion, target)
     nb = _noise_neighbourhood(neighbourhood, size)
     name, L, pi, worst = _released(cost, prior, worst_case, size)
     if not worst:
@@ -1297,7 +1287,7 @@ def calibrated_baselines(n: int, *, epsilon: float | None = None, delta: float =
       less than 0.6 times the best modulo noise's ``abs-error``; see the tests).
     """
     size = _check_n(n) + 1
-    tgt = _target(epsilon, delta, notion, target)
+    tgt = resolve_target(epsilon, delta, notion, target)
     prs = _check_pairs(pairs, size)
     _, L, pi, worst = _released(cost, prior, worst_case, size)
     out = []

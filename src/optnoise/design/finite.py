@@ -41,7 +41,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import CyclicPMF
 from ..resources import check, design_lp_bytes, row_generation_bytes
-from ..target import Target
+from ..target import Target, resolve_target
 from .model import (
     Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
     pdp_milp, ratio_block, rho_of, sum_rows,
@@ -121,7 +121,7 @@ class FiniteDesign(DesignResult):
             out["mip_gap"] = self.mip_gap
         if self.minimize == "delta":
             out["delta"] = self.delta_min
-        return {**out, **self.mechanism.to_json(), "pmf": out["pmf"]}
+        return {**out, **self.mechanism.to_json()}
 
 
 # --------------------------------------------------------- model building
@@ -591,12 +591,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     shape = _check_n(n)
     if minimize not in ("cost", "delta"):
         raise InvalidParameterError("minimize", minimize, "'cost' or 'delta'")
-    if target is None:
-        if epsilon is None:
-            raise InvalidParameterError("epsilon", None, "a target epsilon > 0 (or target=Target(...))")
-        target = Target(epsilon, 0.0 if minimize == "delta" else delta, notion)
-    elif epsilon is not None:
-        raise InvalidParameterError("epsilon", epsilon, "either target= or epsilon=/delta=/notion=, not both")
+    target = resolve_target(epsilon, 0.0 if minimize == "delta" else delta, notion, target)
     eps, notion = target.epsilon, target.notion
     if eps < SOLVER_EPSILON_MIN:
         raise InvalidParameterError("epsilon", eps, f"a real number >= {SOLVER_EPSILON_MIN:g} for a solver design "

@@ -19,7 +19,7 @@ from ..families import staircase as st
 from ..mechanism import Mechanism
 from ..resources import array_bytes, check
 from ..target import check_epsilon, check_sensitivity
-from .integer import line_mechanism
+from .integer import design_integer, line_mechanism
 from .report import DesignResult
 
 #: Epsilon range: the staircase decays by ``b = e^-eps``, a normal double up to ``eps = 708``;
@@ -108,7 +108,6 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
                        "geometric_cost": base, "gain": base / value if value > 0 else None,
                        "costs_by_r": list(choice.costs)})
         if lp:
-            from .integer import design_integer
             des = design_integer(eps, d, c, max_memory=max_memory)
             report["lp_expected_cost"] = des.expected_cost
             report["lp_relative_gap"] = abs(des.expected_cost - choice.expected_cost) / choice.expected_cost

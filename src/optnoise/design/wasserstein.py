@@ -88,7 +88,7 @@ def input_distribution(spec: str, *, max_memory: int | None = None) -> tuple[Int
         support = lam + 40.0 * math.sqrt(lam) + 40.0
         check(array_bytes(support, 8, copies=12), parameter="input", value=spec, max_memory=max_memory,
               what=f"a Poisson input over {support:.3g} integers")
-        k = np.arange(0, int(math.ceil(lam + 40.0 * math.sqrt(lam) + 40.0)))
+        k = np.arange(0, int(math.ceil(support)))
         from scipy.stats import poisson
 
         pmf, dropped = _trim(poisson.pmf(k, lam), 0)
@@ -155,8 +155,7 @@ class WassersteinDesign(DesignResult):
                 "tail": {"period": self.sensitivity, "ratio": math.exp(-self.epsilon)},
                 "objective": self.objective, "epsilon": self.epsilon, "sensitivity": self.sensitivity,
                 "epsilon_pure": self.epsilon_certified, "input": self.input_description,
-                "input_dropped_mass": self.input_dropped_mass, "solve_seconds": self.solve_seconds,
-                "name": self.mechanism.name}
+                "input_dropped_mass": self.input_dropped_mass, "solve_seconds": self.solve_seconds}
 
 
 def _w1_rows(x: IntegerPMF, window: TailedWindow) -> tuple[np.ndarray, sp.csr_matrix]:
