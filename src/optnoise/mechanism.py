@@ -177,17 +177,18 @@ class Mechanism:
         with ``seed`` (the result is then marked ``private = False``). ``max_memory`` bounds
         the draws held at once (:mod:`optnoise.resources`; about 64 bytes per draw).
         """
-        n = _count(count)
+        from .sampling.words import check_count
+        n = check_count(count)
         check(array_bytes(n, 8, copies=8), parameter="count", value=count, what=f"{n} draws", max_memory=max_memory)
         src = source if source is not None else random_source(seed)
         q = self.quantize()
         if self.kind == "channel":
             if answer is None:
                 raise InvalidParameterError("answer", None, "the true answer (an input index) to sample a channel")
-            return _draws(q.draw_outputs(np.full(_count(count), int(answer)), src), src)
+            return _draws(q.draw_outputs(np.full(n, int(answer)), src), src)
         if answer is not None:
             raise InvalidParameterError("answer", answer, "no answer for additive noise (use apply)")
-        draws = q.draw(_count(count), src)
+        draws = q.draw(n, src)
         if self.kind == "cyclic" and len(q.shape) > 1:
             draws = np.stack(np.unravel_index(draws, q.shape), axis=-1)
         return _draws(draws, src)
@@ -248,12 +249,6 @@ class Mechanism:
 
 def _tail_json(tail: GeometricTail | None) -> dict | None:
     return None if tail is None else {"ratio": tail.ratio, "period": tail.period}
-
-
-def _count(count: int) -> int:
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-        raise InvalidParameterError("count", count, "a non-negative integer")
-    return int(count)
 
 
 def _exact_array(data: dict, shape: tuple[int, ...], parameter: str) -> np.ndarray | None:

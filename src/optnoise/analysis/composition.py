@@ -184,11 +184,6 @@ def hockey_sticks(lds: Sequence[LossDistribution], epsilons: np.ndarray) -> np.n
     return out
 
 
-def profile_deltas(profile: PrivacyProfile, epsilons: np.ndarray) -> np.ndarray:
-    """``max over the profile's pairs of delta_DP(eps)`` at every ``eps`` (:func:`hockey_sticks`)."""
-    return hockey_sticks([pair.loss_distribution() for pair in profile.pairs], epsilons)
-
-
 def dominating_pld(pairs: PrivacyProfile | Sequence[LossDistribution],
                    discretization: float = DISCRETIZATION) -> "PrivacyLossDistribution":
     """One PLD that dominates every given ordered pair (all of a mechanism's, or one).
@@ -546,4 +541,4 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
 
 
 __all__ = ["Bound", "Composed", "DISCRETIZATION", "METHODS", "compose", "compose_best", "compose_sequence",
-           "delta_curve", "dominating_pld", "hockey_sticks", "profile_deltas"]
+           "delta_curve", "dominating_pld", "hockey_sticks"]

@@ -272,13 +272,8 @@ def round_weights(probs: np.ndarray, bits: int, keep: np.ndarray | None = None) 
         raise InvalidParameterError("bits", bits, f"at least log2 of the support size ({int(keep.sum())})")
     # sum * 2^shift lies in [2^bits / sqrt 2, 2^bits sqrt 2): every weight and sum stays below 2^63
     shift = bits - round(math.log2(float(p.sum())))
-    remainder = np.ldexp(p, shift)
-    w = np.floor(remainder)
-    np.subtract(remainder, w, out=remainder)
-    w = w.astype(np.uint64)
-    raise_ = keep & (w == 0)
-    w[raise_] = 1
-    remainder[raise_] = -1.0  # already rounded up
+    w = np.floor(np.ldexp(p, shift)).astype(np.uint64)
+    w[keep & (w == 0)] = 1
     short = total - int(w.sum(dtype=np.uint64))  # exact: the sum is below 2^64
     for _ in range(8):  # spread a large shortfall in proportion: every ratio kept up to one unit
         if abs(short) <= w.size:
@@ -478,8 +473,9 @@ def _quantize_integer(pmf: IntegerPMF, nb: Neighbourhood, target: Target | None)
     left = None if pmf.left_tail is None else (*dyadic_ratio_up(pmf.left_tail.ratio), pmf.left_tail.period)
     right = None if pmf.right_tail is None else (*dyadic_ratio_up(pmf.right_tail.ratio), pmf.right_tail.period)
     windows = [(pmf.lo, pmf.hi)]
-    if not pmf.finite_support and _extended_window(pmf) != windows[0]:
-        windows.insert(0, _extended_window(pmf))
+    extended = None if pmf.finite_support else _extended_window(pmf)
+    if extended is not None and extended != windows[0]:
+        windows.insert(0, extended)
     tried = []
     for lo, hi in windows:
         masses = _floats(pmf.exact, pmf.probs) if (lo, hi) == (pmf.lo, pmf.hi) else pmf.window(lo, hi)
