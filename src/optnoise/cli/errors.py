@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import typer
 
-from ..errors import DesignError, InvalidParameterError, OptnoiseError, ResourceLimitError, shorten, show_value
+from ..errors import InvalidParameterError, OptnoiseError, ResourceLimitError, shorten, show_value
 from .render import error_line
 
 #: Python parameter -> flag, where the flag is not ``--`` + the name with ``-`` for ``_``.
@@ -134,7 +134,7 @@ def cli_errors(flags: dict[str, str] | None = None) -> Callable[[Callable[..., A
                 return fn(*args, **kwargs)
             except InvalidParameterError as exc:
                 fail(2, bad_input_message(exc, flags, _argv(ctx)))
-            except (DesignError, OptnoiseError) as exc:
+            except OptnoiseError as exc:   # DesignError included
                 fail(1, as_flags(str(exc), flags))
             except MemoryError:
                 fail(1, "out of memory: the computation needed more memory than the machine could give "

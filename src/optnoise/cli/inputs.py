@@ -85,8 +85,8 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
     if source.family is not None:
         return family_mechanism(source.family, nb, max_memory=max_memory)
     file_path = source.mechanism if source.mechanism is not None else source.pmf_file
-    data = _is_mechanism_file(file_path) if file_path is not None else None
-    if source.mechanism is not None or data is not None:
+    # a --pmf-file may be a mechanism file; --mechanism is one (read once, by load_mechanism)
+    if source.mechanism is not None or (source.pmf_file is not None and _is_mechanism_file(source.pmf_file)):
         if source.space is not None or source.offset is not None:
             raise InvalidParameterError("--space/--offset", "given", "no --space/--offset with a mechanism file "
                                         "(it says what it is)")

@@ -300,12 +300,12 @@ def renyi_analysis(profile: PrivacyProfile, orders: Iterable[float] = DEFAULT_OR
     generic = renyi_report(profile, orders)
     if family is None:
         return generic
-    fam, _ = parse_family(family)
+    parsed = parse_spec(family, parameter="family")   # the family's masses are not built again
+    fam = get_family(parsed.name)
     nb = profile.neighbourhood
     if fam.renyi is None or not isinstance(nb, Neighbourhood):
         return generic
-    closed = fam.renyi(parse_spec(family, parameter="family"), tuple(abs(int(s)) for s in nb.integer_shifts()),
-                       generic.orders)
+    closed = fam.renyi(parsed, tuple(abs(int(s)) for s in nb.integer_shifts()), generic.orders)
     if closed is None:
         return generic
     return replace(closed, represented=generic.epsilons, note=REPRESENTED_NOTE)

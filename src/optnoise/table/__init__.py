@@ -34,6 +34,7 @@ from .batches import output_schema, privatize_batch
 from .domain import Domain
 from .files import (
     BatchWriter,
+    files_sha256,
     Progress,
     check_destination,
     column_names,
@@ -190,7 +191,6 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     spec_info = None if spec_file is None else {"path": str(spec_file), "sha256": file_sha256(spec_file)}
 
     def finish(written: list[Path], rows: int) -> dict:
-        from .files import files_sha256
         return build_manifest(
             unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep, rows=rows,
             source=src, engine=engine, spec_file=spec_info,

@@ -75,9 +75,7 @@ def column_names(path: str | os.PathLike, fmt: str) -> list[str]:
                 return next(csv.reader(fh), [])
         import pyarrow.parquet as pq
         return list(pq.read_schema(p).names)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise OptnoiseError(f"cannot read {path}: {exc}") from exc
-    except Exception as exc:  # a malformed Parquet file
+    except Exception as exc:  # OSError, bad text or CSV, a malformed Parquet file
         raise OptnoiseError(f"cannot read {path}: {exc}") from exc
 
 

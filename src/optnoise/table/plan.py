@@ -46,7 +46,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..randomness import RandomSource
-from ..target import Target
+from ..target import MEETS_TOLERANCE, Target
 from .domain import Domain
 from .spec import ColumnSpec
 
@@ -452,7 +452,7 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
 
 def within(basic: dict, pld: dict, budget: Target) -> bool:
     """Whether either bound meets the budget (basic: both sums; PLD: epsilon at the budget's delta)."""
-    slack = 1.0 + 1e-12
+    slack = 1.0 + MEETS_TOLERANCE   # float sums of the columns' float targets
     by_basic = basic["epsilon"] <= budget.epsilon * slack and basic["delta"] <= budget.delta * slack
     return by_basic or (pld["epsilon"] is not None and pld["epsilon"] <= budget.epsilon * slack)
 

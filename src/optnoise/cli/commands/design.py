@@ -109,7 +109,7 @@ def design(
     dims = parse_list(n, "--n", "an integer n >= 1, or n1,n2 for a vector query", int)
     if any(v < 1 for v in dims):
         raise InvalidParameterError("--n", n, "an integer n >= 1, or n1,n2 for a vector query")
-    cost_value: Any = "er" if cost is None else cost
+    cost_value: Any = noise_cost
     if cost_file is not None:
         if cost is not None:
             raise InvalidParameterError("--cost", cost, "either --cost or --cost-file, not both")

@@ -14,7 +14,7 @@ from ..render import key_value_table, notes
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(SOURCE, NEIGHBOURHOOD, LIMITS, flags={"path": "--pmf-file", "pmf": "--pmf"})
+@command(SOURCE, NEIGHBOURHOOD, LIMITS)
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,

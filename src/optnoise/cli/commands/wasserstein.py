@@ -11,7 +11,7 @@ from ..render import err, key_value_table
 from .shared import check_png, deliver, plots
 
 
-@command(LIMITS, flags={"input": "--input", "x": "--input", "half_width": "--window"})
+@command(LIMITS)
 def wasserstein(
     max_memory: Optional[int],
     input_spec: Annotated[str, typer.Option(
