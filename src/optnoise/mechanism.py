@@ -465,6 +465,29 @@ def channel(matrix: Sequence[Sequence[float]] | np.ndarray | Channel, *,
     return Mechanism(ch, nb, target, name)
 
 
+def from_family(spec: str, neighbourhood: Neighbourhood | InputPairs | None = None, target: Target | None = None, *,
+                wrap: int | None = None, max_memory: int | None = None) -> Mechanism:
+    """A family ``NAME:PARAMS`` (``optnoise families``) as a mechanism: the one way a family
+    becomes a mechanism (the command line's ``--family``, a table column's ``family``, the
+    benchmarks).
+
+    A channel family keeps its own neighbouring pairs (``neighbourhood`` must be ``None``);
+    noise takes ``neighbourhood`` (default SD 1). ``wrap``: noise on the integer line wrapped
+    onto ``{0..wrap-1}`` (a cyclic domain, or categories). ``max_memory`` bounds the family's
+    window (:func:`optnoise.families.parse_family`).
+    """
+    from .families import ChannelFamily, parse_family
+    from .families.baselines import wrap as wrap_onto
+    _, obj = parse_family(spec, max_memory=max_memory)
+    if isinstance(obj, ChannelFamily):
+        if neighbourhood is not None:
+            raise InvalidParameterError("neighbourhood", "given", "no neighbourhood with a channel family (its "
+                                        "neighbours differ in one row)")
+        return Mechanism(obj.channel, obj.pairs, target, spec)
+    rep = wrap_onto(obj, wrap) if wrap is not None and isinstance(obj, IntegerPMF) else obj
+    return Mechanism(rep, neighbourhood if neighbourhood is not None else Neighbourhood((1,)), target, spec)
+
+
 def geometric(*, epsilon: float | None = None, alpha: float | None = None, sensitivity: int = 1) -> Mechanism:
     """The two-sided geometric mechanism on ``Z`` (exact tails).
 

@@ -194,6 +194,19 @@ class InputPairs:
                                         f"distances smaller than the number of inputs {n_inputs}")
         return cls(tuple(pairs), directed=True)
 
+    @classmethod
+    def complete(cls, n_inputs: int, *, directed: bool = False) -> "InputPairs":
+        """Every pair of distinct inputs of ``0..n_inputs-1``: the per-record unit of a channel.
+
+        Symmetric (default): ``(a, b)`` with ``a < b``. ``directed``: every ordered pair,
+        ``(a, b)`` for every ``a``, then every ``b != a`` (the order the channel LP lists them).
+        """
+        if isinstance(n_inputs, bool) or int(n_inputs) != n_inputs or n_inputs < 2:
+            raise InvalidParameterError("n", n_inputs - 1, "an integer n >= 1 (domain {0..n})")
+        k = int(n_inputs)
+        pairs = ((a, b) for a in range(k) for b in range(k) if (a != b if directed else a < b))
+        return cls(tuple(pairs), directed=directed)
+
     def to_json(self) -> dict:
         """``{"pairs": [[x, x'], ...], "directed": bool}``."""
         return {"pairs": [list(p) for p in self.pairs], "directed": self.directed}

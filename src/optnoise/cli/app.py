@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import typer
 from typer.core import TyperGroup
 
-from .. import __version__
+from ..version import __version__
 from ..errors import one_line, shorten
 from .errors import cli_errors, typed_value
 from .options import Group, with_groups

@@ -37,7 +37,7 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
     first manifests (``input.column``, ``output.column``, ``domain``, ``mechanism``,
     ``certificate``), unchanged in meaning: the contract adds keys and renames none.
     """
-    from .. import __version__
+    from ..version import __version__
     columns = {p.name: p.to_json() for p in plans}
     names = [p.name for p in plans]
     out: dict[str, Any] = {

@@ -46,6 +46,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..randomness import RandomSource
+from ..sampling.integer_line import coarse_tails
 from ..target import MEETS_TOLERANCE, Target
 from .domain import Domain
 from .spec import ColumnSpec
@@ -58,11 +59,6 @@ Representation = CyclicPMF | IntegerPMF | Channel
 #: How each kind of noise reaches the released value, in words (manifest ``noise``).
 NOISE = {"cyclic": "added modulo n + 1 (the domain is a cycle)", "integer": "added on the integer line",
          "channel": "drawn from the channel row of the true value"}
-#: Tail blocks of integer-line noise are grouped until their ratio is at most this, so that
-#: the exact tail sampler needs few Bernoulli trials per draw (same distribution).
-TAIL_RATIO_MAX = 0.9
-#: Largest tail block (bounds the window, hence the exact certificate's cost).
-TAIL_PERIOD_MAX = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,32 +311,6 @@ def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tup
         except OptnoiseError:
             continue
     return pmf, f"{family}({cal.parameter}={x:.6g})"
-
-
-def coarse_tails(pmf: IntegerPMF) -> tuple[IntegerPMF, str | None]:
-    """The same distribution with geometric tails grouped into blocks of ``P`` values.
-
-    The exact tail sampler draws the number of blocks with Bernoulli trials of the block
-    ratio ``r``: ``1 / (1 - r)`` trials per tail draw, 200 for the per-record geometric of
-    an age column (``r = e^(-0.005)``). With blocks of ``P`` values the ratio is ``r^P``:
-    ``p(k + P) = r^P p(k)`` beyond the widened window ``[lo - (P - 1), hi + (P - 1)]``,
-    whose masses are those of the same PMF. ``P`` is the smallest block with ``r^P <= 0.9``
-    (at most 10 trials per tail draw): a larger block widens the window, and the exact
-    certificate's time grows with it (for that age column, ``P = 22``: 3 s to certify and
-    1 M draws/s, against 4.5 s and 0.08 M draws/s with ``P = 1``). Only tails of period 1
-    are regrouped.
-    """
-    tails = [t for t in (pmf.left_tail, pmf.right_tail) if t is not None]
-    if not tails or any(t.period != 1 for t in tails) or max(t.ratio for t in tails) <= TAIL_RATIO_MAX:
-        return pmf, None
-    r = max(t.ratio for t in tails)
-    period = min(TAIL_PERIOD_MAX, math.ceil(math.log(TAIL_RATIO_MAX) / math.log(r)))
-    lo = pmf.lo - (period - 1 if pmf.left_tail is not None else 0)
-    hi = pmf.hi + (period - 1 if pmf.right_tail is not None else 0)
-    grouped = (lambda t: None if t is None else GeometricTail(t.ratio ** period, period))
-    out = IntegerPMF(pmf.window(lo, hi), -lo, left_tail=grouped(pmf.left_tail), right_tail=grouped(pmf.right_tail),
-                     normalize=True)
-    return out, f"geometric tails grouped in blocks of {period} values for the sampler (the same distribution)"
 
 
 def _check_fit(col: ColumnSpec, rep: Representation) -> None:
