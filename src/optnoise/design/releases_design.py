@@ -119,7 +119,7 @@ class ReleasesDesign(DesignResult):
         """The designed noise as a :class:`~optnoise.mechanism.Mechanism` (no single-release target)."""
         return Mechanism(self.pmf, self.neighbourhood, None, f"optimal noise for {self.k} releases")
 
-    def to_json(self) -> dict:
+    def report_json(self) -> dict:
         out = {"k": self.k, "epsilon": self.epsilon, "delta": self.delta, "space": self.space,
                "neighbourhood": self.neighbourhood.to_json(), "cost": self.cost,
                "expected_cost": self.expected_cost, "method": self.method, "order": self.order,
@@ -129,7 +129,7 @@ class ReleasesDesign(DesignResult):
                "trials": [t.to_json() for t in self.trials]}
         if isinstance(self.pmf, IntegerPMF):
             out["tail_mass"] = self.pmf.tail_mass
-        return {**out, **self.mechanism.to_json()}
+        return out
 
 
 # ------------------------------------------------------------------ calibrated baselines
