@@ -63,7 +63,7 @@ def _with_neighbourhood(mech: Mechanism, args: NeighbourhoodArgs, max_memory: in
     if not args.given:
         return mech
     hood = neighbourhood(args, largest=_largest_distance(mech.pmf), max_memory=max_memory)
-    return Mechanism(mech.pmf, hood, mech.target, mech.name)
+    return Mechanism(mech.pmf, hood, mech.target, mech.name, mech.origin)
 
 
 def _largest_distance(pmf: object) -> int | None:
@@ -124,17 +124,11 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
 
 def family_mechanism(spec: str, nb: NeighbourhoodArgs | None = None, target: Target | None = None, *,
                      max_memory: int | None = None) -> Mechanism:
-    """A family ``NAME:PARAMS`` as a mechanism (channel families keep their own neighbours)."""
-    from ..families import ChannelFamily, parse_family
-    fam, obj = parse_family(spec, max_memory=max_memory)
-    if isinstance(obj, ChannelFamily):
-        if nb is not None and nb.given:
-            raise InvalidParameterError("--distances/--sd/--bd/--directed", "given",
-                                        "no neighbourhood flags with a channel family (its neighbours differ in one row)")
-        return Mechanism(obj.channel, obj.pairs, target, spec)
-    hood = neighbourhood(nb, largest=_largest_distance(obj), max_memory=max_memory) if nb is not None else \
-        Neighbourhood((1,))
-    return Mechanism(obj, hood, target, spec)
+    """``--family NAME:PARAMS`` with the neighbourhood flags (a channel family keeps its own
+    neighbours): :func:`optnoise.mechanism.from_family`."""
+    from ..mechanism import from_family
+    hood = neighbourhood(nb, max_memory=max_memory) if nb is not None and nb.given else None
+    return from_family(spec, hood, target, max_memory=max_memory)
 
 
 def target(args: TargetArgs) -> Optional[Target]:
@@ -159,7 +153,7 @@ def releasable(mechanism: Optional[Path], family: Optional[str], nb: Neighbourho
         return family_mechanism(family, nb, t, max_memory=max_memory)
     mech = load_mechanism(mechanism, parameter="--mechanism")  # type: ignore[arg-type]
     mech = _with_neighbourhood(mech, nb, max_memory)
-    return mech if t is None else Mechanism(mech.pmf, mech.neighbourhood, t, mech.name)
+    return mech if t is None else Mechanism(mech.pmf, mech.neighbourhood, t, mech.name, mech.origin)
 
 
 def prior_weights(text: Optional[str], n: int) -> Optional[list[float]]:
@@ -287,3 +281,13 @@ def compare_request(nb: NeighbourhoodArgs, *, n: Optional[int], epsilon: float, 
     hood = neighbourhood(nb) if releases else neighbourhood(nb, largest=n if n is not None and n >= 1 else None,
                                                             max_memory=max_memory)
     return Request(space=space, n=n, target=target, neighbourhood=hood, cost=cost or "er", max_memory=max_memory)
+
+
+def rr_request(categories: int, *, epsilon: float, delta: float, max_memory: Optional[int]) -> Request:
+    """The :class:`~optnoise.design.request.Request` of ``optnoise rr``: ``K`` categories."""
+    from ..design import Request
+    from ..design.rr import check_memory
+    if isinstance(categories, bool) or categories < 2:
+        raise InvalidParameterError("--categories", categories, "an integer number of categories >= 2")
+    check_memory(categories, max_memory)   # before the request lists every distance
+    return Request(space="categories", n=categories - 1, target=Target(epsilon, delta), max_memory=max_memory)

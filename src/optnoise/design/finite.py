@@ -633,8 +633,8 @@ def _repair(p: _Plan, sh: Shifts, e: float, f: np.ndarray, target: Target) -> tu
         f = ratio_lift(f, sh, e * (1 - RATIO_MARGIN))
         notes.append("masses below the ratio constraints (solver round-off, float underflow) lifted to the "
                      "smallest feasible values, floor 1e-300")
-    if target.notion == "dp" or target.pure:
-        f, lam = _repair_with_uniform(f, p.shape, p.nb, Target(p.eps, target.delta, "dp"))
+    if target.notion == "dp" or target.pure:   # (pure targets are met alike under either notion)
+        f, lam = _repair_with_uniform(f, p.shape, p.nb, target)
         if lam > 0:
             notes.append(f"mixed with the uniform PMF at weight {lam:.3g} to absorb solver tolerance")
     elif not _meets(f, p.shape, p.nb, target):

@@ -61,8 +61,9 @@ class DesignResult:
         raise NotImplementedError
 
     def privacy_json(self) -> dict:
-        """``certificate`` (exact, of the quantized weights) and ``analysis`` (float)."""
-        return {"certificate": self.certificate.to_json(), "analysis": self.analysis.to_json()}
+        """``certificate``: the exact certificate of the quantized weights (the float analysis is
+        in a design file's ``report``)."""
+        return {"certificate": self.certificate.to_json()}
 
     def to_json(self) -> dict:
         """The report keys and the mechanism's schema keys (a mechanism file)."""
@@ -135,10 +136,10 @@ class DesignReport:
     def notes(self) -> tuple[str, ...]:
         return tuple(getattr(self.details, "notes", ()))
 
-    @cached_property
+    @property
     def analysis(self) -> Guarantee:
-        """Float analysis of the designed masses at the target."""
-        return analysis_of(self.mechanism)
+        """Float analysis of the designed masses at the target (the solver's result keeps it)."""
+        return self.details.analysis
 
     @property
     def certificate(self) -> Guarantee:

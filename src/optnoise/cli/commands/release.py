@@ -12,7 +12,8 @@ from ..app import command
 from ..errors import flag_for
 from ..inputs import releasable
 from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
-from ..render import echo_json, err, fmt, out, warn_seed
+from ..render import err, fmt, out, warn_seed
+from .shared import deliver
 
 #: Seconds of work before the progress bar appears.
 PROGRESS_AFTER = 2.0
@@ -90,10 +91,7 @@ def release(
         raise InvalidParameterError(_flag(exc.parameter, spec is not None, family is not None), exc.value,
                                     exc.accepted) from exc
     warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
-    if as_json:
-        echo_json(manifest)
-        return
-    _render(manifest, output)
+    deliver(manifest, as_json=as_json, render=lambda m: _render(m, output))
 
 
 def _flag(parameter: str, spec_mode: bool, family: bool) -> str:

@@ -10,7 +10,8 @@ from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import releasable
 from ..options import LIMITS, NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
-from ..render import echo_json, fmt, out, warn_seed
+from ..render import fmt, out, warn_seed
+from .shared import deliver
 
 
 @command(NEIGHBOURHOOD, TARGET, LIMITS, flags={"path": "--mechanism"})
@@ -51,18 +52,18 @@ def sample(
                "output": str(output) if output is not None else None}
     if output is None:
         payload["samples"] = values.tolist()
-    if as_json:
-        echo_json(payload)
-        return
-    c = q.certificate
     source = mechanism if mechanism is not None else family
-    out.print(f"{count} draws from {source} ({mech.kind}); certified pure eps {fmt(c.epsilon_pure)}"
+    deliver(payload, as_json=as_json, render=lambda p: _print(p, q.certificate, source, values))
+
+
+def _print(p: dict, c, source, values: np.ndarray) -> None:
+    out.print(f"{p['count']} draws from {source} ({p['kind']}); certified pure eps {fmt(c.epsilon_pure)}"
               + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
-    out.print(f"randomness: {draws.randomness}; private: {draws.private}")
-    if output is not None:
-        out.print(f"wrote {output}")
+    out.print(f"randomness: {p['randomness']}; private: {p['private']}")
+    if p["output"] is not None:
+        out.print(f"wrote {p['output']}")
     else:
-        out.print(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if count > 200 else ""))
+        out.print(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if p["count"] > 200 else ""))
 
 
 def _write(values: np.ndarray, output: Path) -> None:
