@@ -29,13 +29,13 @@ from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
     meets_on_pairs, mix_repair, reference_channel,
 )
-from .report import DesignResult
+from .report import DesignResult, OfTarget
 from .request import MAX_NONZEROS, Request
 from .solver import Infeasible
 
 
 @dataclass(frozen=True, eq=False)
-class ChannelDesign(DesignResult):
+class ChannelDesign(OfTarget, DesignResult):
     """Result of :func:`design_channel`: the channel as a mechanism and the design's report.
 
     Attributes
@@ -88,18 +88,6 @@ class ChannelDesign(DesignResult):
     @property
     def n(self) -> int:
         return int(self.matrix.shape[0]) - 1
-
-    @property
-    def epsilon(self) -> float:
-        return self.target.epsilon
-
-    @property
-    def delta(self) -> float:
-        return self.target.delta
-
-    @property
-    def notion(self) -> str:
-        return self.target.notion
 
     @property
     def input_pairs(self) -> InputPairs:

@@ -47,14 +47,14 @@ from .model import (
     Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
     pdp_milp, ratio_block, rho_of, sum_rows,
 )
-from .report import DesignResult
+from .report import DesignResult, OfTarget
 from .request import SOLVER_EPSILON_MAX, Request, SolverOptions
 from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solve_milp
 
 
 # ----------------------------------------------------------------- result
 @dataclass(frozen=True, eq=False)
-class FiniteDesign(DesignResult):
+class FiniteDesign(OfTarget, DesignResult):
     """Result of :func:`design_finite`: the mechanism and the design's report.
 
     ``analysis`` is the tight *float* analysis of the returned PMF; ``certificate`` the
@@ -80,14 +80,6 @@ class FiniteDesign(DesignResult):
     delta_min: float | None = None
     mip_gap: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def notion(self) -> str:
-        return self.target.notion
-
-    @property
-    def epsilon(self) -> float:
-        return self.target.epsilon
 
     @property
     def delta(self) -> float:
@@ -509,7 +501,7 @@ def _repair_with_uniform(f: np.ndarray, shape, nb, target: Target) -> tuple[np.n
 
 # -------------------------------------------------------------------- API
 @dataclass(frozen=True)
-class _Plan:
+class _Plan(OfTarget):
     """One finite design problem, read from its (validated) request."""
 
     shape: tuple[int, ...]
@@ -528,17 +520,9 @@ class _Plan:
     memory: _Memory
 
     @property
-    def eps(self) -> float:
-        return self.target.epsilon
-
-    @property
     def eps_solve(self) -> float:
-        return min(self.eps, SOLVER_EPSILON_MAX)
-
-    @property
-    def delta(self) -> float:
-        """The delta the problem is solved at (0 for min-delta: delta is the objective)."""
-        return self.target.delta
+        """The epsilon the problem is solved at (at most :data:`SOLVER_EPSILON_MAX`)."""
+        return min(self.epsilon, SOLVER_EPSILON_MAX)
 
 
 def _plan(request: Request) -> _Plan:
@@ -587,7 +571,24 @@ def _closed_form(p: _Plan) -> _Solved | None:
 
 
 def _lp(p: _Plan, sh: Shifts, e: float) -> _Solved:
-    """Standard DP (at delta = 0 both notions are pure eps-DP): Kadam's LP (14), hockey-stick rows."""
+    """Standard DP (at delta = 0 both notions are pure eps-DP): Kadam's LP (14), hockey-stick rows.
+
+    **Mirror symmetry.** When the shift set is closed under negation modulo the domain (a
+    symmetric neighbourhood) and the cost is mirror-symmetric, ``rho(eta) = rho(-eta)``
+    exactly, the standard-DP LP is solved over ``f(eta) = f(-eta)`` only: half the mass
+    variables, and one shift of each pair ``{mu, -mu}``. Nothing is lost. The LP is
+    invariant under the mirror ``M f(eta) = f(-eta)``: the row for ``(mu, eta)`` of ``M f``
+    is the row for ``(-mu, -eta)`` of ``f``, with ``t`` mirrored the same way, so
+    ``sum_eta t[mu, .]`` of the mirror is ``sum_eta t[-mu, .]`` of the original, and the
+    cost and total mass are unchanged. Its feasible set is convex, so for any optimum
+    ``(f, t)`` the average ``((f, t) + M (f, t)) / 2`` is feasible, costs the same and is
+    symmetric: a symmetric optimum exists. For symmetric ``f`` the rows of ``-mu`` at
+    ``-eta`` repeat those of ``mu`` at ``eta``, so they are dropped with their ``t``; each
+    kept hockey-stick row stands for its mirror too. Any symmetric solution of the reduced
+    LP extends (``t[-mu, -eta] = t[mu, eta]``) to a solution of the full LP with the same
+    cost, so both optima are equal. The argument needs convexity: it does not hold for the
+    PDP MILP, whose feasible set is not convex (no reduction is made there).
+    """
     orbits = mirror_orbits(p.shape, sh, p.rho) or identity_orbits(sh)
     lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if p.row_generation is None else p.row_generation
     sol = _solve_dp_lp(sh, orbits, p.rho, e * (1 - RATIO_MARGIN), p.delta * (1 - 1e-12), p.minimize, p.max_cost,
@@ -650,16 +651,16 @@ def solve_finite(request: Request) -> FiniteDesign:
     sh = cyclic_shift_table(p.shape, p.nb)
     e = math.exp(p.eps_solve)
     notes: list[str] = []
-    if p.eps_solve < p.eps:
+    if p.eps_solve < p.epsilon:
         notes.append(f"designed at eps = {p.eps_solve:g} (the solver cannot resolve ratios e^eps beyond it); the PMF "
-                     f"meets eps = {p.eps:g} too, but a PMF closer to the optimum may exist (optimal: false)")
+                     f"meets eps = {p.epsilon:g} too, but a PMF closer to the optimum may exist (optimal: false)")
     t0 = time.perf_counter()
     solved = _closed_form(p) or (_lp(p, sh, e) if p.lp_path else _milp(p, sh, e))
     notes += solved.notes
     f = _clean(np.asarray(solved.f, dtype=float))
     target = p.target
     if p.minimize == "delta":
-        target = Target(p.eps, min(float(solved.delta_min or 0.0) + 1e-12, math.nextafter(1.0, 0.0)), target.notion)
+        target = Target(p.epsilon, min(float(solved.delta_min or 0.0) + 1e-12, math.nextafter(1.0, 0.0)), target.notion)
     f, repaired = _repair(p, sh, e, f, target)
     notes += repaired
     seconds = time.perf_counter() - t0
@@ -672,7 +673,7 @@ def solve_finite(request: Request) -> FiniteDesign:
         pmf=pmf, cost=p.cost_name, expected_cost=float(np.dot(p.rho, f)),
         error_rate=float(1.0 - pmf.probs.ravel()[0]), noise_second_moment=second,
         squared_error_worst=worst, squared_error_average=avg, target=target,
-        neighbourhood=p.nb, method=solved.method, optimal=p.eps_solve == p.eps, solve_seconds=seconds,
+        neighbourhood=p.nb, method=solved.method, optimal=p.eps_solve == p.epsilon, solve_seconds=seconds,
         formulation=p.formulation, minimize=p.minimize, delta_min=solved.delta_min, mip_gap=solved.gap,
         notes=tuple(notes))
 
@@ -741,21 +742,8 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
 
     Notes
     -----
-    **Mirror symmetry.** When the shift set is closed under negation modulo the domain (a
-    symmetric neighbourhood) and the cost is mirror-symmetric, ``rho(eta) = rho(-eta)``
-    exactly, the standard-DP LP is solved over ``f(eta) = f(-eta)`` only: half the mass
-    variables, and one shift of each pair ``{mu, -mu}``. Nothing is lost. The LP is
-    invariant under the mirror ``M f(eta) = f(-eta)``: the row for ``(mu, eta)`` of ``M f``
-    is the row for ``(-mu, -eta)`` of ``f``, with ``t`` mirrored the same way, so
-    ``sum_eta t[mu, .]`` of the mirror is ``sum_eta t[-mu, .]`` of the original, and the
-    cost and total mass are unchanged. Its feasible set is convex, so for any optimum
-    ``(f, t)`` the average ``((f, t) + M (f, t)) / 2`` is feasible, costs the same and is
-    symmetric: a symmetric optimum exists. For symmetric ``f`` the rows of ``-mu`` at
-    ``-eta`` repeat those of ``mu`` at ``eta``, so they are dropped with their ``t``; each
-    kept hockey-stick row stands for its mirror too. Any symmetric solution of the reduced
-    LP extends (``t[-mu, -eta] = t[mu, eta]``) to a solution of the full LP with the same
-    cost, so both optima are equal. The argument needs convexity: it does not hold for the
-    PDP MILP, whose feasible set is not convex (no reduction is made there).
+    A mirror-symmetric problem is solved over ``f(eta) = f(-eta)`` without loss (:func:`_lp`);
+    the LP's rows are generated without loss (:func:`_row_generation`).
 
     >>> d = design_finite(4, epsilon=1.0, cost="er", neighbourhood=Neighbourhood.sd(1))
     >>> d.method, round(d.error_rate, 4), d.mechanism.kind

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..analysis import Guarantee, guarantee
 from ..mechanism import Mechanism
+from ..target import Target
 
 #: Keys of the design file kept at the top level for one version beside ``report`` (docs/cli.md).
 DEPRECATED_KEYS: tuple[str, ...] = ("guarantee",)
@@ -70,12 +71,35 @@ class DesignResult:
         return {**self.report_json(), **self.mechanism.to_json()}
 
 
+class OfTarget:
+    """Mixin for solvers' results that hold the ``target`` they were solved for."""
+
+    target: Target
+
+    @property
+    def epsilon(self) -> float:
+        return self.target.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.target.delta
+
+    @property
+    def notion(self) -> str:
+        return self.target.notion
+
+
 def analysis_of(mechanism: Mechanism) -> Guarantee:
     """The float analysis of a mechanism at its target (or without one)."""
     t = mechanism.target
     if t is None:
         return guarantee(mechanism.privacy)
     return guarantee(mechanism.privacy, t.epsilon, None if t.pure else t.delta)
+
+
+def _detail(name: str, default: Any, doc: str) -> property:
+    """A report field read from the solver's own result."""
+    return property(lambda self: getattr(self.details, name, default), doc=doc)
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,29 +136,12 @@ class DesignReport:
         """Which problem answered the request (:attr:`~optnoise.design.request.Request.problem`)."""
         return self.request.problem
 
-    @property
-    def cost(self) -> str | None:
-        return getattr(self.details, "cost", None)
-
-    @property
-    def expected_cost(self) -> float | None:
-        return getattr(self.details, "expected_cost", None)
-
-    @property
-    def method(self) -> str:
-        return str(getattr(self.details, "method", self.problem))
-
-    @property
-    def optimal(self) -> bool | None:
-        return getattr(self.details, "optimal", None)
-
-    @property
-    def solve_seconds(self) -> float | None:
-        return getattr(self.details, "solve_seconds", None)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        return tuple(getattr(self.details, "notes", ()))
+    cost = _detail("cost", None, "The objective's cost (its name, ``\"user\"`` for a vector or a matrix).")
+    expected_cost = _detail("expected_cost", None, "The objective on the returned mechanism.")
+    method = _detail("method", None, "How the answer was found (``lp``, ``milp``, ``closed-form``, ``calibrated``...).")
+    optimal = _detail("optimal", None, "Whether it is proven optimal (``None``: not a question here).")
+    solve_seconds = _detail("solve_seconds", None, "Seconds the solver took.")
+    notes = _detail("notes", (), "What to know about the answer, in words.")
 
     @property
     def analysis(self) -> Guarantee:
@@ -171,7 +178,7 @@ class DesignReport:
             own.pop(key, None)
         own.update({"problem": self.problem, "cost": self.cost, "expected_cost": self.expected_cost,
                     "method": self.method, "optimal": self.optimal, "solve_seconds": self.solve_seconds,
-                    "notes": list(self.notes), "analysis": self.analysis.to_json(point=False),
+                    "notes": list(self.notes or ()), "analysis": self.analysis.to_json(point=False),
                     "certificate": self.certificate.to_json(point=False),
                     "lower_bound": self.lower_bound, "gap": self.gap})
         return own
@@ -199,4 +206,4 @@ class Design:
         return {**own, "report": self.report.to_json(own), **self.mechanism.to_json()}
 
 
-__all__ = ["DEPRECATED_KEYS", "Design", "DesignReport", "DesignResult", "MECHANISM_KEYS", "analysis_of"]
+__all__ = ["DEPRECATED_KEYS", "Design", "DesignReport", "DesignResult", "MECHANISM_KEYS", "OfTarget", "analysis_of"]
