@@ -87,9 +87,10 @@ class Neighbourhood:
         return cls(tuple(range(1, int(mu_bar) + 1)), directed)
 
     @classmethod
-    def sensitivity(cls, delta: int = 1, *, directed: bool = False) -> "Neighbourhood":
-        """Sensitivity ``Delta``: ``|Q(X) - Q(X')| <= Delta``, i.e. ``BD(Delta)``."""
-        return cls.bd(delta, directed=directed)
+    def sensitivity(cls, bound: int = 1, *, directed: bool = False) -> "Neighbourhood":
+        """Sensitivity ``Delta = bound``: ``|Q(X) - Q(X')| <= bound``, i.e. ``BD(bound)`` (the
+        argument is the bound on the change of the answer, not a DP delta)."""
+        return cls.bd(bound, directed=directed)
 
     # ------------------------------------------------------------------ queries
     @property

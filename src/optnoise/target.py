@@ -65,9 +65,11 @@ def check_epsilon(epsilon: object, *, allow_zero: bool = True, allow_inf: bool =
     return eps
 
 
-def check_epsilons(epsilons: object, *, parameter: str = "epsilons") -> list[float]:
-    """Validate a non-empty list of epsilons, each a finite real number ``> 0``."""
-    accepted = "a list of numbers > 0"
+def check_epsilons(epsilons: object, *, parameter: str = "epsilons", allow_zero: bool = False,
+                   allow_inf: bool = False, accepted: str | None = None) -> list[float]:
+    """Validate a non-empty list of epsilons, each a finite real number ``> 0`` (``>= 0`` with
+    ``allow_zero``; infinity with ``allow_inf``)."""
+    accepted = accepted or ("a list of numbers >= 0" if allow_zero else "a list of numbers > 0")
     try:
         values = list(epsilons)  # type: ignore[call-overload]
     except TypeError as exc:
@@ -75,16 +77,19 @@ def check_epsilons(epsilons: object, *, parameter: str = "epsilons") -> list[flo
     if not values:
         raise InvalidParameterError(parameter, values, accepted)
     try:
-        return [check_epsilon(e, allow_zero=False, parameter=parameter, accepted=accepted) for e in values]
+        return [check_epsilon(e, allow_zero=allow_zero, allow_inf=allow_inf, parameter=parameter, accepted=accepted)
+                for e in values]
     except InvalidParameterError:
         raise InvalidParameterError(parameter, values, accepted) from None
 
 
-def check_delta(delta: object, *, parameter: str = "delta", positive: bool = False, accepted: str | None = None) -> float:
-    """Validate a delta: a real number with ``0 <= delta < 1`` (``> 0`` with ``positive``)."""
+def check_delta(delta: object, *, parameter: str = "delta", positive: bool = False, at_most: float | None = None,
+                accepted: str | None = None) -> float:
+    """Validate a delta: a real number with ``0 <= delta < 1`` (``> 0`` with ``positive``; at
+    most ``at_most`` where a computation bounds it, said in ``accepted``)."""
     words = accepted or ("a real number with 0 < delta < 1" if positive else "a real number with 0 <= delta < 1")
     d = _as_float(delta, parameter, words)
-    if not (0.0 <= d < 1.0) or (positive and d == 0.0):
+    if not (0.0 <= d < 1.0) or (positive and d == 0.0) or (at_most is not None and d > at_most):
         raise InvalidParameterError(parameter, delta, words)
     return d
 

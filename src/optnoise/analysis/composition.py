@@ -72,7 +72,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..resources import check, pld_bytes
-from ..target import check_delta, check_epsilon
+from ..target import check_delta, check_epsilon, check_epsilons
 from .floating import FloatPair, LossDistribution
 from .profile import PrivacyProfile
 from .renyi import DEFAULT_ORDERS, rdp_to_delta, rdp_to_dp, renyi_curve
@@ -521,9 +521,7 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
     bound and the pure bound, as in :func:`compose_best` (the ``exact`` and ``basic``
     bounds are left out here for speed). Returns ``(epsilons, deltas)``.
     """
-    eps = np.asarray([float(e) for e in epsilons], dtype=float)
-    if eps.size == 0 or np.any(~(eps >= 0)):
-        raise InvalidParameterError("epsilons", list(epsilons), "epsilons >= 0")
+    eps = np.asarray(check_epsilons(epsilons, allow_zero=True, allow_inf=True, accepted="epsilons >= 0"), dtype=float)
     profiles = [p for p, _ in items]
     counts = [int(k) for _, k in items]
     item_lds = [_distinct_lds(p) for p in profiles]

@@ -24,7 +24,7 @@ from ..errors import InvalidParameterError
 from ..families.baselines import discrete_gaussian_pmf, wrap
 from ..families.geometric import geometric_pmf
 from ..neighbourhood import Neighbourhood
-from ..target import Target
+from ..target import Target, check_delta
 from .calibrate import calibrate
 from .releases_design import (
     ReleaseCandidate, ReleasesDesign, Trial, calibrated_single_release, calibrated_single_release_line,
@@ -101,8 +101,7 @@ def discrete_gaussian_for(request: Request) -> ReleaseCandidate:
     distributions include the edge's infinite-loss mass, so the PLD certificate is that of the
     represented (and sampled) noise."""
     k, tgt = request.releases, request.target
-    if tgt.delta == 0.0:  # type: ignore[union-attr]
-        raise InvalidParameterError("delta", tgt.delta, "delta > 0 for the discrete Gaussian")  # type: ignore[union-attr]
+    check_delta(tgt.delta, positive=True, accepted="delta > 0 for the discrete Gaussian")  # type: ignore[union-attr]
     eps, dlt = tgt.epsilon, tgt.delta  # type: ignore[union-attr]
     if request.space == "cyclic":
         size = request.size

@@ -47,7 +47,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..pmf import CyclicPMF, IntegerPMF
 from ..search import SearchError, boundary, largest_passing
-from ..target import Target
+from ..target import Target, check_delta
 from .calibrate import calibrate
 from .finite import solve_finite
 from .integer import TailedWindow, design_integer
@@ -306,8 +306,8 @@ def _single_release(request: Request, per_release_deltas: Sequence[float] | None
     d1s = per_release_deltas if per_release_deltas is not None else ((0.0, dlt / k) if dlt > 0 else (0.0,))
     best: ReleaseCandidate | None = None
     for d1 in d1s:
-        if not 0.0 <= d1 <= dlt / k * (1.0 + 1e-12):
-            raise InvalidParameterError("per_release_deltas", d1, f"values in [0, delta / k] = [0, {dlt / k:g}]")
+        check_delta(d1, parameter="per_release_deltas", at_most=dlt / k * (1.0 + 1e-12),
+                    accepted=f"values in [0, delta / k] = [0, {dlt / k:g}]")
 
         def build(e: float, d1: float = d1) -> Pmf:
             return solve_finite(Request(space="cyclic", n=n, target=Target(e, d1), neighbourhood=request.neighbours,

@@ -44,7 +44,7 @@ from ..costs import Cost, ReleasedCost, check_prior, cost_vector, loss_matrix, p
 from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..resources import check, distances_bytes
-from ..target import Target
+from ..target import Target, check_epsilon
 
 SPACES: tuple[str, ...] = ("cyclic", "integer", "channel", "categories")
 UNITS: tuple[str, ...] = ("record", "value")
@@ -451,7 +451,7 @@ def _check_objective(r: Request) -> None:
         if r.max_cost is None or isinstance(r.max_cost, bool) or not math.isfinite(_float(r.max_cost, "max_cost", "")) \
                 or float(r.max_cost) < 0:
             raise InvalidParameterError("max_cost", r.max_cost, "a cost bound >= 0 (needed with minimize='delta')")
-        if r.target.delta != 0.0:  # type: ignore[union-attr]
+        if not r.target.pure:  # type: ignore[union-attr]
             raise InvalidParameterError("delta", r.target.delta,  # type: ignore[union-attr]
                                         "no delta with minimize='delta' (delta is the objective)")
     elif r.max_cost is not None:
@@ -512,10 +512,10 @@ def _check_solving(r: Request) -> None:
             raise InvalidParameterError("time_limit", r.time_limit, "no time limit with releases > 1")
     if not isinstance(r.solver, SolverOptions):
         raise InvalidParameterError("solver", r.solver, "a SolverOptions")
-    if r.problem == "finite" and r.target.epsilon < SOLVER_EPSILON_MIN:  # type: ignore[union-attr]
-        raise InvalidParameterError("epsilon", r.target.epsilon,  # type: ignore[union-attr]
-                                    f"a real number >= {SOLVER_EPSILON_MIN:g} for a solver design (below, e^eps - 1 "
-                                    "is within the solver's tolerances)")
+    if r.problem == "finite":
+        check_epsilon(r.target.epsilon, within=(SOLVER_EPSILON_MIN, math.inf),  # type: ignore[union-attr]
+                      accepted=f"a real number >= {SOLVER_EPSILON_MIN:g} for a solver design (below, e^eps - 1 is "
+                               "within the solver's tolerances)")
     if r.solver.half_width is not None and r.space != "integer":
         raise InvalidParameterError("half_width", r.solver.half_width, "a window only on the integer line")
 
