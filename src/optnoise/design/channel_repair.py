@@ -116,6 +116,8 @@ def lift_repair(P: np.ndarray, pa: np.ndarray, pb: np.ndarray, epsilon: float,
     mass it gained, ~1e-10) moves each ratio by a factor within ``1 +- tau``, which the margin
     ``e'' < e`` absorbs; the next round fixes any rest. Unlike mixing with the uniform
     channel, it moves only the mass the solver's tolerance misplaced, so the cost barely changes.
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     e2 = math.exp(epsilon) * (1.0 - 5e-10)
     G = P.copy()
@@ -145,6 +147,8 @@ def mix_repair(P: np.ndarray, reference: Callable[[], np.ndarray], fast_ok: Call
     (doubling again if needed) by the authoritative ``ok``. Linear structural constraints
     hold for the mixture when they hold for ``P`` and ``R``. The caller has checked that
     ``P`` itself fails ``ok``.
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     R = reference()
 

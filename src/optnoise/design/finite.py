@@ -212,6 +212,8 @@ def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, ho
     LP's objective is scaled by the previous optimum (a lower bound of its own), so that
     HiGHS's absolute dual tolerance resolves costs near the optimum even when far values
     cost ``10^12`` times more.
+
+    Proof: docs/proofs/row-generation.md.
     """
     n = sh.n
     kept = orbits.shifts
@@ -367,6 +369,8 @@ def _pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limi
     and the MILP is solved again. Values met by no kept pair have no constraint in the
     relaxation, so their mass is given to the cheapest of them (one column), as in
     :func:`_row_generation`.
+
+    Proof: docs/proofs/row-generation.md.
     """
     n, k = sh.n, sh.k
     included = np.zeros((k, n), dtype=bool)
@@ -467,6 +471,8 @@ def ratio_lift(f: np.ndarray, sh: Shifts, e: float) -> np.ndarray:
     BD 3), below the smallest double, and a zero facing a positive mass is infinite
     epsilon. Renormalising keeps every ratio; the cost moves by about ``N * MASS_FLOOR``
     times the largest cost.
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     g = np.maximum(f, MASS_FLOOR)
     frontier = np.arange(g.size)
@@ -573,21 +579,11 @@ def _closed_form(p: _Plan) -> _Solved | None:
 def _lp(p: _Plan, sh: Shifts, e: float) -> _Solved:
     """Standard DP (at delta = 0 both notions are pure eps-DP): Kadam's LP (14), hockey-stick rows.
 
-    **Mirror symmetry.** When the shift set is closed under negation modulo the domain (a
-    symmetric neighbourhood) and the cost is mirror-symmetric, ``rho(eta) = rho(-eta)``
-    exactly, the standard-DP LP is solved over ``f(eta) = f(-eta)`` only: half the mass
-    variables, and one shift of each pair ``{mu, -mu}``. Nothing is lost. The LP is
-    invariant under the mirror ``M f(eta) = f(-eta)``: the row for ``(mu, eta)`` of ``M f``
-    is the row for ``(-mu, -eta)`` of ``f``, with ``t`` mirrored the same way, so
-    ``sum_eta t[mu, .]`` of the mirror is ``sum_eta t[-mu, .]`` of the original, and the
-    cost and total mass are unchanged. Its feasible set is convex, so for any optimum
-    ``(f, t)`` the average ``((f, t) + M (f, t)) / 2`` is feasible, costs the same and is
-    symmetric: a symmetric optimum exists. For symmetric ``f`` the rows of ``-mu`` at
-    ``-eta`` repeat those of ``mu`` at ``eta``, so they are dropped with their ``t``; each
-    kept hockey-stick row stands for its mirror too. Any symmetric solution of the reduced
-    LP extends (``t[-mu, -eta] = t[mu, eta]``) to a solution of the full LP with the same
-    cost, so both optima are equal. The argument needs convexity: it does not hold for the
-    PDP MILP, whose feasible set is not convex (no reduction is made there).
+    When the shift set is closed under negation and the cost is mirror-symmetric exactly, it is
+    solved over ``f(eta) = f(-eta)`` with one shift of each pair ``{mu, -mu}``: half the mass
+    variables, nothing lost (not for the PDP MILP, whose feasible set is not convex).
+
+    Proof: docs/proofs/mirror-reduction.md.
     """
     orbits = mirror_orbits(p.shape, sh, p.rho) or identity_orbits(sh)
     lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if p.row_generation is None else p.row_generation
@@ -742,8 +738,8 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
 
     Notes
     -----
-    A mirror-symmetric problem is solved over ``f(eta) = f(-eta)`` without loss (:func:`_lp`);
-    the LP's rows are generated without loss (:func:`_row_generation`).
+    A mirror-symmetric problem is solved over ``f(eta) = f(-eta)`` without loss, and the LP's
+    rows are generated without loss (docs/proofs/mirror-reduction.md, row-generation.md).
 
     >>> d = design_finite(4, epsilon=1.0, cost="er", neighbourhood=Neighbourhood.sd(1))
     >>> d.method, round(d.error_rate, 4), d.mechanism.kind

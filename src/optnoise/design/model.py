@@ -131,10 +131,10 @@ def mirror_orbits(shape: tuple[int, ...], sh: Shifts, rho: np.ndarray) -> Orbits
 
     It applies when the shift set is closed under negation (a symmetric neighbourhood, or a
     directed one that happens to be) and the cost is mirror-symmetric *exactly*,
-    ``rho(eta) == rho(-eta)``; then it loses nothing (argument in
-    :func:`optnoise.design.finite._lp`). One shift of each pair
-    ``{mu, -mu}`` is kept (both when ``mu = -mu``): the rows of ``-mu`` at ``-eta`` are those
+    ``rho(eta) == rho(-eta)``; then it loses nothing. One shift of each pair ``{mu, -mu}`` is kept (both when ``mu = -mu``): the rows of ``-mu`` at ``-eta`` are those
     of ``mu`` at ``eta`` once ``f`` is symmetric.
+
+    Proof: docs/proofs/mirror-reduction.md.
     """
     vecs = [tuple(v) for v in sh.vectors]
     if not vecs:

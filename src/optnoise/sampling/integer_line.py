@@ -387,6 +387,8 @@ def window_tails_table(weights, lo: int, *, left: Tail | None = None, right: Tai
     (:func:`~optnoise.sampling.words.geometric_failures`), and ``P(class) P(b) =
     w a_R L / (c_R T) (1 - r_R) r_R^(b-1) = w L r_R^b / T`` since ``a (1 - r) = c r``: every
     point has its target mass times the same ``L / T``.
+
+    Proof: docs/proofs/window-tails-sampler.md.
     """
     w = np.asarray(weights)
     if w.ndim != 1 or w.size == 0 or not (w.dtype.kind in "iu" or w.dtype == object):
@@ -447,6 +449,8 @@ def draw_window_tails(wt: WindowTailsTable, count: int, source: RandomSource) ->
     (a total beyond 62 bits): the cell is a uniform integer below ``T`` located among the
     cumulative cell weights, exact for ``T < 2^63``. Window cells are values directly; the
     few tail-class cells get their blocks afterwards.
+
+    Proof: docs/proofs/window-tails-sampler.md.
     """
     n = check_count(count)
     out = np.empty(n, dtype=np.int64)

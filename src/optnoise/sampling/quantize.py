@@ -371,6 +371,8 @@ def quantize(mechanism: CyclicPMF | IntegerPMF | Channel, neighbourhood: Neighbo
     OptnoiseError
         When no resolution keeps the target (for example a mechanism that does not
         meet it in the first place).
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     if target is not None and not isinstance(target, Target):
         raise InvalidParameterError("target", target, "a Target(epsilon, delta, notion) or None")
@@ -437,6 +439,8 @@ def dyadic_ratio_up(ratio: float, m: int = TAIL_BITS) -> tuple[int, int]:
     between consecutive tail blocks moves away from ``e^eps``, never towards it. The
     margin of at least ``2^-m`` (far above the ``2^-53`` error of a float ratio such as
     ``exp(-eps)``) keeps a tail that was designed *at* the DP limit inside it.
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     a = math.floor(Fraction(ratio) * (1 << m)) + 2
     if a >= 1 << m:
