@@ -26,7 +26,7 @@ error names the Python field; the command line maps fields to its flags
 >>> from optnoise import Neighbourhood, Target
 >>> r = Request(space="cyclic", n=23, target=Target(1.0), neighbourhood=Neighbourhood.sd(1), cost="circular-mse")
 >>> r.problem, r.shape, r.neighbours.describe()
-('finite', (24,), 'symmetric {1}')
+('finite', (24,), '{1} (symmetric)')
 >>> Request(space="channel", n=4, target=Target(1.0), unit="record").neighbours.describe()
 '20 ordered input pairs'
 """
