@@ -156,8 +156,12 @@ class DesignReport:
 
     def keys(self) -> dict:
         """Keys the request adds to the solver's report: for noise mod ``n + 1``, what its cost
-        measured and the released value's error after wrap-around (worst and average over q)."""
+        measured and the released value's error after wrap-around (worst and average over q);
+        for a channel, who is protected (``unit``, in words)."""
         from ..costs import describe_cost, released_errors
+        if self.problem == "channel":
+            r = self.request
+            return {"unit": "every pair of answers (per record)" if r.unit == "record" else r.neighbours.describe()}
         if self.problem not in ("finite", "modulo"):
             return {}
         pmf = self.mechanism.pmf
