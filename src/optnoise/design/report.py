@@ -116,20 +116,16 @@ class DesignReport:
         The solver's own result (docs/cli.md keys of each ``design`` form): a
         :class:`~optnoise.design.finite.FiniteDesign`, a
         :class:`~optnoise.design.channel.ChannelDesign`...
-    lower_bound, gap:
-        A proven lower bound of the optimal cost and the relative gap of ``expected_cost``
-        to it (``None`` where none is known).
-
     ``cost``, ``expected_cost``, ``method`` (``"lp"``, ``"milp"``, ``"lp-mirror"``,
     ``"closed-form"``, ``"calibrated"``...), ``optimal``, ``solve_seconds`` and ``notes`` are
-    read from the solver's result; ``analysis`` and ``certificate`` from the mechanism.
+    read from the solver's result, and so are ``lower_bound`` and ``gap`` (a proven lower bound
+    of the optimal cost and the gap to it, ``None`` where none is known); ``analysis`` and
+    ``certificate`` from the mechanism.
     """
 
     request: Any
     mechanism: Mechanism
     details: Any
-    lower_bound: float | None = None
-    gap: float | None = None
 
     @property
     def problem(self) -> str:
@@ -142,6 +138,17 @@ class DesignReport:
     optimal = _detail("optimal", None, "Whether it is proven optimal (``None``: not a question here).")
     solve_seconds = _detail("solve_seconds", None, "Seconds the solver took.")
     notes = _detail("notes", (), "What to know about the answer, in words.")
+
+    @property
+    def lower_bound(self) -> float | None:
+        """A proven lower bound of the optimal cost, where the solver gives one (the K-release
+        design's ``lower_bound`` bounds its convex surrogate only, so it is not one)."""
+        return None if self.problem == "releases" else getattr(self.details, "lower_bound", None)
+
+    @property
+    def gap(self) -> float | None:
+        """The relative gap of ``expected_cost`` above :attr:`lower_bound` (``None`` without one)."""
+        return None if self.lower_bound is None else getattr(self.details, "gap", None)
 
     @property
     def analysis(self) -> Guarantee:
