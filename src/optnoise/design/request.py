@@ -83,6 +83,13 @@ SOLVER_EPSILON_MIN, SOLVER_EPSILON_MAX = 1e-9, 20.0
 #: take minutes already (docs/benchmarks.md, "Channels"); larger ones are refused up front.
 MAX_NONZEROS = 50_000_000
 
+#: The notions of a target each problem designs for (a pure target is met alike under either):
+#: the one place a new notion of :mod:`optnoise.target` is admitted to a design.
+NOTIONS_OF: dict[str, tuple[str, ...]] = {
+    "finite": ("dp", "pdp"), "modulo": ("dp", "pdp"), "channel": ("dp", "pdp"), "rr": ("dp", "pdp"),
+    "calibrated": ("dp", "pdp"), "releases": ("dp",),
+}
+
 _N_ACCEPTED = "an integer n >= 1 (domain {0..n})"
 
 
@@ -461,12 +468,14 @@ def _check_objective(r: Request) -> None:
     if (r.prior is not None or r.worst_case) and r.problem not in ("modulo", "channel"):
         raise InvalidParameterError("prior" if r.prior is not None else "worst_case", "given",
                                     "a prior or the worst case only for a released-value cost, one release")
+    notions = NOTIONS_OF[r.problem]
+    if r.target.notion not in notions:  # type: ignore[union-attr]
+        where = "K releases (approximate DP, minimum cost)" if r.problem == "releases" else f"a {r.problem} design"
+        raise InvalidParameterError("notion", r.target.notion,  # type: ignore[union-attr]
+                                    " or ".join(repr(x) for x in notions) + f" for {where}")
     if r.problem == "releases":
         if r.space not in ("cyclic", "integer"):
             raise InvalidParameterError("releases", r.releases, "K releases of noise on the cycle or the integer line")
-        if r.target.notion != "dp":  # type: ignore[union-attr]
-            raise InvalidParameterError("notion", r.target.notion,  # type: ignore[union-attr]
-                                        "'dp' with releases > 1 (approximate DP, minimum cost)")
         if r.unit is not None:
             raise InvalidParameterError("unit", r.unit, "a neighbourhood (no unit) with releases > 1")
 
@@ -536,6 +545,7 @@ def released_objective(cost: Any, prior: Any, worst_case: bool, size: int) -> tu
     return "user", L, check_prior(prior, size), bool(worst_case)
 
 
-__all__ = ["BOUNDARIES", "CONSTRAINTS", "DESIGN_ORDERS", "FORMULATIONS", "MINIMIZE", "Request", "SOLVER_EPSILON_MAX",
+__all__ = ["BOUNDARIES", "CONSTRAINTS", "DESIGN_ORDERS", "FORMULATIONS", "MINIMIZE", "NOTIONS_OF", "Request",
+           "SOLVER_EPSILON_MAX",
            "MAX_NONZEROS", "SOLVER_EPSILON_MIN", "SPACES", "STRATEGIES", "SolverOptions", "UNITS", "check_n",
            "released_objective", "unit_neighbourhood"]
