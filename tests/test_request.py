@@ -171,3 +171,17 @@ def test_first_passing_doubles_from_the_start():
     assert first_passing(lambda x: False, 0.25, 1.0, cap=True) is None
     assert first_passing(lambda x: x > 0, 1e-12, 1.0) == (0.0, 1e-12)
     assert np.isclose(first_passing(lambda x: x >= 0.3, 0.1, 1.0)[1], 0.4)
+
+
+def test_the_statistics_of_a_table_can_ask_what_they_need():
+    """The two requests issue 22's statistics make: a channel on {0..N} with neighbours up to
+    d apart in the worst case, and integer-line noise for sensitivity d clamped to 0..N."""
+    channel = Request(space="channel", n=40, target=Target(1.0), neighbourhood=Neighbourhood.bd(3),
+                      cost="abs-error", worst_case=True)
+    assert channel.problem == "channel" and channel.loss_worst
+    assert all(0 < abs(a - b) <= 3 for a, b in channel.neighbours.pairs)
+    line = Request(space="integer", n=40, target=Target(1.0, 1e-6), neighbourhood=Neighbourhood.bd(3),
+                   family="geometric", boundary="clamp")
+    found = optnoise.design(line)
+    assert found.report.method == "calibrated" and found.mechanism.neighbourhood == Neighbourhood.bd(3)
+    assert found.mechanism.quantize().certificate.delta_dp <= 1e-6
