@@ -147,11 +147,13 @@ class Mechanism:
 
     def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None,
                 max_memory: int | None = None):
-        """Guarantee after ``k`` releases: the best of exact enumeration, dp_accounting PLDs,
-        RDP and the pure and basic bounds (``.bound`` says which won); see
-        :func:`optnoise.analysis.composition.compose`."""
+        """Guarantee after ``k`` releases: the best of the exact binomial/multinomial sum,
+        dp_accounting PLDs, RDP and the pure and basic bounds, every one proven (``.bound``
+        says which won, ``.exact`` whether the value is exact); see
+        :func:`optnoise.analysis.composition.compose`. The pairs composed are those of the
+        exact profile (:meth:`certify`): the mechanism's masses exactly."""
         from .analysis.composition import compose
-        return compose(self.privacy, k, epsilon=epsilon, delta=delta, max_memory=max_memory)
+        return compose(self.certify(max_memory=max_memory), k, epsilon=epsilon, delta=delta, max_memory=max_memory)
 
     # ------------------------------------------------------------ quantize/sample
     @cached_property
