@@ -142,15 +142,17 @@ def test_too_wide_to_certify_keeps_the_noise_certificate_for_dp_and_refuses_pdp(
         prepare({"columns": {"x": _column(gaussian, epsilon=1.0, delta=0.9, notion="pdp")}})
 
 
-def test_record_total_composes_the_released_channel(gaussian):
+def test_record_total_composes_a_profile_that_dominates_the_released_channel(gaussian):
     from optnoise.table.plan import released_profile
     col = _column(gaussian, epsilon=1.0, delta=0.3)
     plan = prepare({"columns": {"x": col}}).plans[0]
-    prof = released_profile(plan)
-    assert prof is plan.released.profile and prof.exact
+    prof = released_profile(plan)   # the noise's exact profile: it dominates the clamped channel (DP)
+    assert prof.exact and len(prof.pairs) == 20 and len(plan.released.profile.pairs) == 110
     two = prepare({"columns": {"x": col, "y": col}})
     assert two.total["basic"]["delta"] == 0.6 and two.total["pld"]["epsilon"] is not None
     assert plan.certificate.delta_dp <= 0.3
+    for eps in (0.2, 1.0, 2.0):   # post-processing: the channel's curve lies under the noise's
+        assert plan.released.profile.delta_dp(eps) <= prof.delta_dp(eps)
 def test_clamped_form_rows_are_shifts_with_piled_ends():
     """The library function on its own: rows sum to the denominator, interior cells are the
     noise shifted, and a one-value domain is refused."""

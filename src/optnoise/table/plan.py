@@ -468,7 +468,7 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     """The record's guarantee over all its privatized columns (manifest ``total``).
 
     ``basic``: the sum of the columns' epsilons and deltas (basic composition of their
-    certified targets). ``pld``: the composition of the columns' privacy loss
+    certified targets), exact and rounded up. ``pld``: the composition of the columns' privacy loss
     distributions (:func:`optnoise.analysis.composition.compose_sequence`: dominating
     PLDs of the *quantized* mechanisms under the unit, dp_accounting, pessimistic; never
     looser than the pure bound), epsilon at the budget's delta (or at 1e-6) and, with a
@@ -522,10 +522,11 @@ def _sampled(mech: Mechanism) -> Representation:
 
 
 def released_profile(plan: ColumnPlan):
-    """The exact profile of what a column releases (the clamped channel, or the quantized
-    mechanism) under its unit: what the record's total composes."""
-    if plan.released is not None:
-        return plan.released.profile
+    """The exact profile the record's total composes for a column: its quantized mechanism's
+    under the unit. For a clamped column this dominates the channel released (the total is
+    approximate DP, which post-processing cannot break, and the channel's pairs ``(q, q')``
+    are post-processings of the noise's pairs at the shift ``q' - q``); it has the noise's
+    ``2 n`` pairs instead of the channel's ``n (n + 1)``."""
     return Mechanism(_sampled(plan.mechanism), plan.mechanism.neighbourhood).certify()
 
 
