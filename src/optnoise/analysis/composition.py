@@ -63,11 +63,11 @@ arithmetic (:mod:`~optnoise.analysis.exact_composition`, :mod:`~optnoise.analysi
 * ``exact`` composes the pair's loss atoms by a binomial/multinomial sum (not by
   enumerating outcomes) with directed rounding; it is *exact* (``Bound.exact``) when the
   pairs' masses are exact and no loss had to be merged, else a proven bound;
-* ``pld`` carries a numerical allowance: the single-release Connect-the-Dots PMF is
-  repaired so that it dominates the pair at every grid point despite its float round-off,
-  and the error of dp_accounting's FFT compositions and of the evaluation is bounded
-  a priori (:func:`~optnoise.analysis.outward.pld_allowance`) and added to delta (epsilon
-  is read at ``delta`` minus it, then certified). A pessimistic PLD is pessimistic only
+* ``pld`` carries a numerical allowance: the l1 distance of the single-release
+  Connect-the-Dots masses from the exact ones (propagated through the compositions), the
+  error of dp_accounting's FFT compositions and of the evaluation, all bounded a priori
+  (:func:`~optnoise.analysis.outward.pld_allowance`) and added to delta (epsilon is read
+  at ``delta`` minus it, then certified). A pessimistic PLD is pessimistic only
   up to its round-off: uncorrected, it reported ``eps = 11.304029257962474`` for
   randomized response composed 300 times at ``delta = 1e-9``, below the exact
   ``11.304030160351596`` (docs/paper-notes.md);
@@ -243,36 +243,43 @@ def hockey_sticks(lds: Sequence[LossDistribution], epsilons: np.ndarray) -> np.n
 
 @dataclass(frozen=True)
 class _Unit:
-    """A PLD ready to compose, with the numbers its numerical allowance needs."""
+    """A PLD ready to compose, with the numbers its numerical allowance needs: its span in
+    grid cells and ``error``, a bound on the l1 distance of its masses from the exact
+    Connect-the-Dots masses."""
 
     pld: "PrivacyLossDistribution"
     span: int
+    error: float
 
 
-def _ctd_masses(grid: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+def _ctd_masses(grid: np.ndarray, deltas: np.ndarray, errors: np.ndarray) -> tuple[np.ndarray, float]:
     """Pessimistic Connect-the-Dots masses (Doroshenko et al. 2022, Algorithm 1) at the
     grid losses ``grid`` (ascending) from the hockey-stick values ``deltas`` there: the mass
     at ``eps_i`` is ``(delta_i - delta_{i-1}) / (e^(eps_{i-1} - eps_i) - 1) +
     (delta_{i+1} - delta_i) / (e^(eps_{i+1} - eps_i) - 1)`` with ``delta_0 = 1`` and no
-    second term at the last point; ``delta_n`` goes to infinity."""
+    second term at the last point; ``delta_n`` goes to infinity.
+
+    Also a bound on the l1 distance of the float masses from the exact ones computed from the
+    exact hockey-stick values, given that each ``deltas[i]`` is within ``errors[i]`` of it:
+    a difference is off by the two errors plus its rounding, and is divided by
+    ``|e^(+-gap) - 1|`` (within 4 ulps); the clamp at 0 only moves a mass towards its exact,
+    non-negative value.
+    """
     gaps = np.diff(grid)
     diffs = np.diff(deltas)
-    first = np.append(1.0 - deltas[0], diffs / np.expm1(-gaps))
-    second = np.append(diffs / np.expm1(gaps), 0.0)
-    return np.maximum(0.0, first + second)
-
-
-def _curve_at_grid(masses: np.ndarray, grid: np.ndarray, infinite: float) -> tuple[np.ndarray, np.ndarray]:
-    """The hockey-stick of the PMF ``masses`` at the losses ``grid`` (ascending), evaluated at
-    the same points, with a bound on its float error (suffix sums, as in :func:`_hockey`)."""
-    ld = LossDistribution(grid[::-1].copy(), masses[::-1].copy(),
-                          masses[::-1] * np.exp(-np.clip(grid[::-1], -700, 700)), infinite)
-    value, err = _hockey([ld], grid)
-    return value, err + 4 * U * np.abs(grid) * 4   # the Q masses were derived from the losses
+    down, up = np.expm1(-gaps), np.expm1(gaps)
+    first = np.append(1.0 - deltas[0], diffs / down)
+    second = np.append(diffs / up, 0.0)
+    masses = np.maximum(0.0, first + second)
+    d_err = errors[:-1] + errors[1:] + 4 * U * np.abs(diffs)
+    err_first = np.append(errors[0] + 2 * U, d_err / np.abs(down) + 8 * U * np.abs(diffs / down))
+    err_second = np.append(d_err / up + 8 * U * np.abs(diffs / up), 0.0)
+    total = float(np.sum(err_first + err_second + 4 * U * (np.abs(first) + np.abs(second))))
+    return masses, nudge_up(total, 1e-6, errors[-1])   # and the infinite mass: delta_n, within its error
 
 
 def _unit_pld(lds: Sequence[LossDistribution], discretization: float) -> _Unit:
-    """One PLD that dominates every given ordered pair, proven despite float round-off.
+    """One PLD that dominates every given ordered pair, with its numerical error bounded.
 
     The maximum of the pairs' hockey-stick curves ``delta(eps)`` is convex in ``e^eps``,
     hence itself the curve of a single pair of distributions (Zhu, Dong & Wang 2022), and
@@ -281,15 +288,13 @@ def _unit_pld(lds: Sequence[LossDistribution], discretization: float) -> _Unit:
     a PLD by pessimistic Connect-the-Dots: between grid points its curve interpolates
     linearly in ``e^eps``, above the convex maximum, and it is exact at the grid points.
 
-    **The repair (issue 25).** In floats the masses are off by round-off amplified by
-    ``1 / (e^gap - 1)``. So the curve of the masses actually built is evaluated at the grid
-    points, and the largest shortfall below the pairs' curve (each side widened by its
-    error bound, :func:`_hockey`) is added to the infinite-loss mass, which raises the
-    curve everywhere. Then the lowest atom is raised so that the masses, read as exact
-    binary numbers, sum to at least 1: a PMF whose curve is at least the pairs' at every
-    grid point, linear in ``e^eps`` between them and above its last one, and whose total at
-    ``e^eps = 0`` is at least 1, dominates the convex maximum everywhere; and composing
-    masses that are entrywise larger can only raise the composed curve.
+    **Its round-off (issue 25).** The Connect-the-Dots PMF computed from the *exact* curve
+    values is a probability PMF dominating the pairs; the float one differs from it by at
+    most ``error`` in l1 (:func:`_ctd_masses`, from the error bounds of the curve values,
+    :func:`_hockey`). Convolving probability vectors is 1-Lipschitz in l1 per factor and
+    delta is a sum of masses times weights in ``[0, 1]``, so after ``k`` self-compositions
+    the delta read off is within ``k error (1 + error)^(k - 1)`` of the exact PMF's
+    (:func:`~optnoise.analysis.outward.pld_allowance` adds it).
     """
     from dp_accounting.pld import pld_pmf
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
@@ -302,26 +307,20 @@ def _unit_pld(lds: Sequence[LossDistribution], discretization: float) -> _Unit:
     ks = np.unique(np.concatenate(([int(np.floor(losses.min() / discretization)) - 1], ks)))
     grid = ks * discretization
     target, target_err = _hockey(lds, grid)
-    deltas = np.minimum.accumulate(target)  # non-increasing up to round-off
-    masses = _ctd_masses(grid, deltas)
-    curve, curve_err = _curve_at_grid(masses, grid, float(deltas[-1]))
-    shortfall = float(np.max(target + target_err - (curve - curve_err)))
-    infinite = nudge_up(float(deltas[-1]) + max(0.0, shortfall), 4 * U)
-    rest = sum((Fraction(float(m)) for m in masses[1:]), Fraction(infinite))
-    need = Fraction(1) - rest
-    if need > Fraction(float(masses[0])):
-        masses[0] = math.nextafter(float(need), math.inf)
+    deltas = np.minimum.accumulate(target)  # non-increasing up to round-off (the exact curve is)
+    masses, error = _ctd_masses(grid, deltas, target_err)
     pmf = pld_pmf.create_pmf(loss_probs=dict(zip(ks.tolist(), masses.tolist())), discretization=discretization,
-                             infinity_mass=min(1.0, infinite), pessimistic_estimate=True)
-    return _Unit(pld_lib.PrivacyLossDistribution(pmf), int(ks.max() - ks.min() + 1))
+                             infinity_mass=float(deltas[-1]), pessimistic_estimate=True)
+    return _Unit(pld_lib.PrivacyLossDistribution(pmf), int(ks.max() - ks.min() + 1), error)
 
 
 def dominating_pld(pairs: PrivacyProfile | Sequence[LossDistribution],
                    discretization: float = DISCRETIZATION) -> "PrivacyLossDistribution":
     """One PLD that dominates every given ordered pair (all of a mechanism's, or one).
 
-    Pessimistic Connect-the-Dots on the maximum of the pairs' hockey-stick curves,
-    repaired for round-off (see :func:`_unit_pld` for the argument). For a single pair this
+    Pessimistic Connect-the-Dots on the maximum of the pairs' hockey-stick curves (see
+    :func:`_unit_pld` for the argument and its round-off, which callers that need a proven
+    value add: :func:`compose_best` does). For a single pair this
     is the pair's own Connect-the-Dots PLD (tighter than dp_accounting's privacy buckets on
     the same grid). Chosen over an exact dominating loss distribution interpolated at the
     union of the pairs' loss breakpoints and discretised by privacy buckets: on
@@ -359,18 +358,20 @@ def _composed_plds(item_lds: list[list[LossDistribution]], units: list[list[tupl
     cache: dict[tuple[int, int], tuple] = {}
     for combo in itertools.product(*[range(len(u)) for u in units]):
         total = None
-        spans = []
+        spans: list[int] = []
+        errors: list[float] = []
         for i, j in enumerate(combo):
             # dp_accounting's truncation bounds overflow harmlessly inside scipy's logsumexp
             with np.errstate(over="ignore", divide="ignore"):
                 if (i, j) not in cache:
                     unit = _unit_pld([item_lds[i][x] for x in units[i][j]], discretization)
                     pld = unit.pld.self_compose(int(counts[i])) if counts[i] > 1 else unit.pld
-                    cache[(i, j)] = (pld, unit.span)
-                pld, span = cache[(i, j)]
+                    cache[(i, j)] = (pld, unit.span, unit.error)
+                pld, span, error = cache[(i, j)]
                 spans.append(span)
+                errors.append(error)
                 total = pld if total is None else total.compose(pld)
-        yield total, pld_allowance(spans, counts, truncations=2 * len(spans))
+        yield total, pld_allowance(spans, counts, truncations=2 * len(spans), errors=errors)
 
 
 # ------------------------------------------------------------------------------ bounds
@@ -438,19 +439,26 @@ def _exact_bound(combos, eps, dlt) -> Bound:
                  "rounding", exact=exact)
 
 
-def _rdp_bound(item_lds, profiles, counts, eps, dlt, orders) -> Bound:
-    a_pos = [float(a) for a in orders if float(a) > 1.0]   # orders <= 1 give no (eps, delta) bound
-    if not a_pos:
-        return Bound("rdp", math.inf if dlt is not None else None, 1.0 if eps is not None else None, "no order > 1")
+def _rdp_totals(item_lds, profiles, counts, a_pos: list[float]) -> list[float]:
+    """``sum_i k_i max_j D_alpha(S_i)`` at each order, each divergence with its float error
+    added (:func:`~optnoise.analysis.outward.renyi_allowance`), summed exactly and rounded
+    up; the sum of per-item maxima is valid for every pair combination."""
     parts: list[list] = [[] for _ in a_pos]
-    for lds, prof, k in zip(item_lds, profiles, counts):   # sum of per-item maxima: valid for every combination
+    for lds, prof, k in zip(item_lds, profiles, counts):
         atoms = max(ld.losses.size for ld in lds)
         lmax = max(float(np.max(np.abs(ld.losses), initial=0.0)) for ld in lds)
         for j, (alpha, value) in enumerate(zip(a_pos, renyi_curve(prof, a_pos))):
             value = float(value)
             parts[j].append(k * Fraction(nudge_up(value, 0.0, renyi_allowance(value, alpha, atoms, lmax)))
                             if math.isfinite(value) else math.inf)
-    totals = [sum_up(p) for p in parts]
+    return [sum_up(p) for p in parts]
+
+
+def _rdp_bound(item_lds, profiles, counts, eps, dlt, orders, totals=None) -> Bound:
+    a_pos = [float(a) for a in orders if float(a) > 1.0]   # orders <= 1 give no (eps, delta) bound
+    if not a_pos:
+        return Bound("rdp", math.inf if dlt is not None else None, 1.0 if eps is not None else None, "no order > 1")
+    totals = _rdp_totals(item_lds, profiles, counts, a_pos) if totals is None else totals
     out_e = out_d = None
     detail = []
     if dlt is not None:
@@ -693,7 +701,9 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
         values = np.asarray(total.get_delta_for_epsilon(eps), dtype=float)
         up = np.array([nudge_up(float(v), 4 * U, allowance) for v in values])
         worst = np.maximum(worst, np.minimum(1.0, up))
-    rdp = np.array([_rdp_bound(item_lds, profiles, counts, float(e), None, orders).delta for e in eps])
+    a_pos = [float(a) for a in orders if float(a) > 1.0]
+    totals = _rdp_totals(item_lds, profiles, counts, a_pos) if a_pos else None
+    rdp = np.array([_rdp_bound(item_lds, profiles, counts, float(e), None, orders, totals).delta for e in eps])
     pure = np.array([1.0 if _pure_bound(profiles, counts, float(e), None).delta is None else 0.0 for e in eps])
     return eps, np.minimum(np.minimum(worst, rdp), pure)
 

@@ -128,6 +128,18 @@ def _clusters(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, np.cumsum(breaks)
 
 
+def _keyed_clusters(pf: np.ndarray, qf: np.ndarray, fin: np.ndarray, max_atoms: int):
+    """``(sorted float ratio keys, sort order, cluster ids, clusters)`` of the finite cells, or
+    ``None`` when a key is not a positive float or there are more than ``max_atoms`` clusters."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        keys = pf[fin] / qf[fin]
+    if keys.size and not (np.all(np.isfinite(keys)) and keys.min() > 0):
+        return None
+    order, cid = _clusters(keys)
+    count = int(cid[-1]) + 1 if keys.size else 0
+    return None if count > max_atoms else (keys[order], order, cid, count)
+
+
 def _int_sum(words: np.ndarray) -> int:
     """The exact sum of non-negative integer weights (``uint64`` or Python ints)."""
     if words.dtype == object:
@@ -142,22 +154,19 @@ def _integer_atoms(pw: np.ndarray, qw: np.ndarray, pf: np.ndarray, qf: np.ndarra
     qpos = np.asarray(qw > 0, dtype=bool)
     fin = pos & qpos
     infinite = Fraction(_int_sum(pw[pos & ~qpos]), den)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        keys = pf[fin] / qf[fin]
-    if keys.size and not (np.all(np.isfinite(keys)) and keys.min() > 0):
+    got = _keyed_clusters(pf, qf, fin, max_atoms)
+    if got is None:
         return None
-    order, cid = _clusters(keys)
-    if keys.size and int(cid[-1]) + 1 > max_atoms:
-        return None
+    sk, order, cid, count = got
     p_f, q_f = pw[fin][order], qw[fin][order]
-    check = keys.size <= EXACT_CHECK_CELLS
+    check = sk.size <= EXACT_CHECK_CELLS
     ratios, masses, exact = [], [], True
-    for c in range(int(cid[-1]) + 1 if keys.size else 0):
+    for c in range(count):
         sel = cid == c
         ps, qs = p_f[sel], q_f[sel]
         masses.append(Fraction(_int_sum(ps), den))
         if not check:
-            ratios.append(Fraction(float(keys[order][sel].max())) * (1 + FLOAT_SLACK))
+            ratios.append(Fraction(float(sk[sel].max())) * (1 + FLOAT_SLACK))
             exact = False
             continue
         p0, q0 = int(ps[0]), int(qs[0])
@@ -166,7 +175,7 @@ def _integer_atoms(pw: np.ndarray, qw: np.ndarray, pf: np.ndarray, qf: np.ndarra
             ratios.append(Fraction(p0, q0))
             continue
         exact = False
-        top = keys[order][sel]
+        top = sk[sel]
         near = np.flatnonzero(top >= top.max() * (1.0 - 2.0 ** -40))
         ratios.append(max(Fraction(int(ps[i]), int(qs[i])) for i in near))
     return _ordered(ratios, masses, infinite, exact, label)
@@ -177,16 +186,13 @@ def _float_atoms(p: np.ndarray, q: np.ndarray, label: str, max_atoms: int) -> Lo
     fin = pos & (q > 0)
     up = 1 + FLOAT_SLACK
     infinite = Fraction(math.fsum(p[pos & ~fin])) * up
-    with np.errstate(divide="ignore", over="ignore"):
-        keys = p[fin] / q[fin]
-    if keys.size and not (np.all(np.isfinite(keys)) and keys.min() > 0):
+    got = _keyed_clusters(p, q, fin, max_atoms)
+    if got is None:
         return None
-    order, cid = _clusters(keys)
-    if keys.size and int(cid[-1]) + 1 > max_atoms:
-        return None
-    sk, sp = keys[order], p[fin][order]
+    sk, order, cid, count = got
+    sp = p[fin][order]
     ratios, masses = [], []
-    for c in range(int(cid[-1]) + 1 if keys.size else 0):
+    for c in range(count):
         sel = cid == c
         ratios.append(Fraction(float(sk[sel].max())) * up)
         masses.append(Fraction(math.fsum(sp[sel])) * up)

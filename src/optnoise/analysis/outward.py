@@ -177,16 +177,20 @@ def evaluation_error(length: int) -> float:
     return (int(length) + 8) * 4 * U
 
 
-def pld_allowance(spans: Sequence[int], counts: Sequence[int], truncations: int) -> float:
+def pld_allowance(spans: Sequence[int], counts: Sequence[int], truncations: int,
+                  errors: Sequence[float] | None = None) -> float:
     """The numerical allowance of one composed PLD: the self-composition of each unit
-    (``spans[i]`` grid cells, ``counts[i]`` times), the convolutions between units, the
-    evaluation, and ``1e-15`` per tail truncation (dp_accounting moves a tail of at most
-    ``1e-15``, bounded by a Chernoff bound computed in floats, to infinity; the cushion
-    covers the bound's own round-off)."""
+    (``spans[i]`` grid cells, ``counts[i]`` times; ``errors[i]`` bounds the l1 distance of
+    its masses from the exact ones, which ``k`` compositions turn into at most
+    ``k e (1 + e)^(k - 1)``: convolution is 1-Lipschitz in l1 per probability factor), the
+    convolutions between units, the evaluation, and ``1e-15`` per tail truncation
+    (dp_accounting moves a tail of at most ``1e-15``, bounded by a Chernoff bound computed in
+    floats, to infinity; the cushion covers the bound's own round-off)."""
     err = 0.0
     width = 1
-    for span, k in zip(spans, counts):
-        err += fft_power_error(span, k)
+    for i, (span, k) in enumerate(zip(spans, counts)):
+        e = 0.0 if errors is None else float(errors[i])
+        err += fft_power_error(span, k) + (k * e * math.exp((k - 1) * e) if e > 0 else 0.0)
         cells = int(k) * (max(1, int(span)) - 1) + 1
         if width > 1:
             err += fft_convolve_error(width + cells)
