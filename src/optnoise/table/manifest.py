@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from ..randomness import RandomSource
+from ..seeded import NOT_PRIVATE, withhold
 from .plan import ColumnPlan
 
 #: What each unit protects, in words (manifest ``unit``).
@@ -64,17 +65,48 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
         out["domain"] = only["domain"]
         out["mechanism"] = only["mechanism"]
         out["certificate"] = only["certificate"]
-    return out
+    out["statement"] = statement(out)
+    return out if source.private else seeded_manifest(out)
+
+
+#: Where a manifest states a guarantee: moved under ``only_if_unseeded`` when seeded.
+CLAIMS: tuple[tuple[str, ...], ...] = (("total",), ("certificate",), ("mechanism", "quantized", "certificate"))
+#: Where a manifest states a protection in words: replaced by the not-private sentence when seeded.
+SENTENCES: tuple[tuple[str, ...], ...] = (("unit", "protects"), ("statement",))
+#: The same, per column (``columns.NAME....``).
+COLUMN_CLAIMS: tuple[tuple[str, ...], ...] = (("certificate",), ("noise_certificate",),
+                                              ("mechanism", "quantized", "certificate"))
+COLUMN_SENTENCES: tuple[tuple[str, ...], ...] = (("protects",),)
+
+
+def seeded_manifest(manifest: dict) -> dict:
+    """The manifest of a seeded release (:mod:`optnoise.seeded`): every certificate and the
+    total moved under ``only_if_unseeded`` (same paths), every sentence of protection
+    replaced by "not private: anyone who knows or guesses the seed can remove the noise"."""
+    names = list(manifest.get("columns", {}))
+    claims = list(CLAIMS) + [("columns", n, *path) for n in names for path in COLUMN_CLAIMS]
+    sentences = list(SENTENCES) + [("columns", n, *path) for n in names for path in COLUMN_SENTENCES]
+    return withhold(manifest, claims, replace=sentences)
 
 
 def words(manifest: dict) -> str:
-    """The record's total guarantee in plain words (for the command line and the demo).
+    """The record's total guarantee in plain words (for the command line and the demo): the
+    manifest's ``statement``, computed when the manifest was built (before the release was
+    moved into place), or :func:`statement` for a manifest without one."""
+    return manifest["statement"] if "statement" in manifest else statement(manifest)
+
+
+def statement(manifest: dict) -> str:
+    """The record's total guarantee in plain words.
 
     Numbers are rounded *up* (:func:`round_up`), so the words never claim more than the
-    manifest's numbers. With ``delta > 0`` the sentence is the (eps, delta)-DP inequality
-    itself, not "a factor e^eps except with probability delta" -- that would be the
-    stronger probabilistic DP, which the columns' ``delta_dp`` does not give.
+    manifest's numbers; ``e^eps`` is never overflowed (:func:`factor`). With ``delta > 0``
+    the sentence is the (eps, delta)-DP inequality itself, not "a factor e^eps except with
+    probability delta" -- that would be the stronger probabilistic DP, which the columns'
+    ``delta_dp`` does not give. A seeded (not private) release states no protection.
     """
+    if manifest.get("private") is False or "total" not in manifest:
+        return NOT_PRIVATE
     total = manifest["total"]
     b, p = total["basic"], total["pld"]
     cols = ", ".join(manifest["columns"])
@@ -85,18 +117,27 @@ def words(manifest: dict) -> str:
         who = (f"each record is protected only against changes of its values ({cols}) within each column's "
                "distances: such changes change")
     eps, delta = round_up(b["epsilon"]), round_up(b["delta"], 3)
-    factor = f"e^{eps} = {round_up(math.exp(float(eps)))}"
     if not b["delta"]:
-        text = (f"{who} the probability of any set of released rows by at most a factor {factor} "
+        text = (f"{who} the probability of any set of released rows by at most a factor {factor(eps)} "
                 f"(pure {eps}-DP, adding the columns' guarantees)")
     else:
-        text = (f"{who} the probability of any set of released rows to at most {factor} times it plus "
+        text = (f"{who} the probability of any set of released rows to at most {factor(eps)} times it plus "
                 f"{delta} ({eps}-DP with delta {delta}, adding the columns' guarantees; the factor itself may be "
                 "exceeded, by at most that much probability in all)")
     if p["epsilon"] is not None and p["epsilon"] < b["epsilon"] * (1 - 1e-3):
         text += (f"; composed tightly (privacy loss distributions): {round_up(p['epsilon'])}-DP with delta "
                  f"{round_up(p['delta'], 3)}")
     return text
+
+
+def factor(eps: str) -> str:
+    """``e^eps`` in words, rounded up, for an epsilon already written (``"2"`` -> ``"e^2 = 7.39"``);
+    beyond the float range ``"e^710 > 1e308"``."""
+    try:
+        value = math.exp(float(eps))
+    except OverflowError:
+        return f"e^{eps} > 1e308"
+    return f"e^{eps} = {round_up(value)}" if math.isfinite(value) else f"e^{eps} > 1e308"
 
 
 def round_up(x: float, digits: int = 4) -> str:

@@ -7,6 +7,7 @@ import numpy as np
 import typer
 
 from ...errors import InvalidParameterError
+from ...seeded import NOT_PRIVATE, withhold
 from ..app import command
 from ..inputs import releasable
 from ..options import LIMITS, NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
@@ -52,13 +53,20 @@ def sample(
                "output": str(output) if output is not None else None}
     if output is None:
         payload["samples"] = values.tolist()
+    if not draws.private:   # seeded: the certificate holds only for unseeded draws
+        payload = withhold(payload, [("certificate",)])
     source = mechanism if mechanism is not None else family
-    deliver(payload, as_json=as_json, render=lambda p: _print(p, q.certificate, source, values))
+    deliver(payload, as_json=as_json, render=lambda p: _print(p, q.certificate if draws.private else None, source,
+                                                              values))
 
 
 def _print(p: dict, c, source, values: np.ndarray) -> None:
-    out.print(f"{p['count']} draws from {source} ({p['kind']}); certified pure eps {fmt(c.epsilon_pure)}"
-              + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
+    if c is not None:
+        out.print(f"{p['count']} draws from {source} ({p['kind']}); certified pure eps {fmt(c.epsilon_pure)}"
+                  + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}"
+                     if c.epsilon else ""))
+    else:
+        out.print(f"{p['count']} draws from {source} ({p['kind']}); {NOT_PRIVATE}")
     out.print(f"randomness: {p['randomness']}; private: {p['private']}")
     if p["output"] is not None:
         out.print(f"wrote {p['output']}")

@@ -91,7 +91,8 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
         for key in ("delta_dp", "epsilon_dp"):
             if c[key] is not None:
                 rows.append((f"composed k={c['k']}: {key}", c[key]))
-                meanings[f"composed k={c['k']}: {key}"] = f"best bound: {c['bound'][key]}"
+                kind = "exact" if c.get("exact", {}).get(key) else "proven bound"
+                meanings[f"composed k={c['k']}: {key}"] = f"{kind}, from {c['bound'][key]}"
     if "renyi" in r:
         for order, value in r["renyi"].items():
             rows.append((f"renyi eps(alpha={order})", value))
