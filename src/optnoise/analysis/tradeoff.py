@@ -458,10 +458,16 @@ class AttackReadout:
     def tpr(self, fpr: float) -> float:
         return self.tpr_at_fpr[float(fpr)]
 
-    def to_json(self) -> dict:
-        return {"tpr_at_fpr": {f"{a:g}": v for a, v in self.tpr_at_fpr.items()}, "advantage": self.advantage,
-                "mu_gdp": self.mu_gdp, "posterior": self.posterior, "prior_odds": self.prior_odds,
-                "exact": self.exact, "method": self.method, "worst_pair": dict(self.worst_pair)}
+    def to_json(self, **words: str) -> dict:
+        """The JSON keys (docs/cli.md); with ``words`` (:func:`attack_words`'s keywords) also
+        ``in_words``, the readout's sentence at FPR 0.05 (or the first FPR asked for)."""
+        out = {"tpr_at_fpr": {f"{a:g}": v for a, v in self.tpr_at_fpr.items()}, "advantage": self.advantage,
+               "mu_gdp": self.mu_gdp, "posterior": self.posterior, "prior_odds": self.prior_odds,
+               "exact": self.exact, "method": self.method, "worst_pair": dict(self.worst_pair)}
+        if words:
+            fpr = 0.05 if 0.05 in self.tpr_at_fpr else next(iter(self.tpr_at_fpr))
+            out["in_words"] = attack_words(self, fpr=fpr, **words)
+        return out
 
 
 def check_fpr(alpha: object, parameter: str = "fpr") -> float:
@@ -484,6 +490,21 @@ def check_odds(odds: object, parameter: str = "prior_odds") -> float:
     if isinstance(odds, bool) or not (v > 0 and math.isfinite(v)):
         raise InvalidParameterError(parameter, odds, "prior odds > 0, e.g. 1 (1:1) or 0.01")
     return v
+
+
+def parse_odds(text: str | float, parameter: str = "prior_odds") -> float:
+    """Prior odds written ``"a:b"`` (``a`` for ``x`` against ``b`` for ``x'``) or as one number."""
+    if isinstance(text, str) and ":" in text:
+        a, _, b = text.partition(":")
+        try:
+            num, den = float(a), float(b)
+        except ValueError as exc:
+            raise InvalidParameterError(parameter, text, "odds 'a:b' with a, b > 0 (e.g. 1:1 or 1:99), "
+                                        "or one number > 0") from exc
+        if not (num > 0 and den > 0 and math.isfinite(num) and math.isfinite(den)):
+            raise InvalidParameterError(parameter, text, "odds 'a:b' with a, b > 0 (e.g. 1:1 or 1:99)")
+        return check_odds(num / den, parameter)
+    return check_odds(text, parameter)
 
 
 @dataclass(frozen=True, eq=False)
@@ -874,6 +895,41 @@ def _upper_envelope(slopes: np.ndarray, intercepts: np.ndarray) -> tuple[np.ndar
     return np.array(xs), np.array(ys)
 
 
+# ------------------------------------------------------------------ words
+def percent_up(x: float, digits: int = 2) -> str:
+    """``x`` as a percentage with ``digits`` significant digits (more when needed to stay below
+    100%), rounded *up*: never a smaller attacker than the number it stands for."""
+    from decimal import ROUND_CEILING, Decimal
+    if x <= 0:
+        return "0%"
+    if x >= 1:
+        return "100%"
+    d = Decimal(repr(float(x))) * 100
+    for more in range(8):
+        step = Decimal(1).scaleb(d.adjusted() - (digits + more - 1))
+        value = (d / step).to_integral_value(rounding=ROUND_CEILING) * step
+        if value < 100:
+            break
+    return f"{min(value, Decimal(100)).normalize():f}%"
+
+
+def attack_words(readout: AttackReadout, *, fpr: float = 0.05, subject: str = "a record's value",
+                 value: str = "A", other: str = "B", verb: str = "was", qualifier: str = "") -> str:
+    """The attack readout in plain words (docs/attacks.md), e.g. "an attacker who knows
+    everything else and wants to tell whether this household's peak hour was 18 or 7, and
+    may be wrong at most 5% of the time when it was 7, is right at most 9.3% of the time when
+    it was 18". Percentages are rounded up; ``fpr`` must be one of the readout's FPRs;
+    ``qualifier`` follows the two values (e.g. ", for any two values A and B")."""
+    tpr = readout.tpr(fpr)
+    pronoun = "they" if verb == "were" else "it"
+    text = (f"an attacker who knows everything else and wants to tell whether {subject} {verb} {value} or {other}"
+            f"{qualifier}, and may be wrong at most {percent_up(fpr, 3)} of the time when {pronoun} {verb} {other}, is right at "
+            f"most {percent_up(tpr)} of the time when {pronoun} {verb} {value} (guessing: {percent_up(fpr, 3)})")
+    if readout.prior_odds == 1:
+        text += f"; starting from even odds, no release makes {value} more than {percent_up(readout.posterior, 3)} likely"
+    return text
+
+
 # ------------------------------------------------------------------ reference curves
 def gdp_tradeoff(mu: float, alphas: np.ndarray) -> np.ndarray:
     """``G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu)`` (DRS Def. 2.7)."""
@@ -913,6 +969,6 @@ def pure_epsilon_for_mu(mu: float) -> float:
     return math.nextafter(out, -math.inf) if out > 0 else 0.0
 
 
-__all__ = ["AttackReadout", "DEFAULT_FPRS", "MAX_STATES", "PairCurve", "TradeOff", "check_fpr", "check_odds",
+__all__ = ["AttackReadout", "DEFAULT_FPRS", "MAX_STATES", "PairCurve", "TradeOff", "attack_words", "check_fpr", "check_odds",
            "Groups", "compose_tradeoff", "curve_from_floats", "curve_from_groups", "curve_from_weights", "dp_tradeoff",
-           "gdp_delta", "gdp_tradeoff", "groups_of", "pure_epsilon_for_mu", "tradeoff", "tradeoff_of"]
+           "gdp_delta", "gdp_tradeoff", "groups_of", "parse_odds", "percent_up", "pure_epsilon_for_mu", "tradeoff", "tradeoff_of"]
