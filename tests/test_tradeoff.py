@@ -15,7 +15,8 @@ import optnoise
 from optnoise import Channel, CyclicPMF, GeometricTail, IntegerPMF, Neighbourhood, Target
 from optnoise.analysis import neighbouring_pairs, pairs_from_arrays, privacy_profile
 from optnoise.analysis.exact import ExactPair
-from optnoise.analysis.tradeoff import (compose_tradeoff, curve_from_weights, dp_tradeoff, gdp_delta, gdp_tradeoff,
+from optnoise.analysis.tradeoff_composition import compose_tradeoff
+from optnoise.analysis.tradeoff import (curve_from_weights, dp_tradeoff, gdp_delta, gdp_tradeoff,
                                         pure_epsilon_for_mu, tradeoff, tradeoff_of)
 from optnoise.errors import InvalidParameterError
 

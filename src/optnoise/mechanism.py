@@ -173,7 +173,8 @@ class Mechanism:
         >>> round(r.tpr_at_fpr[0.05], 4), round(r.mu_gdp, 4)
         (0.1359, 1.232)
         """
-        from .analysis.tradeoff import DEFAULT_FPRS, compose_tradeoff
+        from .analysis.tradeoff import DEFAULT_FPRS
+        from .analysis.tradeoff_composition import compose_tradeoff
         if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
             raise InvalidParameterError("releases", releases, "an integer >= 1")
         if releases == 1:

@@ -113,7 +113,8 @@ def record_attack(plans: list[ColumnPlan], fpr: float = WORDS_FPR) -> dict:
     neighbouring pairs (:func:`optnoise.analysis.tradeoff.compose_tradeoff`; ``method`` says
     whether exactly or from the dominating lower bound), and the sentence that says it."""
     from ..analysis import privacy_profile
-    from ..analysis.tradeoff import DEFAULT_FPRS, compose_tradeoff
+    from ..analysis.tradeoff import DEFAULT_FPRS
+    from ..analysis.tradeoff_composition import compose_tradeoff
     items = []
     for p in plans:
         q = p.mechanism.quantize()

@@ -5,7 +5,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ...analysis import guarantee, privacy_profile
-from ...analysis.tradeoff import DEFAULT_FPRS, check_fpr, compose_tradeoff, parse_odds, tradeoff_of
+from ...analysis.tradeoff import DEFAULT_FPRS, check_fpr, parse_odds, tradeoff_of
+from ...analysis.tradeoff_composition import compose_tradeoff
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
