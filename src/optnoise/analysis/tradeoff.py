@@ -166,7 +166,7 @@ class PairCurve:
         if self.exact:
             top = int(self.denominator)  # type: ignore[arg-type]
             f, t = self.fpr, self.tpr
-            if np.any(((f == 0) & (t > 0)).astype(bool)) or np.any(((t == top) & (f < top)).astype(bool)):
+            if np.any(((f == 0) & (t > 0)).astype(bool)) or np.any(((t >= top) & (f < top)).astype(bool)):
                 return None
             idx = np.flatnonzero(((f > 0) & (f < top)).astype(bool))
             zt, wide_t = _probit_estimates(t[idx], top)
@@ -297,9 +297,12 @@ def _words(w: np.ndarray | Weights) -> tuple[np.ndarray, np.ndarray]:
 
 def _closed(fpr: np.ndarray, tpr: np.ndarray, denominator: int, label: str, pw, qw) -> PairCurve:
     """Append the vertex ``(1, 1)`` when the masses do not reach it, and note the top ratio."""
-    if int(fpr[-1]) != denominator or int(tpr[-1]) != denominator:
-        end = np.array([denominator], dtype=fpr.dtype)
-        fpr, tpr = np.concatenate((fpr, end)), np.concatenate((tpr, end))
+    last_f, last_t = int(fpr[-1]), int(tpr[-1])
+    if last_f < denominator or last_t < denominator:  # outputs of ratio 0 left out, or masses short of 1
+        end_f, end_t = max(last_f, denominator), max(last_t, denominator)
+        big = fpr.dtype == object or max(end_f, end_t) >= 1 << 63
+        fpr = np.concatenate((fpr.astype(object) if big else fpr, np.array([end_f], dtype=object if big else fpr.dtype)))
+        tpr = np.concatenate((tpr.astype(object) if big else tpr, np.array([end_t], dtype=object if big else tpr.dtype)))
     infinite = bool(len(pw)) and int(qw[0]) == 0 and int(pw[0]) > 0   # sorted: impossible-under-x' outputs first
     top = None
     for i in range(len(pw)):

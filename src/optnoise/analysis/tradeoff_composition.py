@@ -262,7 +262,8 @@ def _dominating_curve(units, profiles, symmetric: bool, grid_points: int) -> Pai
     fpr, t = _upper_envelope(slopes, intercepts)
     label = " & ".join(f"{k} release(s) of mechanism {i + 1}" for i, (_, k) in enumerate(units))
     ratio = math.exp(pure) if pure < 700 else None
-    return PairCurve(fpr, np.maximum(1.0 - t, fpr), None, label, ratio, not math.isfinite(pure))
+    # the tails (1 - fpr, T) keep T's own accuracy where 1 - T rounds to 1
+    return PairCurve(fpr, np.maximum(1.0 - t, fpr), None, label, ratio, not math.isfinite(pure), (1.0 - fpr, t))
 
 
 def _upper_envelope(slopes: np.ndarray, intercepts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -284,15 +285,17 @@ def _upper_envelope(slopes: np.ndarray, intercepts: np.ndarray) -> tuple[np.ndar
             else:
                 break
         hull.append((s, c))
-    xs, ys = [0.0], [max(c for _, c in hull)]
+    xs = [0.0]
     for (s1, c1), (s2, c2) in zip(hull, hull[1:]):
         x = (c1 - c2) / (s1 - s2)
         if 0.0 < x < 1.0 and x > xs[-1]:
             xs.append(x)
-            ys.append(max(c2 - s2 * x, 0.0))
     xs.append(1.0)
-    ys.append(max(max(c - s for s, c in hull), 0.0))
-    return np.array(xs), np.array(ys)
+    x = np.array(xs)
+    # the envelope's value at each vertex, over every line (a vertex computed a rounding away
+    # from where a line meets zero must not read 0 when another line is still above it)
+    s_h, c_h = np.array([h[0] for h in hull]), np.array([h[1] for h in hull])
+    return x, np.maximum(np.max(c_h[None, :] - s_h[None, :] * x[:, None], axis=1), 0.0)
 
 
 __all__ = ["GRID_POINTS", "MAX_COMBINATIONS", "MAX_STATES", "MAX_WORK", "compose_tradeoff"]
