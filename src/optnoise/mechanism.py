@@ -169,6 +169,7 @@ class Mechanism:
         ``releases > 1``: after that many independent releases (the exact composition where
         it fits, else a dominating lower bound of the curve; ``.method`` says which).
 
+        >>> import optnoise
         >>> r = optnoise.geometric(epsilon=1.0).attack(exact=True)
         >>> round(r.tpr_at_fpr[0.05], 4), round(r.mu_gdp, 4)
         (0.1359, 1.232)

@@ -160,6 +160,11 @@ class Target:
         if self.max_mu is not None:
             object.__setattr__(self, "max_mu", check_epsilon(self.max_mu, allow_zero=False, parameter="max_mu"))
 
+    def __repr__(self) -> str:
+        if self.notion == "attack":
+            return f"Target.attack(max_tpr={self.max_tpr!r}, at_fpr={self.at_fpr!r}, max_mu={self.max_mu!r})"
+        return f"Target(epsilon={self.epsilon!r}, delta={self.delta!r}, notion={self.notion!r})"
+
     @classmethod
     def attack(cls, *, max_tpr: float | None = None, at_fpr: float | None = None,
                max_mu: float | None = None) -> "Target":

@@ -655,7 +655,7 @@ def attack_words(readout: AttackReadout, *, fpr: float = 0.05, subject: str = "a
     pronoun = "they" if verb == "were" else "it"
     text = (f"an attacker who knows everything else and wants to tell whether {subject} {verb} {value} or {other}"
             f"{qualifier}, and may be wrong at most {percent_up(fpr, 3)} of the time when {pronoun} {verb} {other}, is right at "
-            f"most {percent_up(tpr)} of the time when {pronoun} {verb} {value} (guessing: {percent_up(fpr, 3)})")
+            f"most {percent_up(tpr, 3)} of the time when {pronoun} {verb} {value} (guessing: {percent_up(fpr, 3)})")
     if readout.prior_odds == 1:
         text += f"; starting from even odds, no release makes {value} more than {percent_up(readout.posterior, 3)} likely"
     return text

@@ -158,6 +158,9 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
     if "attack" in r:
         a = r["attack"]
         lines.append(f"attack ({a['method']}): {a['in_words']}")
+    if "attack" in r.get("composed", {}):
+        c = r["composed"]
+        lines.append(f"after {c['k']} releases ({c['attack']['method']}): {c['attack']['in_words']}")
     if "plot" in r:
         lines.append(f"{'attack' if 'attack' in r else 'profile'} plot written to {r['plot']}")
     if "output" in r:
