@@ -102,6 +102,15 @@ def check_rate(value: object, *, parameter: str, open_low: bool = False) -> floa
     return v
 
 
+def check_odds(odds: object, parameter: str = "prior_odds") -> float:
+    """Validate prior odds (an attacker's, for one value against another): a finite real ``> 0``."""
+    accepted = "prior odds > 0, e.g. 1 (1:1) or 0.01"
+    v = _as_float(odds, parameter, accepted)
+    if not (v > 0 and math.isfinite(v)):
+        raise InvalidParameterError(parameter, odds, accepted)
+    return v
+
+
 @dataclass(frozen=True)
 class Target:
     """A privacy target ``(epsilon, delta)`` under a notion, or an attack target; validates itself.

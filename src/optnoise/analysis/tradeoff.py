@@ -69,6 +69,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, IntegerPMF
+from ..target import check_odds, check_rate
 from .exact import float_up
 from .exact_fast import TAU, IntegerPair, Weights
 from .pairs import common_denominator, default_neighbourhood, integer_form, integer_form_fits, pair_builders
@@ -451,25 +452,8 @@ class AttackReadout:
 
 
 def check_fpr(alpha: object, parameter: str = "fpr") -> float:
-    """A false-positive rate: a real number with ``0 <= alpha <= 1``."""
-    try:
-        a = float(alpha)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(parameter, alpha, "a false-positive rate, 0 <= FPR <= 1") from exc
-    if isinstance(alpha, bool) or not 0.0 <= a <= 1.0:
-        raise InvalidParameterError(parameter, alpha, "a false-positive rate, 0 <= FPR <= 1")
-    return a
-
-
-def check_odds(odds: object, parameter: str = "prior_odds") -> float:
-    """Prior odds: a finite real number ``> 0``."""
-    try:
-        v = float(odds)  # type: ignore[arg-type]
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(parameter, odds, "prior odds > 0, e.g. 1 (1:1) or 0.01") from exc
-    if isinstance(odds, bool) or not (v > 0 and math.isfinite(v)):
-        raise InvalidParameterError(parameter, odds, "prior odds > 0, e.g. 1 (1:1) or 0.01")
-    return v
+    """A false-positive rate: a real number with ``0 <= alpha <= 1`` (:func:`optnoise.target.check_rate`)."""
+    return check_rate(alpha, parameter=parameter)
 
 
 def parse_odds(text: str | float, parameter: str = "prior_odds") -> float:
