@@ -72,6 +72,7 @@ from ..pmf import Channel, CyclicPMF, IntegerPMF
 from ..target import check_odds, check_rate
 from .exact import float_up
 from .exact_fast import TAU, IntegerPair, Weights
+from .floating import FloatPair
 from .pairs import common_denominator, default_neighbourhood, integer_form, integer_form_fits, pair_builders
 
 if TYPE_CHECKING:
@@ -165,13 +166,15 @@ class PairCurve:
         """``(estimate, j, kind)`` of the vertices' ``Phi^-1(S_j) - Phi^-1(F_j)`` in floats;
         ``None`` when the curve admits no finite ``mu`` (module docstring)."""
         if self.exact:
-            top = int(self.denominator)  # type: ignore[arg-type]
+            # rates are masses over the pair's own totals (exactly 1 for weights over their
+            # sum, as sampled; the exact binary values of float masses may miss 1 by an ulp)
+            top_f, top_t = int(self.fpr[-1]), int(self.tpr[-1])
             f, t = self.fpr, self.tpr
-            if np.any(((f == 0) & (t > 0)).astype(bool)) or np.any(((t >= top) & (f < top)).astype(bool)):
+            if np.any(((f == 0) & (t > 0)).astype(bool)) or np.any(((t >= top_t) & (f < top_f)).astype(bool)):
                 return None
-            idx = np.flatnonzero(((f > 0) & (f < top)).astype(bool))
-            zt, wide_t = _probit_estimates(t[idx], top)
-            zf, wide_f = _probit_estimates(f[idx], top)
+            idx = np.flatnonzero(((f > 0) & (f < top_f)).astype(bool))
+            zt, wide_t = _probit_estimates(t[idx], top_t)
+            zf, wide_f = _probit_estimates(f[idx], top_f)
             return zt - zf, idx, (wide_t | wide_f).astype(np.float64)
         from scipy.special import ndtri
         f, t = np.asarray(self.fpr, float), np.asarray(self.tpr, float)
@@ -186,9 +189,10 @@ class PairCurve:
         return probit(t[idx], tt[idx]) - probit(f[idx], ft[idx]), idx, np.zeros(idx.size)
 
     def mu_exact(self, j: int) -> Fraction:
-        """``Phi^-1(S_j) - Phi^-1(F_j)`` at :data:`PROBIT_BITS` bits, as a rational."""
-        d = self.denominator
-        return _probit(Fraction(int(self.tpr[j]), d)) - _probit(Fraction(int(self.fpr[j]), d))  # type: ignore[arg-type]
+        """``Phi^-1(S_j) - Phi^-1(F_j)`` at :data:`PROBIT_BITS` bits, as a rational (rates over
+        the pair's totals, as :meth:`mu_terms`)."""
+        return (_probit(Fraction(int(self.tpr[j]), int(self.tpr[-1])))
+                - _probit(Fraction(int(self.fpr[j]), int(self.fpr[-1]))))
 
 
 def _float_ratio(num: np.ndarray, den: int) -> np.ndarray:
@@ -297,13 +301,8 @@ def _words(w: np.ndarray | Weights) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _closed(fpr: np.ndarray, tpr: np.ndarray, denominator: int, label: str, pw, qw) -> PairCurve:
-    """Append the vertex ``(1, 1)`` when the masses do not reach it, and note the top ratio."""
-    last_f, last_t = int(fpr[-1]), int(tpr[-1])
-    if last_f < denominator or last_t < denominator:  # outputs of ratio 0 left out, or masses short of 1
-        end_f, end_t = max(last_f, denominator), max(last_t, denominator)
-        big = fpr.dtype == object or max(end_f, end_t) >= 1 << 63
-        fpr = np.concatenate((fpr.astype(object) if big else fpr, np.array([end_f], dtype=object if big else fpr.dtype)))
-        tpr = np.concatenate((tpr.astype(object) if big else tpr, np.array([end_t], dtype=object if big else tpr.dtype)))
+    """The curve of sorted cells, with its top ratio. It ends at the pair's totals (1 for
+    masses that sum to 1; the exact binary values of float masses may miss 1 by an ulp)."""
     infinite = bool(len(pw)) and int(qw[0]) == 0 and int(pw[0]) > 0   # sorted: impossible-under-x' outputs first
     top = None
     for i in range(len(pw)):
@@ -397,6 +396,10 @@ def _pair_curve(pair, exact: bool) -> PairCurve:
     is_fraction = len(p) > 0 and isinstance(p[0], Fraction)
     if not exact and not is_fraction:
         return curve_from_floats(np.asarray(p, float), np.asarray(q, float), label)
+    if isinstance(pair, FloatPair):  # it keeps the outputs with p > 0 only: the rest is p' on ratio 0
+        missing = max(0.0, 1.0 - math.fsum(np.asarray(q, float)))
+        if missing > 1e-12:
+            p, q = np.append(np.asarray(p, float), 0.0), np.append(np.asarray(q, float), missing)
     if is_fraction:
         arr = np.empty(2 * len(p), dtype=object)
         arr[:] = list(p) + list(q)
