@@ -14,25 +14,15 @@ Run: .venv/bin/python bench/attack.py
 from __future__ import annotations
 
 import math
-import statistics
-import time
 
 import numpy as np
+from timing import median_time
 
 import optnoise
 from optnoise import Neighbourhood
 from optnoise.analysis import privacy_profile
 
 FPR = 0.05
-
-
-def _median(fn, repeats: int = 3) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def grid_tpr(mech) -> float:
@@ -60,9 +50,9 @@ def main() -> None:
     print(f"{'case':36} {'grid s':>8} {'float s':>8} {'exact s':>8} {'grid/exact':>10} "
           f"{'TPR grid':>10} {'TPR exact':>10} {'grid excess':>11}")
     for name, mech in cases():
-        t_grid, tpr_grid = _median(lambda: grid_tpr(mech))
-        t_float, _ = _median(lambda: mech.tradeoff().tpr(FPR)[0])
-        t_exact, tpr_exact = _median(lambda: mech.tradeoff(exact=True).tpr(FPR)[0])
+        t_grid, tpr_grid = median_time(lambda: grid_tpr(mech))
+        t_float, _ = median_time(lambda: mech.tradeoff().tpr(FPR)[0])
+        t_exact, tpr_exact = median_time(lambda: mech.tradeoff(exact=True).tpr(FPR)[0])
         print(f"{name:36} {t_grid:8.3f} {t_float:8.3f} {t_exact:8.3f} {t_grid / t_exact:10.2f} "
               f"{tpr_grid:10.6f} {tpr_exact:10.6f} {tpr_grid - tpr_exact:11.2e}")
 
