@@ -71,7 +71,7 @@ def test_table_planner_releases_the_same_design(python_design):
     frame = pd.DataFrame({"household": [1, 2, 3], "peak_hour": [18, 7, 19]})
     spec = {"keep": ["household"], "columns": {"peak_hour": {"domain": {"lower": 0, "upper": N, "cyclic": True},
                                                              "epsilon": EPSILON, "cost": COST}}}
-    _, manifest = optnoise.release(frame, spec, seed=1)
+    _, manifest = optnoise.release(frame, spec)   # unseeded: a seeded release withholds its certificate
     column = manifest["columns"]["peak_hour"]
     assert column["certificate"] == python_design.report.certificate.to_json()
     assert column["mechanism"]["quantized"]["weights"] == python_design.mechanism.quantize().to_json()["weights"]

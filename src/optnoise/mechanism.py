@@ -173,6 +173,37 @@ class Mechanism:
         from .analysis.composition import compose
         return compose(self.certify(max_memory=max_memory), k, epsilon=epsilon, delta=delta, max_memory=max_memory)
 
+    def tradeoff(self, *, exact: bool = False, max_memory: int | None = None):
+        """The trade-off curve of the best attacker (:func:`optnoise.analysis.tradeoff.tradeoff`):
+        exact vertices and readouts rounded up with ``exact``, float otherwise."""
+        from .analysis.tradeoff import tradeoff
+        return tradeoff(self.pmf, self.neighbourhood, exact=exact, max_memory=max_memory)
+
+    def attack(self, *, fprs: Iterable[float] | None = None, prior_odds: float = 1.0, exact: bool = False,
+               releases: int = 1, max_memory: int | None = None):
+        """What the best attacker can learn (docs/attacks.md): an
+        :class:`~optnoise.analysis.tradeoff.AttackReadout` -- its true-positive rate at each
+        false-positive rate of ``fprs`` (default 0.001, 0.01, 0.05, 0.1), the advantage, the
+        Gaussian-DP mu and the largest posterior from prior odds ``prior_odds : 1``.
+
+        ``releases > 1``: after that many independent releases (the exact composition where
+        it fits, else a dominating lower bound of the curve; ``.method`` says which).
+
+        >>> import optnoise
+        >>> r = optnoise.geometric(epsilon=1.0).attack(exact=True)
+        >>> round(r.tpr_at_fpr[0.05], 4), round(r.mu_gdp, 4)
+        (0.1359, 1.232)
+        """
+        from .analysis.tradeoff import DEFAULT_FPRS
+        from .analysis.tradeoff_composition import compose_tradeoff
+        if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+            raise InvalidParameterError("releases", releases, "an integer >= 1")
+        if releases == 1:
+            curve = self.tradeoff(exact=exact, max_memory=max_memory)
+        else:
+            curve = compose_tradeoff([(self.certify(max_memory=max_memory) if exact else self.privacy, int(releases))])
+        return curve.readout(DEFAULT_FPRS if fprs is None else fprs, prior_odds)
+
     # ------------------------------------------------------------ quantize/sample
     @cached_property
     def _quantized(self):

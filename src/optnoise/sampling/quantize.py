@@ -446,6 +446,8 @@ def _quantize_channel(ch: Channel, nb: Neighbourhood | InputPairs, target: Targe
 
 
 def _shortfall(profile: PrivacyProfile, target: Target) -> str:
+    if target.notion == "attack":
+        return "its exact trade-off curve misses the attack target"
     if target.pure:
         return f"epsilon_pure = {profile.epsilon_pure:.17g}"
     return f"delta_{target.notion} = {profile.delta(target.epsilon, target.notion):.6g}"

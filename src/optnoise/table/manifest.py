@@ -11,6 +11,10 @@ from ..randomness import RandomSource
 from ..seeded import NOT_PRIVATE, withhold
 from .plan import ColumnPlan
 
+#: The false-positive rate the words of the record's total use (one of the readout's FPRs:
+#: :meth:`~optnoise.analysis.tradeoff.AttackReadout.to_json` words it at 0.05).
+WORDS_FPR = 0.05
+
 #: What each unit protects, in words (manifest ``unit``).
 UNIT_WORDS = {
     "record": {
@@ -40,6 +44,7 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
     """
     from ..version import __version__
     columns = {p.name: p.to_json() for p in plans}
+    total = {**total, "attack": record_attack(plans)}
     names = [p.name for p in plans]
     out: dict[str, Any] = {
         "tool": "optnoise", "version": __version__,
@@ -127,6 +132,8 @@ def statement(manifest: dict) -> str:
     if p["epsilon"] is not None and p["epsilon"] < b["epsilon"] * (1 - 1e-3):
         text += (f"; composed tightly (privacy loss distributions): {round_up(p['epsilon'])}-DP with delta "
                  f"{round_up(p['delta'], 3)}")
+    if "attack" in total:
+        text += f". In attack terms: {total['attack']['in_words']}"
     return text
 
 
@@ -138,6 +145,49 @@ def factor(eps: str) -> str:
     except OverflowError:
         return f"e^{eps} > 1e308"
     return f"e^{eps} = {round_up(value)}" if math.isfinite(value) else f"e^{eps} > 1e308"
+
+
+def record_attack(plans: list[ColumnPlan], fpr: float = WORDS_FPR) -> dict:
+    """The record's total in attack terms (manifest ``total.attack``): the best attacker
+    against all its privatized columns at once -- the exact trade-off curve of the columns'
+    *quantized* mechanisms under the unit, composed over every combination of their
+    neighbouring pairs (:func:`optnoise.analysis.tradeoff.compose_tradeoff`; ``method`` says
+    whether exactly or from the dominating lower bound), and the sentence that says it."""
+    from ..analysis import privacy_profile
+    from ..analysis.tradeoff import DEFAULT_FPRS
+    from ..analysis.tradeoff_composition import compose_tradeoff
+    items = []
+    for p in plans:
+        q = p.mechanism.quantize()
+        sampled = q.channel if p.mechanism.kind == "channel" else q.pmf
+        items.append((privacy_profile(sampled, p.mechanism.neighbourhood, exact=True), 1))
+    readout = compose_tradeoff(items).readout(sorted({*DEFAULT_FPRS, fpr}))
+    return readout.to_json(**_attack_subject(plans, readout.worst_pair.get(f"tpr_at_fpr {fpr:g}", "")))
+
+
+def _attack_subject(plans: list[ColumnPlan], worst: str) -> dict:
+    """Who is attacked, in words: one column with the values of its worst pair, or the record."""
+    if len(plans) > 1:
+        names = ", ".join(p.name for p in plans)
+        return {"subject": f"a record's values ({names})", "verb": "were",
+                "qualifier": ", for any two sets of values A and B"}
+    plan = plans[0]
+    d = plan.domain
+    subject = f"a record's {plan.name}"
+    try:
+        if worst.startswith("mu=") and d.lower is not None:
+            mu = int(worst[3:])
+            if d.cyclic or plan.mechanism.kind == "cyclic":
+                x, x2 = d.lower + mu % d.size, d.lower  # type: ignore[operator]
+            else:
+                x, x2 = (d.lower + mu, d.lower) if mu > 0 else (d.lower, d.lower - mu)
+            return {"subject": subject, "value": str(x), "other": str(x2)}
+        if worst.startswith("x=") and d.categories is not None:
+            a, b = (int(v.split("=")[1]) for v in worst.split(","))
+            return {"subject": subject, "value": repr(d.categories[a]), "other": repr(d.categories[b])}
+    except (ValueError, IndexError, TypeError):
+        pass
+    return {"subject": subject, "qualifier": ", for any two values A and B"}
 
 
 def round_up(x: float, digits: int = 4) -> str:
