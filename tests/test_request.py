@@ -185,3 +185,20 @@ def test_the_statistics_of_a_table_can_ask_what_they_need():
     found = optnoise.design(line)
     assert found.report.method == "calibrated" and found.mechanism.neighbourhood == Neighbourhood.bd(3)
     assert found.mechanism.quantize().certificate.delta_dp <= 1e-6
+
+
+def test_an_attack_target_is_designed_through_the_one_door():
+    """issue 24's attack notion: design() answers it as the cheapest (epsilon, delta) member,
+    each member the request's own problem (the same search as design_attack with design_finite)."""
+    from optnoise.design.attack import design_attack
+    target, nb = Target.attack(max_tpr=0.3, at_fpr=0.05), Neighbourhood.sd(1)
+    found = optnoise.design(Request(space="cyclic", n=11, target=target, neighbourhood=nb, cost="circular-mse"))
+    direct = design_attack(target, lambda t: optnoise.design_finite(11, target=t, neighbourhood=nb,
+                                                                     cost="circular-mse"),
+                           lambda d: d.expected_cost)
+    assert found.mechanism.target == direct.member and found.report.expected_cost == direct.cost
+    assert found.mechanism.meets(target, exact=True) and found.report.lower_bound == direct.lower_bound
+    assert found.to_json()["report"]["attack"]["member"] == direct.member.to_json()
+    with pytest.raises(InvalidParameterError) as err:       # not for K releases (approximate DP only)
+        Request(space="cyclic", n=11, target=target, releases=3)
+    assert err.value.parameter == "notion"

@@ -94,6 +94,29 @@ class AttackDesign(Generic[D]):
                 "lower_bound": self.lower_bound, "gap": self.gap, "designs_solved": len(self.members)}
 
 
+class AttackResult:
+    """An :class:`AttackDesign` as the details of a :class:`~optnoise.design.report.Design`:
+    the member's design (its mechanism, cost and report keys), with the attack search's proven
+    ``lower_bound`` over every member and its relative ``gap``, and the search under ``attack``."""
+
+    def __init__(self, found: AttackDesign) -> None:
+        self.found = found
+
+    def __getattr__(self, name: str):
+        return getattr(self.found.design, name)
+
+    @property
+    def lower_bound(self) -> float:
+        return self.found.lower_bound
+
+    @property
+    def gap(self) -> float:
+        return self.found.gap / max(abs(self.found.cost), 1e-300)
+
+    def report_json(self) -> dict:
+        return {**self.found.design.report_json(), "attack": self.found.to_json()}
+
+
 def _exp_up(x: float) -> float:
     return math.nextafter(math.exp(x), math.inf)  # math.exp is within one ulp
 
@@ -230,4 +253,4 @@ def design_attack(target: Target, design_for: Callable[[Target], D], cost_of: Ca
                         tuple(members))
 
 
-__all__ = ["AttackDesign", "design_attack", "member_delta", "pure_member"]
+__all__ = ["AttackDesign", "AttackResult", "design_attack", "member_delta", "pure_member"]

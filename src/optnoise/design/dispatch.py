@@ -16,6 +16,9 @@ rr         optimal randomized response (:mod:`.rr`)               Holohan et al.
 calibrated a family's least noisy member (:mod:`.calibrate`)      (one monotone search)
 ========== ===================================================== ==============================
 
+A target of the ``attack`` notion is designed as the cheapest of its ``(epsilon, delta)``
+members, each by the request's own problem (:mod:`.attack`).
+
 Solvers are imported when first asked for, so that asking for one does not load the others.
 
 >>> from optnoise import Neighbourhood, Target
@@ -94,8 +97,23 @@ def design(request: Request) -> Design:
     """
     if not isinstance(request, Request):
         raise InvalidParameterError("request", type(request).__name__, "an optnoise.Request")
-    details = SOLVERS[request.problem](request)
+    solve = SOLVERS[request.problem]
+    details = _attack(request, solve) if request.target.notion == "attack" else solve(request)  # type: ignore[union-attr]
     return Design(details.mechanism, DesignReport(request, details.mechanism, details))
+
+
+def _attack(request: Request, solve: Callable[[Request], Any]) -> Any:
+    """An attack target: the cheapest design over its ``(epsilon, delta)`` members, each the
+    request's own problem at that member (:func:`optnoise.design.attack.design_attack`), its
+    exact trade-off curve checked against the target."""
+    from .attack import AttackResult, design_attack
+    target = request.target
+    nb = request.neighbours
+    symmetric = not nb.directed or set(nb.pairs) == {(b, a) for a, b in nb.pairs}  # type: ignore[union-attr]
+    got = design_attack(target, lambda member: solve(request.replace(target=member)),  # type: ignore[arg-type]
+                        lambda d: d.expected_cost, symmetric=symmetric,
+                        check=lambda d: d.mechanism.meets(target, exact=True))
+    return AttackResult(got)
 
 
 __all__ = ["SOLVERS", "design"]

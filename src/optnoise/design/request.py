@@ -84,10 +84,12 @@ SOLVER_EPSILON_MIN, SOLVER_EPSILON_MAX = 1e-9, 20.0
 MAX_NONZEROS = 50_000_000
 
 #: The notions of a target each problem designs for (a pure target is met alike under either):
-#: the one place a new notion of :mod:`optnoise.target` is admitted to a design.
+#: the one place a new notion of :mod:`optnoise.target` is admitted to a design. An ``attack``
+#: target is designed as the cheapest of its ``(epsilon, delta)`` members
+#: (:func:`optnoise.design.attack.design_attack`, called by :func:`optnoise.design.design`).
 NOTIONS_OF: dict[str, tuple[str, ...]] = {
-    "finite": ("dp", "pdp"), "modulo": ("dp", "pdp"), "channel": ("dp", "pdp"), "rr": ("dp", "pdp"),
-    "calibrated": ("dp", "pdp"), "releases": ("dp",),
+    "finite": ("dp", "pdp", "attack"), "modulo": ("dp", "pdp", "attack"), "channel": ("dp", "pdp", "attack"),
+    "rr": ("dp", "pdp", "attack"), "calibrated": ("dp", "pdp"), "releases": ("dp",),
 }
 
 _N_ACCEPTED = "an integer n >= 1 (domain {0..n})"
@@ -449,6 +451,11 @@ def _check_family(r: Request) -> None:
 
 def _check_objective(r: Request) -> None:
     """What is minimised, and what each objective allows."""
+    notions = NOTIONS_OF[r.problem]
+    if r.target.notion not in notions:  # type: ignore[union-attr]
+        where = "K releases (approximate DP, minimum cost)" if r.problem == "releases" else f"a {r.problem} design"
+        raise InvalidParameterError("notion", r.target.notion,  # type: ignore[union-attr]
+                                    " or ".join(repr(x) for x in notions) + f" for {where}")
     if r.minimize not in MINIMIZE:
         raise InvalidParameterError("minimize", r.minimize, "'cost' or 'delta'")
     if r.minimize == "delta":
@@ -468,11 +475,6 @@ def _check_objective(r: Request) -> None:
     if (r.prior is not None or r.worst_case) and r.problem not in ("modulo", "channel"):
         raise InvalidParameterError("prior" if r.prior is not None else "worst_case", "given",
                                     "a prior or the worst case only for a released-value cost, one release")
-    notions = NOTIONS_OF[r.problem]
-    if r.target.notion not in notions:  # type: ignore[union-attr]
-        where = "K releases (approximate DP, minimum cost)" if r.problem == "releases" else f"a {r.problem} design"
-        raise InvalidParameterError("notion", r.target.notion,  # type: ignore[union-attr]
-                                    " or ".join(repr(x) for x in notions) + f" for {where}")
     if r.problem == "releases":
         if r.space not in ("cyclic", "integer"):
             raise InvalidParameterError("releases", r.releases, "K releases of noise on the cycle or the integer line")
@@ -521,7 +523,7 @@ def _check_solving(r: Request) -> None:
             raise InvalidParameterError("time_limit", r.time_limit, "no time limit with releases > 1")
     if not isinstance(r.solver, SolverOptions):
         raise InvalidParameterError("solver", r.solver, "a SolverOptions")
-    if r.problem == "finite":
+    if r.problem == "finite" and r.target.notion != "attack":  # type: ignore[union-attr]  # (members: eps >= 1e-6)
         check_epsilon(r.target.epsilon, within=(SOLVER_EPSILON_MIN, math.inf),  # type: ignore[union-attr]
                       accepted=f"a real number >= {SOLVER_EPSILON_MIN:g} for a solver design (below, e^eps - 1 is "
                                "within the solver's tolerances)")
