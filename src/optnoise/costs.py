@@ -345,12 +345,18 @@ def loss_matrix(cost: str, n: int, *, cyclic: bool = False) -> np.ndarray:
     of noise added modulo ``n + 1`` the plain (non-cyclic) losses are the error of the
     released value *after* wrap-around: what a user of an ordered domain sees.
     """
+    return loss_rows(cost, n, np.arange(_check_size(n)), cyclic=cyclic)
+
+
+def loss_rows(cost: str, n: int, rows: np.ndarray, *, cyclic: bool = False) -> np.ndarray:
+    """Rows ``L[rows, :]`` of :func:`loss_matrix` (one row per true answer in ``rows``), built
+    without the rest: large domains are processed in blocks. The named losses are symmetric,
+    so these are also the columns ``L[:, rows]`` transposed."""
     size = _check_size(n)
     if not isinstance(cost, str) or cost.strip() not in _RELEASED:
         raise InvalidParameterError("cost", cost, _RELEASED_ACCEPTED)
     power, circular = _RELEASED[cost.strip()]
-    q = np.arange(size)
-    d = np.abs(q[None, :] - q[:, None])
+    d = np.abs(np.arange(size)[None, :] - np.asarray(rows, dtype=np.int64).reshape(-1)[:, None])
     if circular or cyclic:
         d = np.minimum(d, size - d)
     return (d != 0).astype(float) if power == 0 else d.astype(float) ** power
