@@ -392,6 +392,15 @@ def _matrix(P: np.ndarray | Channel | CyclicPMF) -> np.ndarray:
     return channel_matrix(P) if isinstance(P, (Channel, CyclicPMF)) else np.asarray(P, float)
 
 
+def named_row_costs(P: np.ndarray, cost: str, rows: int = 256) -> np.ndarray:
+    """``row_costs(P, loss_matrix(cost, n))`` for a named released-value cost, ``rows`` rows
+    of the loss at a time (a large channel never holds the whole ``(n+1)^2`` loss)."""
+    P = np.asarray(P, dtype=np.float64)
+    n = P.shape[0] - 1
+    return np.concatenate([np.einsum("ij,ij->i", P[lo:lo + rows], loss_rows(cost, n, np.arange(lo, min(n + 1, lo + rows))))
+                           for lo in range(0, n + 1, rows)])
+
+
 def channel_cost(P: np.ndarray | Channel | CyclicPMF, L: np.ndarray,
                  prior: Sequence[float] | np.ndarray | None = None, worst_case: bool = False) -> float:
     """Expected loss of a channel (or of modulo noise, through its channel) under ``L``.
@@ -512,7 +521,7 @@ def released_errors(P: np.ndarray | Channel | CyclicPMF,
     else:
         m = _matrix(P)
         pi = check_prior(prior, m.shape[0])
-        rows = {name: row_costs(m, loss_matrix(name, m.shape[0] - 1)) for name in ("er", "abs-error", "sq-error")}
+        rows = {name: named_row_costs(m, name) for name in ("er", "abs-error", "sq-error")}
     return {name: {"average": float(pi @ r), "worst": float(r.max())} for name, r in rows.items()}
 
 

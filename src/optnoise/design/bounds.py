@@ -213,11 +213,15 @@ def chain_bound(cost_rows: Callable[[int, int], np.ndarray], u: np.ndarray, epsi
 
 # ------------------------------------------------------------------ complete graph (per record)
 def complete_values(cost: np.ndarray, u: np.ndarray, e_up: float) -> np.ndarray:
-    """For each column ``y``: a lower bound of ``min {<c[:, y] - u, x> : x in K, min x = 1}``,
+    """For each column ``y``: a lower bound of ``min {<c[:, y] - u, x> : x in [1, E]^n}``,
+    which is ``>= 0`` exactly when ``c[:, y] - u`` is non-negative on the cone
     ``K = {x >= 0 : x_a <= E x_b for all a, b}`` (every pair neighbours), ``E <= e_up``.
 
-    With ``min x = 1`` every ``x_a`` ranges over ``[1, E]`` independently, so the minimum is
-    ``sum_a min(w_a, E w_a)``: ``w_a`` where ``w_a >= 0``, ``E w_a`` where not (each term
+    The box lies in ``K``, and every ``x`` of ``K`` with ``min x = 1`` lies in the box, so the
+    box minimum is ``>= 0`` iff the cone's is; and raising ``w_y`` by ``s`` raises every box
+    point's value by ``s x_y >= s`` (:func:`repair`). Over the box each ``x_a`` is free in
+    ``[1, E]``, so the minimum is ``sum_a min(w_a, E w_a)``: ``w_a`` where ``w_a >= 0``,
+    ``E w_a`` where not (each term
     rounded down with ``e_up``). The column sums are lowered by the float error bound of a
     sum of ``m`` terms, ``m 2^-53 sum |terms|`` (Higham, Accuracy and Stability, Thm. 4.4,
     with room), plus ``m`` times the smallest subnormal.
