@@ -17,6 +17,7 @@ from optnoise.costs import loss_matrix
 from optnoise.design.bounds import (
     GAP_TOLERANCE, chain_values, complete_values, exp_up, lp_bound, relative_gap,
 )
+from optnoise.design.band import solve_band
 from optnoise.design.chain import geometric_dual, geometric_smoothing, solve_chain
 from optnoise.design.channel import all_pairs, design_channel, pairs_from_distances, truncated_geometric_channel
 
@@ -241,3 +242,25 @@ def test_ghosh_geometric_remap_is_optimal_at_n_10000():
     assert s.gap <= 1e-6 and s.bound.value <= s.cost
     assert s.matrix.shape == (10_001, 10_001) and np.allclose(s.matrix.sum(axis=1), 1.0, atol=1e-12)
     assert relative_gap(s.cost, s.bound.value) == s.gap
+
+
+# ----------------------------------------------------------------------- the band LP (approximate DP)
+@pytest.mark.parametrize("band", [None, 1])
+def test_band_lp_equals_plain_lp(band):
+    n, eps, delta = 30, 1.0, 1e-3
+    pairs = pairs_from_distances(n, [1])
+    L = loss_matrix("abs-error", n)
+    s = solve_band(n, eps, delta, pairs, L, np.full(n + 1, 1 / (n + 1)), band=band)
+    want = plain_lp(n, eps, delta, pairs, L)
+    assert s.bound.value <= want * (1 + PLAIN)
+    assert s.gap <= GAP_TOLERANCE and s.objective == pytest.approx(want, rel=2 * GAP_TOLERANCE)
+    assert np.all(s.matrix[np.abs(np.subtract.outer(np.arange(n + 1), np.arange(n + 1))) > s.band] == 0)
+
+
+def test_band_design_through_design_channel():
+    d = design_channel(120, epsilon=1.0, delta=1e-3, cost="abs-error")
+    assert d.method == "lp-band" and d.optimal and d.lower_bound <= d.expected_cost
+    assert d.mechanism.privacy.meets(d.target)
+    # the band is a restriction: nothing beyond it, and the bound covers the full LP
+    far = np.abs(np.subtract.outer(np.arange(121), np.arange(121))) > 40
+    assert np.all(d.matrix[far] < 1e-9)

@@ -1012,7 +1012,12 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
     gap = None
     duals: list = []
     try:
-        if use_milp:
+        if band_request(size - 1, prs, dlt, notion_eff, cons, worst) and exploit_structure:
+            from .band import solve_band
+            sol = solve_band(size - 1, eps, dlt, prs, L, pi, time_limit=pb.time_limit)
+            x, obj, n_rows, n_cols, method = sol.matrix.ravel(), sol.objective, sol.n_rows, sol.n_variables, "lp-band"
+            bound, bound_method = sol.bound.value, f"band-lp-dual over the full LP (outward rounded, at e^eps; band {sol.band})"
+        elif use_milp:
             x, obj, gap, n_rows, n_cols, method, best_bound = _solve_pdp(pb)
             bound, bound_method = best_bound, "milp-best-bound (HiGHS's, at the design's margins; not re-checked)"
         else:
@@ -1071,6 +1076,19 @@ def structured_request(n: int, pairs: Sequence[tuple[int, int]], delta: float, c
     structural constraint, a prior-averaged cost."""
     return (n > STRUCTURED_FROM and delta == 0 and not constraints and not worst_case
             and len(pairs) == 2 * n and set(pairs) == set(pairs_from_distances(n, [1])))
+
+
+#: Largest pair distance for which approximate-DP requests are solved on a band.
+BAND_REACH = 8
+
+
+def band_request(n: int, pairs: Sequence[tuple[int, int]], delta: float, notion: str, constraints: Sequence[str],
+                 worst_case: bool) -> bool:
+    """Whether :func:`design_channel` solves the request on a band (:mod:`optnoise.design.band`):
+    ``n > STRUCTURED_FROM``, approximate DP with ``delta > 0``, pairs at most
+    :data:`BAND_REACH` apart, no structural constraint, a prior-averaged cost."""
+    return (n > STRUCTURED_FROM and delta > 0 and notion == "dp" and not constraints and not worst_case
+            and max(abs(a - b) for a, b in pairs) <= BAND_REACH)
 
 
 def _structured(n: int, target: Target, pairs: tuple[tuple[int, int], ...], cost, prior, t0: float) -> ChannelDesign:
