@@ -264,3 +264,39 @@ def test_band_design_through_design_channel():
     # the band is a restriction: nothing beyond it, and the bound covers the full LP
     far = np.abs(np.subtract.outer(np.arange(121), np.arange(121))) > 40
     assert np.all(d.matrix[far] < 1e-9)
+
+
+# ----------------------------------------------------------------------- bounds in designs and compare
+def test_finite_design_bound_against_plain_noise_lp():
+    # the noise LP written independently: min rho.f, sum f = 1, f(eta) <= e^eps f(eta +- 1 mod 9)
+    n, eps = 8, 1.0
+    size = n + 1
+    rho = np.arange(size, dtype=float) ** 2
+    A = []
+    for eta in range(size):
+        for mu in (1, -1):
+            row = np.zeros(size)
+            row[eta] += 1.0
+            row[(eta + mu) % size] -= math.exp(eps)
+            A.append(row)
+    res = linprog(rho, A_ub=np.array(A), b_ub=np.zeros(len(A)), A_eq=np.ones((1, size)), b_eq=[1], bounds=(0, None),
+                  method="highs", options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    from optnoise.design import design_finite
+    d = design_finite(n, epsilon=eps, cost="mse")
+    assert d.lower_bound <= res.fun * (1 + PLAIN) and d.optimal and d.gap <= GAP_TOLERANCE
+    assert d.to_json()["lower_bound"] == d.lower_bound
+
+
+def test_compare_rows_carry_their_distance_from_the_bound():
+    from optnoise.compare import compare, compare_channels
+    for rows in (compare(8, [1.0], cost="mse"), compare_channels(10, [1.0])):
+        bound = rows[0].lower_bound
+        assert bound is not None
+        for r in rows:
+            assert r.lower_bound == bound and r.expected_cost >= bound and r.gap >= 0
+            assert r.gap == pytest.approx((r.expected_cost - bound) / r.expected_cost, abs=1e-15)
+        assert rows[0].gap <= GAP_TOLERANCE             # the optimal design itself
+        assert max(r.gap for r in rows) > 0.1           # and a baseline far from it
+    # a clamped baseline is not a modulo noise: the noise LP's bound does not cover it
+    clamp = {r.mechanism: r for r in compare(8, [1.0], cost="er", boundary="clamp")}
+    assert clamp["geometric"].lower_bound is None and clamp["rr"].lower_bound is not None
