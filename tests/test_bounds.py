@@ -300,3 +300,14 @@ def test_compare_rows_carry_their_distance_from_the_bound():
     # a clamped baseline is not a modulo noise: the noise LP's bound does not cover it
     clamp = {r.mechanism: r for r in compare(8, [1.0], cost="er", boundary="clamp")}
     assert clamp["geometric"].lower_bound is None and clamp["rr"].lower_bound is not None
+
+
+def test_released_row_costs_of_modulo_noise_in_linear_time_equal_the_channel():
+    from optnoise.costs import released_row_costs, row_costs
+    from optnoise.pmf import CyclicPMF, channel_matrix
+    f = CyclicPMF(np.random.default_rng(5).dirichlet(np.ones(40)))
+    for cost in ("er", "abs-error", "sq-error", "circular-abs", "circular-mse"):
+        fast = released_row_costs(f, cost)
+        np.testing.assert_allclose(fast, row_costs(channel_matrix(f), loss_matrix(cost, 39)), rtol=1e-12, atol=1e-12)
+        if cost.startswith("circular"):   # a circulant channel: every row exactly the same (stable calibration)
+            assert np.ptp(fast) == 0.0

@@ -34,7 +34,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .analysis import privacy_profile
-from .costs import RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, row_costs
+from .costs import (
+    RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, released_row_costs, row_costs,
+)
 from .design.bounds import relative_gap
 from .design.channel import calibrated_baselines, design_channel
 from .design.finite import design_finite
@@ -91,9 +93,9 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
     (:data:`~optnoise.costs.RELEASED_COSTS`) to ``y`` against ``q`` through the loss matrix.
     """
     er = cost_vector("er", (n + 1,))
-    if cost in RELEASED_COSTS:
-        per_q = row_costs(channel_matrix(mech), loss_matrix(cost, n))
-        per_q_er = row_costs(channel_matrix(mech), loss_matrix("er", n))
+    if cost in RELEASED_COSTS:   # O(n) for noise mod n+1 (costs.released_row_costs)
+        per_q = released_row_costs(mech, cost)
+        per_q_er = released_row_costs(mech, "er")
         return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
     rho = cost_vector(cost, (n + 1,))
     if isinstance(mech, CyclicPMF):
@@ -113,7 +115,7 @@ def released_error(mech: CyclicPMF | Channel, cost: str, n: int) -> dict | None:
     name = released_counterpart(cost)
     if name is None:
         return None
-    per_q = row_costs(channel_matrix(mech), loss_matrix(name, n))
+    per_q = released_row_costs(mech, name)
     return {"cost": name, "average": float(per_q.mean()), "worst": float(per_q.max())}
 
 

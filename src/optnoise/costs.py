@@ -515,14 +515,29 @@ def released_errors(P: np.ndarray | Channel | CyclicPMF,
     (uniform by default) and in the worst case over the true answer: ``{cost: {"average",
     "worst"}}``. Modulo noise (a scalar cyclic PMF) is scored through its channel, i.e.
     after wrap-around."""
-    if isinstance(P, CyclicPMF) and P.probs.ndim == 1:   # O(n), not the n x n channel
-        pi = check_prior(prior, P.size)
-        rows = {name: modulo_row_costs(P.probs, _RELEASED[name][0]) for name in ("er", "abs-error", "sq-error")}
-    else:
-        m = _matrix(P)
-        pi = check_prior(prior, m.shape[0])
-        rows = {name: named_row_costs(m, name) for name in ("er", "abs-error", "sq-error")}
+    size = P.size if isinstance(P, CyclicPMF) else _matrix(P).shape[0]
+    pi = check_prior(prior, size)
+    rows = {name: released_row_costs(P, name) for name in ("er", "abs-error", "sq-error")}
     return {name: {"average": float(pi @ r), "worst": float(r.max())} for name, r in rows.items()}
+
+
+def released_row_costs(P: np.ndarray | Channel | CyclicPMF, cost: str) -> np.ndarray:
+    """``r[q]``: the expected loss of a named released-value cost for each true answer ``q``.
+
+    Noise mod ``n + 1`` (a scalar :class:`CyclicPMF`) in ``O(n)``: a circular loss is the same
+    for every ``q`` (its channel is circulant and the loss depends on ``(y - q) mod (n+1)``
+    only), so one dot product, repeated -- every row exactly equal, which keeps a calibration
+    on the worst row stable; a plain loss by :func:`modulo_row_costs`. A channel row by row
+    (:func:`named_row_costs`).
+    """
+    if cost not in _RELEASED:
+        raise InvalidParameterError("cost", cost, _RELEASED_ACCEPTED)
+    power, circular = _RELEASED[cost]
+    if isinstance(P, CyclicPMF) and P.probs.ndim == 1:   # O(n), not the n x n channel
+        if circular:
+            return np.full(P.size, float(loss_rows(cost, P.size - 1, np.array([0]))[0] @ P.probs))
+        return modulo_row_costs(P.probs, power)
+    return named_row_costs(_matrix(P), cost)
 
 
 def modulo_row_costs(f: np.ndarray, power: int) -> np.ndarray:

@@ -72,7 +72,7 @@ from ..pmf import Channel, CyclicPMF, channel_matrix
 from ..search import boundary
 from ..target import Target, resolve_target
 from .finite import FiniteDesign, design_finite
-from .bounds import GAP_TOLERANCE, exp_up, lp_bound, relative_gap
+from .bounds import GAP_TOLERANCE, Bound, chain_bound, complete_bound, exp_up, lp_bound, relative_gap
 from .model import sum_rows
 from .report import DesignResult
 from .solver import RATIO_MARGIN, Infeasible, solve_lp, solve_milp
@@ -724,6 +724,27 @@ def _solve_lp(model: _Model, time_limit: float | None, duals: list | None = None
     return model.S @ res.x, float(res.fun), n_rows
 
 
+def _column_bound(pb: _Problem, y_eq: np.ndarray | None) -> Bound | None:
+    """The column-by-column certificate of :mod:`optnoise.design.bounds` from the LP's row-sum
+    multipliers, where the request has one (pure DP, no structural constraint, prior-averaged;
+    neighbours one apart or every pair). It finds the best ratio multipliers for those row
+    multipliers itself, so it is at least as tight as the LP's own (HiGHS's dual tolerance
+    is absolute). The mirror model holds each row sum twice; the symmetrised split is used."""
+    if pb.delta != 0 or pb.constraints or pb.worst or y_eq is None:
+        return None
+    n = pb.size - 1
+    u = np.asarray(y_eq, dtype=np.float64)[-pb.size:]
+    if _mirror_symmetric(pb):
+        u = (u + u[::-1]) / 2
+    c = pb.prior[:, None] * pb.L
+    pairs = set(pb.pairs)
+    if len(pairs) == 2 * n and pairs == set(pairs_from_distances(n, [1])):
+        return chain_bound(lambda lo, hi: c[lo:hi], u, pb.epsilon)
+    if _complete_on(pb.pairs) == tuple(range(pb.size)):
+        return complete_bound(c, u, pb.epsilon)
+    return None
+
+
 def _lp_lower_bound(pb: _Problem, y_ub: np.ndarray | None, y_eq: np.ndarray | None) -> float:
     """A proven lower bound on the true optimum from the solved LP's multipliers.
 
@@ -1025,6 +1046,9 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
             x, obj, n_rows = _solve_lp(model, pb.time_limit, duals)
             n_cols, method = model.n_cols, model.method
             bound, bound_method = _lp_lower_bound(pb, *duals[0]), "lp-dual (outward rounded, at e^eps)"
+            column = _column_bound(pb, duals[0][1])
+            if column is not None and column.value > bound:
+                bound, bound_method = column.value, f"{column.method} from the LP's row multipliers (outward rounded, at e^eps)"
     except Infeasible:
         raise DesignError(_diagnose(pb)) from None
     P = _clean(x, size)
