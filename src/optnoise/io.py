@@ -136,12 +136,10 @@ def _read_npy(p: Path, parameter: str) -> dict[str, Any]:
         raise InvalidParameterError(parameter, str(p), f"a readable .npy array of numbers ({one_line(exc)})") from exc
     if floats.ndim == 0:
         floats = floats.reshape(1)
-    exact = None
-    if np.all(np.isfinite(floats)):
-        exact = np.empty(floats.size, dtype=object)
-        exact[:] = [Fraction(float(x)) for x in floats.ravel()]
-        exact = exact.reshape(floats.shape)
-    return {"pmf": floats, "exact": exact, "offset": None}
+    # No Fractions here: a float is an exact binary rational already, and the exact analysis
+    # normalises float masses exactly and vectorised (analysis.pairs.integer_form) where it is
+    # asked for; float mode never pays for it.
+    return {"pmf": floats, "exact": None, "offset": None}
 
 
 def _read_json(text: str, path: str, parameter: str) -> dict[str, Any]:

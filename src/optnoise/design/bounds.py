@@ -59,6 +59,8 @@ def exp_up(epsilon: float) -> float:
     from fractions import Fraction
 
     from mpmath import libmp
+    if epsilon >= 709.0:   # e^eps beyond the float range: no finite float bounds it
+        return math.inf
     x = libmp.from_float(float(epsilon))
     sign, man, exp, _ = libmp.mpi_exp((x, x), 256)[1]
     value = Fraction(int(man) << exp) if exp >= 0 else Fraction(int(man), 1 << -exp)
@@ -284,6 +286,8 @@ def lp_bound(c: np.ndarray, a_ub: sp.spmatrix | None, b_ub: np.ndarray | None, a
         k = max(k, int(np.diff(A.indptr).max(initial=0)) + 1)
         terms.append(np.asarray(b, dtype=np.float64) * y)
     r = np.sum(parts_r, axis=0)
+    if not np.all(np.isfinite(r)):   # e.g. a coefficient e^eps beyond the float range
+        return Bound(-math.inf, method, math.inf)
     err = (k + 2) * UNIT * np.sum(parts_abs, axis=0) * (1 + 1e-6) + (k + 2) * 5e-324
     r_lo = down(r - err)
     box = np.where(r_lo >= 0, r_lo * lb, r_lo * ub)

@@ -745,7 +745,7 @@ def _column_bound(pb: _Problem, y_eq: np.ndarray | None) -> Bound | None:
     return None
 
 
-def _lp_lower_bound(pb: _Problem, y_ub: np.ndarray | None, y_eq: np.ndarray | None) -> float:
+def _lp_lower_bound(pb: _Problem, y_ub: np.ndarray | None, y_eq: np.ndarray | None) -> float | None:
     """A proven lower bound on the true optimum from the solved LP's multipliers.
 
     The relaxed model (:func:`_build` with ``relaxed``) has the same rows as the solved one
@@ -755,11 +755,14 @@ def _lp_lower_bound(pb: _Problem, y_ub: np.ndarray | None, y_eq: np.ndarray | No
     ``max(0, P[a, y] - E P[b, y]) <= 1``, the worst-case ``z`` to the largest row cost
     ``<= max L``. Then :func:`~optnoise.design.bounds.lp_bound`.
     """
+    if not math.isfinite(exp_up(pb.epsilon)):
+        return None
     model = _build(pb, relaxed=True)
     a_ub, b_ub, a_eq, b_eq = _split(model.blocks)
     cap = max(1.0, float(np.max(np.abs(pb.L))))
     ub = np.where(np.isinf(model.ub), cap, model.ub)
-    return lp_bound(model.c, a_ub, b_ub, a_eq, b_eq, model.lb, ub, y_ub, y_eq).value
+    value = lp_bound(model.c, a_ub, b_ub, a_eq, b_eq, model.lb, ub, y_ub, y_eq).value
+    return value if math.isfinite(value) else None
 
 
 def _solve_milp(model: _Model, time_limit: float | None) -> tuple[np.ndarray, float, float, int, float | None]:
@@ -1037,7 +1040,8 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
             from .band import solve_band
             sol = solve_band(size - 1, eps, dlt, prs, L, pi, time_limit=pb.time_limit)
             x, obj, n_rows, n_cols, method = sol.matrix.ravel(), sol.objective, sol.n_rows, sol.n_variables, "lp-band"
-            bound, bound_method = sol.bound.value, f"band-lp-dual over the full LP (outward rounded, at e^eps; band {sol.band})"
+            bound = sol.bound.value if math.isfinite(sol.bound.value) else None
+            bound_method = f"band-lp-dual over the full LP (outward rounded, at e^eps; band {sol.band})"
         elif use_milp:
             x, obj, gap, n_rows, n_cols, method, best_bound = _solve_pdp(pb)
             bound, bound_method = best_bound, "milp-best-bound (HiGHS's, at the design's margins; not re-checked)"
@@ -1047,7 +1051,7 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
             n_cols, method = model.n_cols, model.method
             bound, bound_method = _lp_lower_bound(pb, *duals[0]), "lp-dual (outward rounded, at e^eps)"
             column = _column_bound(pb, duals[0][1])
-            if column is not None and column.value > bound:
+            if column is not None and math.isfinite(column.value) and (bound is None or column.value > bound):
                 bound, bound_method = column.value, f"{column.method} from the LP's row multipliers (outward rounded, at e^eps)"
     except Infeasible:
         raise DesignError(_diagnose(pb)) from None
@@ -1139,7 +1143,8 @@ def _structured(n: int, target: Target, pairs: tuple[tuple[int, int], ...], cost
         matrix=sol.matrix, cost=name, loss_matrix=Lr, prior=pi, worst_case=False, expected_cost=sol.cost,
         objective=sol.cost, target=target, pairs=pairs, constraints=(), method="geometric-remap",
         solve_seconds=time.perf_counter() - t0, repair="mix" if sol.mixing else "none", repair_weight=sol.mixing,
-        n_variables=n + 1, n_constraints=n + 1, notes=tuple(notes), lower_bound=sol.bound.value,
+        n_variables=n + 1, n_constraints=n + 1, notes=tuple(notes),
+        lower_bound=sol.bound.value if math.isfinite(sol.bound.value) else None,
         bound_method=f"{sol.bound.method} (outward rounded, at e^eps)")
 
 

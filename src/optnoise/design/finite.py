@@ -222,7 +222,7 @@ def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, 
 
 
 def _lp_lower_bound(sh: Shifts, orbits: Orbits, rho: np.ndarray, epsilon: float, delta: float,
-                    max_cost: float | None, hockey: bool, duals: tuple) -> float:
+                    max_cost: float | None, hockey: bool, duals: tuple) -> float | None:
     """A proven lower bound on the true optimum from the last LP's multipliers.
 
     The full LP (every ratio row, every class) written with a float ``>= e^eps`` and delta
@@ -233,6 +233,8 @@ def _lp_lower_bound(sh: Shifts, orbits: Orbits, rho: np.ndarray, epsilon: float,
     that keep the optimum: ``t <= f`` and the min-delta ``d <= 1``.
     """
     rows, y_ub, y_eq = duals
+    if not math.isfinite(exp_up(epsilon)):
+        return None
     n = sh.n
     full_rows = (orbits.shifts[:, None] * n + np.arange(n)[None, :]).ravel()
     model = dp_lp(sh, orbits, rho, exp_up(epsilon), rows=full_rows, active=np.arange(orbits.size), hockey=hockey,
@@ -243,7 +245,8 @@ def _lp_lower_bound(sh: Shifts, orbits: Orbits, rho: np.ndarray, epsilon: float,
     y[m:] = y_ub[rows.size:]          # the hockey rows (one per kept shift) and the cost row
     cap = float(np.max(model.upper[np.isfinite(model.upper)], initial=1.0))
     ub = np.where(np.isfinite(model.upper), model.upper, cap)
-    return lp_bound(model.c, model.a_ub, model.b_ub, model.a_eq, np.ones(1), np.zeros(ub.size), ub, y, y_eq).value
+    value = lp_bound(model.c, model.a_ub, model.b_ub, model.a_eq, np.ones(1), np.zeros(ub.size), ub, y, y_eq).value
+    return value if math.isfinite(value) else None
 
 
 def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, hockey: bool) -> _LPSolution:
