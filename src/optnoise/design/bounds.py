@@ -102,10 +102,6 @@ class Bound:
         up to the float cost; 0 when both are 0)."""
         return relative_gap(cost, self.value)
 
-    def to_json(self, cost: float) -> dict:
-        return {"lower_bound": self.value, "gap": self.gap(cost), "bound_method": self.method,
-                "bound_repair": self.repaired}
-
 
 def relative_gap(cost: float, bound: float) -> float:
     """``(cost - bound) / max(|cost|, tiny)``, never below 0 (a cost under its bound is float
