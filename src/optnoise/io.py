@@ -136,9 +136,10 @@ def _read_npy(p: Path, parameter: str) -> dict[str, Any]:
         raise InvalidParameterError(parameter, str(p), f"a readable .npy array of numbers ({one_line(exc)})") from exc
     if floats.ndim == 0:
         floats = floats.reshape(1)
-    # No Fractions here: a float is an exact binary rational already, and the exact analysis
-    # normalises float masses exactly and vectorised (analysis.pairs.integer_form) where it is
-    # asked for; float mode never pays for it.
+    # No Fractions here: a float is an exact binary rational already, analysed as every float
+    # PMF is (the exact analysis takes integer weights over the floats' power-of-two
+    # denominator, vectorised); a table off 1 within the tolerance is rescaled
+    # (pmf.rounded_table), in floating point.
     return {"pmf": floats, "exact": None, "offset": None}
 
 

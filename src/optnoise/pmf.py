@@ -68,8 +68,8 @@ def _as_fraction_array(values: Sequence | np.ndarray, shape: tuple[int, ...]) ->
 def rounded_table(floats: np.ndarray) -> bool:
     """Whether float masses read as exact values (a ``.npy`` file: each float is an exact binary
     rational) are a table that the rule for exact masses rescales: their exact sum differs
-    from 1, by at most :data:`SUM_TOLERANCE`. Vectorised, no Fractions:
-    the exact analysis normalises float masses exactly itself (``analysis.pairs``)."""
+    from 1, by at most :data:`SUM_TOLERANCE`. Vectorised, no Fractions (the rescaling is then
+    done in floating point, and ``normalized`` says so)."""
     excess = _excess(floats)
     return excess != 0.0 and abs(excess) <= SUM_TOLERANCE
 
@@ -111,7 +111,7 @@ def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, 
     else:
         if scaled:
             arr = arr / total
-        # a float sum of 1 can hide an exact sum that is not: the exact analysis rescales exactly
+        # a float sum of 1 can hide an exact sum that is not: say that the table was rescaled
         scaled = bool(normalize and (scaled or _excess(arr) != 0.0))
         object.__setattr__(obj, "exact", None)
     object.__setattr__(obj, "probs", _frozen(arr))

@@ -131,8 +131,7 @@ def pair_builders(mechanism: Representation | IntegerForm,
     nb = default_neighbourhood(mechanism, neighbourhood)
     _check_pair_size(mechanism, nb, exact, max_memory)
     if isinstance(mechanism, CyclicPMF):
-        f = (mechanism.exact if mechanism.exact is not None else normalised_fractions(mechanism.probs)) if exact \
-            else mechanism.probs
+        f = fraction_array(mechanism.exact, mechanism.probs) if exact else mechanism.probs
         return [(_cyclic_label(shift), lambda shift=shift: _cyclic_pair(f, shift, None))
                 for shift in nb.cyclic_shifts(mechanism.shape)], nb  # type: ignore[union-attr]
     if isinstance(mechanism, IntegerPMF):
@@ -205,46 +204,16 @@ def integer_form(mechanism: Representation) -> IntegerForm | None:
     """
     if isinstance(mechanism, CyclicPMF):
         got = common_denominator(mechanism.exact, mechanism.probs)
-        if got is not None and mechanism.exact is None:
-            got = (got[0], exact_total(got[0]))   # float masses, normalised exactly: W / sum(W)
         return None if got is None else IntegerForm("cyclic", *got)
     if isinstance(mechanism, Channel):
         got = common_denominator(mechanism.exact, mechanism.matrix)
         return None if got is None else IntegerForm("channel", *got)
     if isinstance(mechanism, IntegerPMF):
         got = common_denominator(mechanism.exact, mechanism.probs)
-        if got is not None and mechanism.exact is None and mechanism.left_tail is None and mechanism.right_tail is None:
-            got = (got[0], exact_total(got[0]))   # float masses without tails, normalised exactly
         tail = (lambda t: None if t is None else (Fraction(t.ratio), t.period))
         return None if got is None else IntegerForm("integer", *got, lo=mechanism.lo,
                                                     left=tail(mechanism.left_tail), right=tail(mechanism.right_tail))
     raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
-
-
-def exact_total(weights: np.ndarray) -> int:
-    """The exact integer sum of non-negative integer weights (``uint64`` summed in 32-bit halves,
-    exact below 2^32 cells; Python ints otherwise)."""
-    w = np.asarray(weights).ravel()
-    if w.dtype == object:
-        return int(sum(int(v) for v in w))
-    w = w.astype(np.uint64, copy=False)
-    low = int(np.sum(w & np.uint64(0xFFFFFFFF), dtype=np.uint64))
-    high = int(np.sum(w >> np.uint64(32), dtype=np.uint64))
-    return low + (high << 32)
-
-
-def normalised_fractions(floats: np.ndarray) -> np.ndarray:
-    """The exact masses of a float PMF without exact values: each float's exact binary value
-    divided by their exact sum (a float PMF summing to 1 within tolerance is the distribution
-    it rounds; the exact analysis certifies that distribution, never the unnormalised masses,
-    whose deltas could be smaller by the missing mass)."""
-    f = fraction_array(None, floats)
-    total = sum(f.ravel(), Fraction(0))
-    if total in (0, 1):
-        return f
-    out = np.empty(f.shape, dtype=object)
-    out.ravel()[:] = [v / total for v in f.ravel()]
-    return out
 
 
 def common_denominator(values: np.ndarray | None, floats: np.ndarray) -> tuple[np.ndarray, int] | None:
@@ -406,8 +375,7 @@ def integer_masses(pmf: IntegerPMF, k: np.ndarray, *, exact: bool = False) -> np
     """Masses at the integers ``k``, tails included; Fractions with ``exact``."""
     if not exact:
         return pmf.mass(k)
-    tailless = pmf.left_tail is None and pmf.right_tail is None
-    base = normalised_fractions(pmf.probs) if pmf.exact is None and tailless else fraction_array(pmf.exact, pmf.probs)
+    base = fraction_array(pmf.exact, pmf.probs)
     out = np.empty(k.shape, dtype=object)
     out[...] = Fraction(0)
     inside = (k >= pmf.lo) & (k <= pmf.hi)
