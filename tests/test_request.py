@@ -106,8 +106,13 @@ def test_the_report_names_the_float_analysis_and_the_exact_certificate_apart():
     assert not d.report.analysis.exact and d.report.certificate.exact
     assert d.report.certificate == d.mechanism.quantize().certificate
     assert d.report.certificate.epsilon_pure <= 1.0      # the exact certificate meets the target, no tolerance
-    assert d.report.lower_bound is None and d.report.gap is None
+    # the LP's proven lower bound (issue 23) reaches the report, and the design is within its gap
+    assert d.report.lower_bound <= d.report.expected_cost and d.report.gap <= 1e-6 and d.report.optimal
+    # closed forms and the K-release surrogate carry none
+    rr = optnoise.design(Request(space="categories", n=3, target=Target(1.0)))
+    assert rr.report.lower_bound is None and rr.report.gap is None
     nested = d.to_json()["report"]
+    assert nested["lower_bound"] == d.report.lower_bound
     assert "epsilon" not in nested["certificate"] and "neighbourhood" not in nested["analysis"]
     assert "pmf" not in nested and "guarantee" not in nested and nested["problem"] == "finite"
 

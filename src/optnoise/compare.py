@@ -28,14 +28,17 @@ calibrated to the same target and input pairs, ranked by a cost of the released 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .analysis import privacy_profile
-from .costs import RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, row_costs
+from .costs import (
+    RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, released_row_costs, row_costs,
+)
 from .design import Request, calibrate, design
+from .design.bounds import relative_gap
 from .design.calibrate import CalibratedDesign
 from .design.channel import calibrated_baselines
 from .design.channel_model import ordered_pairs
@@ -68,6 +71,8 @@ class CompareRow:
     released_error: dict | None = None
     rank: int | None = None
     expected_cost_worst: float | None = None
+    lower_bound: float | None = None
+    gap: float | None = None
 
     def to_json(self) -> dict:
         out = {"mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta,
@@ -75,7 +80,7 @@ class CompareRow:
                "error_rate": self.error_rate, "parameter": self.parameter,
                "parameter_name": self.parameter_name, "boundary": self.boundary}
         extra = {"released_error": self.released_error, "rank": self.rank,
-                 "expected_cost_worst": self.expected_cost_worst}
+                 "expected_cost_worst": self.expected_cost_worst, "lower_bound": self.lower_bound, "gap": self.gap}
         return {**out, **{k: v for k, v in extra.items() if v is not None}}
 
 
@@ -91,9 +96,9 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
     (:data:`~optnoise.costs.RELEASED_COSTS`) to ``y`` against ``q`` through the loss matrix.
     """
     er = cost_vector("er", (n + 1,))
-    if cost in RELEASED_COSTS:
-        per_q = row_costs(channel_matrix(mech), loss_matrix(cost, n))
-        per_q_er = row_costs(channel_matrix(mech), loss_matrix("er", n))
+    if cost in RELEASED_COSTS:   # O(n) for noise mod n+1 (costs.released_row_costs)
+        per_q = released_row_costs(mech, cost)
+        per_q_er = released_row_costs(mech, "er")
         return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
     rho = cost_vector(cost, (n + 1,))
     if isinstance(mech, CyclicPMF):
@@ -113,7 +118,7 @@ def released_error(mech: CyclicPMF | Channel, cost: str, n: int) -> dict | None:
     name = released_counterpart(cost)
     if name is None:
         return None
-    per_q = row_costs(channel_matrix(mech), loss_matrix(name, n))
+    per_q = released_row_costs(mech, name)
     return {"cost": name, "average": float(per_q.mean()), "worst": float(per_q.max())}
 
 
@@ -176,17 +181,21 @@ def at_target(request: Request, epsilons: Sequence[float], *, mechanisms: Sequen
     design (:func:`optnoise.design.design`) and each family (:func:`optnoise.design.calibrate`)."""
     _check(request, mechanisms, boundary)
     t, n, cost = request.target, request.largest, request.cost_name
-    rows = []
+    rows: list[CompareRow] = []
     for eps in check_epsilons(epsilons):
         r = request.replace(target=Target(eps, t.delta, t.notion))  # type: ignore[union-attr]
+        at, bound = len(rows), None
         for name in mechanisms:
             if name == "optimal":
-                rows.append(_row(name, eps, r.target.delta, design(r).mechanism.pmf, None, boundary, cost, n))  # type: ignore[union-attr, arg-type]
+                d = design(r)
+                rows.append(_row(name, eps, r.target.delta, d.mechanism.pmf, None, boundary, cost, n))  # type: ignore[union-attr, arg-type]
+                bound = d.report.lower_bound
             else:
                 c = _calibrated(name, r, boundary)
                 rows.append(_row(name, eps, r.target.delta, c.representation, c.parameter, boundary, cost, n))  # type: ignore[union-attr, arg-type]
             if progress:
                 progress()
+        rows[at:] = _bounded(rows[at:], bound)
     return rows
 
 
@@ -199,12 +208,14 @@ def at_cost(request: Request, epsilons: Sequence[float], target_cost: float, *, 
         raise InvalidParameterError("target_cost", target_cost, "a number > 0")
     n, cost, notion, nb = request.largest, request.cost_name, request.target.notion, request.neighbours  # type: ignore[union-attr]
     fixed = {name: calibrate_to_cost(name, n, target_cost, cost, boundary) for name in mechanisms if name != "optimal"}
-    rows = []
+    rows: list[CompareRow] = []
     for eps in check_epsilons(epsilons):
+        at, bound = len(rows), None
         for name in mechanisms:
             if name == "optimal":
                 r = request.replace(target=Target(eps, 0.0, notion), minimize="delta", max_cost=target_cost)
-                mech, param = design(r).mechanism.pmf, None
+                d = design(r)
+                mech, param, bound = d.mechanism.pmf, None, d.report.lower_bound
             else:
                 param = fixed[name]
                 mech = build(name, param, n, boundary)
@@ -212,6 +223,7 @@ def at_cost(request: Request, epsilons: Sequence[float], target_cost: float, *, 
             rows.append(_row(name, eps, dl, mech, param, boundary, cost, n))  # type: ignore[arg-type]
             if progress:
                 progress()
+        rows[at:] = _bounded(rows[at:], bound, objective=lambda r: r.delta)   # the bound is on delta at this cost
     return rows
 
 
@@ -224,6 +236,21 @@ def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str 
     :func:`at_target` of the request on ``{0..n}``."""
     request = _request(n, epsilons, delta, notion, cost, neighbourhood, max_memory)
     return at_target(request, epsilons, mechanisms=mechanisms, boundary=boundary, progress=progress)
+
+
+def _noise_rows(r: CompareRow) -> bool:
+    """Whether the optimal noise design's bound covers a row: every noise added modulo ``n + 1``
+    meeting the target is feasible for its LP; a clamped baseline is a channel, not such a noise."""
+    return r.boundary in (None, "modulo")
+
+
+def _bounded(rows: list[CompareRow], bound: float | None, covers: Callable[[CompareRow], bool] = _noise_rows,
+             objective: Callable[[CompareRow], float] = lambda r: r.expected_cost) -> list[CompareRow]:
+    """The rows with the request's proven lower bound and each one's relative distance above
+    it (``gap``), for the rows the bound covers."""
+    if bound is None:
+        return rows
+    return [replace(r, lower_bound=bound, gap=relative_gap(objective(r), bound)) if covers(r) else r for r in rows]
 
 
 def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, cost: str = "er",
@@ -245,7 +272,6 @@ CHANNEL_DEFAULT: tuple[str, ...] = CHANNEL_MECHANISMS[:-1]
 
 def _ranked(rows: list[CompareRow]) -> list[CompareRow]:
     """``rank`` 1 for the lowest ``expected_cost`` at each epsilon (ties share a rank)."""
-    from dataclasses import replace
     out = []
     for eps in dict.fromkeys(r.epsilon for r in rows):
         group = [r for r in rows if r.epsilon == eps]
@@ -269,11 +295,14 @@ def channel_rows(request: Request, epsilons: Sequence[float], *, mechanisms: Seq
     objective = request.cost if isinstance(request.cost, ReleasedCost) else ReleasedCost(request.cost or "abs-error")
     L, weights, er = objective.matrix(n), objective.weights(n + 1), loss_matrix("er", n)
     rows = []
+    bounds: dict[float, float | None] = {}
     for eps in check_epsilons(epsilons):
         r = request.replace(target=Target(eps, t.delta, t.notion))  # type: ignore[union-attr]
         found: dict[str, tuple[np.ndarray, float | None, str | None, str | None]] = {}
         if "optimal-channel" in names:
-            found["optimal-channel"] = (np.asarray(design(r).details.matrix), None, None, None)
+            best = design(r)
+            found["optimal-channel"] = (np.asarray(best.details.matrix), None, None, None)
+            bounds[float(eps)] = best.report.lower_bound
             if progress:
                 progress()
         for b in calibrated_baselines(n, target=r.target, pairs=r.neighbours, cost=objective,  # type: ignore[arg-type]
@@ -289,7 +318,10 @@ def channel_rows(request: Request, epsilons: Sequence[float], *, mechanisms: Seq
                                    else avg, avg, float(row_costs(M, er).max()), param, pname, bnd,
                                    {"cost": objective.name, "average": avg, "worst": float(per_q.max())},
                                    expected_cost_worst=float(per_q.max())))
-    return _ranked(rows)
+    out = []
+    for eps in dict.fromkeys(r.epsilon for r in rows):   # every channel meets the target on the pairs
+        out += _bounded([r for r in rows if r.epsilon == eps], bounds.get(eps), lambda r: True)
+    return _ranked(out)
 
 
 def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, notion: str = "dp",

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
-from ..pmf import CyclicPMF
+from ..pmf import CyclicPMF, rounded_table
 from ..target import Target, check_notion
 from .options import NeighbourhoodArgs, SourceArgs, TargetArgs
 
@@ -104,14 +104,16 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
     else:
         raw = read_pmf_file(source.pmf_file, parameter="--pmf-file", max_memory=max_memory)  # type: ignore[arg-type]
         floats, exact, file_offset = raw["pmf"], raw["exact"], raw["offset"]
+    # a .npy holds floats, which are exact values: the same rule as exact masses (rescaled within the tolerance)
+    normalize = source.normalize or (exact is None and source.pmf is None and rounded_table(floats))
     if space != "integer" and source.offset is not None:
         raise InvalidParameterError("--offset", source.offset, "only with --space integer")
     try:
         if space == "integer":
             off = source.offset if source.offset is not None else (file_offset if file_offset is not None else 0)
-            pmf: CyclicPMF | IntegerPMF = IntegerPMF(floats, off, normalize=source.normalize, exact=exact)
+            pmf: CyclicPMF | IntegerPMF = IntegerPMF(floats, off, normalize=normalize, exact=exact)
         else:
-            pmf = CyclicPMF(floats, normalize=source.normalize, exact=exact)
+            pmf = CyclicPMF(floats, normalize=normalize, exact=exact)
     except InvalidParameterError as exc:  # the masses came from the file: name it
         if source.pmf is not None or exc.parameter != "pmf":
             raise
@@ -236,6 +238,8 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: float, delta: float, notio
     dims = _dims(n, "with --form channel, --prior, --worst-case or --per-record"
                  if form == "channel" or prior is not None or worst_case or per_record else "")
     size = dims if isinstance(dims, int) else None
+    if form == "channel":
+        _check_channel_report(size, max_memory)  # type: ignore[arg-type]
     value: Any = cost if cost_file is None else _cost_of_file(cost, cost_file, max_memory)
     if form == "noise" and value is None:
         value = "er"
@@ -250,6 +254,15 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: float, delta: float, notio
                    constraints=tuple(c.strip() for c in (constraints or "").split(",") if c.strip()),
                    minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
                    max_memory=max_memory)
+
+
+def _check_channel_report(size: int, max_memory: Optional[int]) -> None:
+    """Refuse before solving a channel whose report could not be written: it lists every entry
+    twice (the design's keys and the mechanism schema's), as Python floats in lists and as JSON text."""
+    from ..resources import channel_bytes, check
+    check(channel_bytes(size + 1, size + 1, copies=16), parameter="--n", value=size, max_memory=max_memory,
+          what=f"the report of a channel on {{0..{size}}} (its {(size + 1) ** 2:.3g} entries listed in JSON; the "
+               "library's optnoise.design returns it as an array)")
 
 
 def compare_request(nb: NeighbourhoodArgs, *, n: Optional[int], epsilon: float, delta: float, notion: str,

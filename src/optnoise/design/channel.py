@@ -37,7 +37,7 @@ from .channel_baselines import (
     BASELINE_FAMILIES, BASELINES, BaselineChannel, PostProcessing, calibrate_channel, calibrated_baselines,
     optimal_post_processing, truncated_geometric_channel,
 )
-from .channel_design import ChannelDesign, solve_channel
+from .channel_design import BAND_REACH, STRUCTURED_FROM, ChannelDesign, band_request, solve_channel, structured_request
 from .channel_model import MAX_PDP_N, all_pairs, cyclic_pairs, ordered_pairs, pairs_from_distances
 from .channel_repair import CONSTRAINT_TOLERANCE, channel_screen, constraint_violations
 from .modulo import optimal_modulo_noise
@@ -108,7 +108,9 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
     reduction); pure DP writes ``|pairs| (n+1)`` ratio rows (``(n+1)^2`` with the
     complete-graph reduction); ``delta > 0`` adds ``|pairs| (n+1)`` epigraph variables and
     rows, which is what limits the per-record unit with ``delta > 0`` (``|pairs| = n (n+1)``,
-    no reduction known; see docs/benchmarks.md).
+    no reduction known; see docs/benchmarks.md). Above ``n =`` :data:`STRUCTURED_FROM`,
+    :func:`structured_request` and :func:`band_request` say which requests take a structured
+    solver; every design carries a proven ``lower_bound`` and its ``gap``.
 
     >>> d = design_channel(1, epsilon=math.log(3), pairs=all_pairs(1), cost="er")
     >>> round(d.expected_cost, 6), d.mechanism.kind     # binary randomized response: 1/(1 + e^eps)
@@ -124,6 +126,7 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
 
 
 __all__ = [
+    "BAND_REACH",
     "BASELINES",
     "BASELINE_FAMILIES",
     "CONSTRAINTS",
@@ -143,5 +146,8 @@ __all__ = [
     "optimal_modulo_noise",
     "optimal_post_processing",
     "pairs_from_distances",
+    "STRUCTURED_FROM",
+    "band_request",
+    "structured_request",
     "truncated_geometric_channel",
 ]

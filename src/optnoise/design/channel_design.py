@@ -10,27 +10,30 @@ its exact certificate (``design.report.certificate``).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
-from ..costs import channel_cost, describe_cost, released_errors, row_costs
+from ..costs import ReleasedCost, channel_cost, check_prior, describe_cost, loss_matrix, named_row_costs, released_errors, row_costs
 from ..errors import DesignError, InvalidParameterError
 from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..target import Target
+from .bounds import GAP_TOLERANCE, relative_gap
+from .channel_bounds import best_lp_bound
 from .channel_model import (
-    MAX_PDP_N, ChannelProblem, build_model, model_size, solve_model_lp, solve_pdp,
+    MAX_PDP_N, ChannelProblem, build_model, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
 )
 from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
     meets_on_pairs, mix_repair, reference_channel,
 )
 from .report import DesignResult, OfTarget
-from .request import MAX_NONZEROS, Request
+from .request import MAX_NONZEROS, Request, released_objective
 from .solver import Infeasible
 
 
@@ -43,10 +46,17 @@ class ChannelDesign(OfTarget, DesignResult):
     matrix:
         ``P[q, y]`` (read-only), entries ``>= 0``, rows summing to 1 within ``1e-12``.
     cost, loss_matrix, prior, worst_case:
-        The objective: a released-value cost (name, or ``"user"``), ``L[q, y]``, the prior
-        (normalised) and whether the worst case over ``q`` was minimised.
+        The objective: a released-value cost (name, or ``"user"``), ``L[q, y]`` (``None`` for
+        a named cost solved by the structured design at large ``n``: never expanded), the
+        prior (normalised) and whether the worst case over ``q`` was minimised.
     expected_cost:
         The objective evaluated on ``matrix`` (after cleaning and any repair).
+    lower_bound, bound_method:
+        A proven lower bound on the optimum of the request (:mod:`optnoise.design.bounds`:
+        a dual certificate checked in outward-rounded arithmetic at ``e^eps`` itself, not the
+        design's margin) and what gave it; ``gap`` is the relative distance of
+        ``expected_cost`` from it and ``optimal`` says it is below ``GAP_TOLERANCE``. A PDP
+        MILP's bound is HiGHS's best bound, not re-checked (said in ``bound_method``).
     objective:
         The solver's optimum of the problem actually solved: ``e^eps`` shrunk by the relative
         margin ``RATIO_MARGIN = 1e-10`` and ``delta`` by at most ``1e-9``, so it can exceed the
@@ -59,7 +69,9 @@ class ChannelDesign(OfTarget, DesignResult):
     method:
         ``"lp"``, ``"lp-mirror"`` (mirror symmetry imposed, lossless), ``"lp-complete-graph"``
         (per-column minimum substitution, lossless), ``"lp-circulant"`` (first row only,
-        lossless), ``"milp"`` or ``"milp-circulant"``.
+        lossless), ``"milp"``, ``"milp-circulant"``, ``"lp-band"`` (approximate DP at large
+        ``n`` on a band: :mod:`optnoise.design.band`) or ``"geometric-remap"`` (pure DP,
+        neighbours one apart, prior-averaged, large ``n``: :mod:`optnoise.design.chain`).
 
     ``analysis`` is the float analysis of ``matrix`` under ``pairs`` at the target;
     ``certificate`` the exact certificate of the quantized channel that is sampled.
@@ -67,7 +79,7 @@ class ChannelDesign(OfTarget, DesignResult):
 
     matrix: np.ndarray
     cost: str
-    loss_matrix: np.ndarray
+    loss_matrix: np.ndarray | None
     prior: np.ndarray
     worst_case: bool
     expected_cost: float
@@ -84,10 +96,22 @@ class ChannelDesign(OfTarget, DesignResult):
     n_constraints: int = 0
     mip_gap: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    lower_bound: float | None = None
+    bound_method: str | None = None
 
     @property
     def n(self) -> int:
         return int(self.matrix.shape[0]) - 1
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap between ``expected_cost`` and the proven ``lower_bound`` (None without one)."""
+        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
+
+    @property
+    def optimal(self) -> bool:
+        """Whether the proven gap is below :data:`~optnoise.design.bounds.GAP_TOLERANCE`."""
+        return self.gap is not None and self.gap <= GAP_TOLERANCE
 
     @property
     def input_pairs(self) -> InputPairs:
@@ -101,9 +125,9 @@ class ChannelDesign(OfTarget, DesignResult):
 
     def row_costs(self) -> np.ndarray:
         """Expected loss per true answer ``q``."""
+        if self.loss_matrix is None:   # a named cost on a large domain: the loss in blocks
+            return named_row_costs(self.matrix, self.cost)
         return row_costs(self.matrix, self.loss_matrix)
-
-    optimal = True
 
     def report_json(self) -> dict:
         """The report (docs/cli.md ``design --form channel``), without the mechanism schema keys."""
@@ -121,12 +145,7 @@ class ChannelDesign(OfTarget, DesignResult):
             "released_error": released,
             "error_rate": released["er"]["average"],
             "squared_error": released["sq-error"],
-            "guarantee": {"notion": self.notion, "epsilon": self.epsilon, "delta": self.delta,
-                          "neighbourhood": self.input_pairs.to_json()},
-            **self.privacy_json(),
-            "method": self.method,
-            "optimal": True,
-            "solve_seconds": self.solve_seconds,
+            **self.solver_json(self.input_pairs.to_json(), bound_method=self.bound_method),
             "objective": self.objective,
             "constraints": list(self.constraints),
             "constraint_violations": constraint_violations(self.matrix, self.constraints),
@@ -208,6 +227,100 @@ def _beyond(pb: ChannelProblem, M: np.ndarray) -> dict[str, float]:
     return {k: v for k, v in constraint_violations(M, pb.constraints).items() if v > tol[k]}
 
 
+#: Domains above this size (``n > STRUCTURED_FROM``) take the structured solver when the
+#: request allows it (:func:`structured_request`); below it the LP is a second or two.
+STRUCTURED_FROM = 100
+
+#: Largest pair distance for which approximate-DP requests are solved on a band.
+BAND_REACH = 8
+
+
+def structured_request(n: int, pairs: tuple[tuple[int, int], ...], delta: float, constraints: tuple[str, ...],
+                       worst_case: bool) -> bool:
+    """Whether :func:`solve_channel` answers with :mod:`optnoise.design.chain`:
+    ``n > STRUCTURED_FROM``, pure DP, exactly the pairs of neighbours one apart, no
+    structural constraint, a prior-averaged cost."""
+    return (n > STRUCTURED_FROM and delta == 0 and not constraints and not worst_case
+            and len(pairs) == 2 * n and set(pairs) == set(pairs_from_distances(n, [1])))
+
+
+def band_request(n: int, pairs: tuple[tuple[int, int], ...], delta: float, notion: str,
+                 constraints: tuple[str, ...], worst_case: bool) -> bool:
+    """Whether :func:`solve_channel` solves on a band (:mod:`optnoise.design.band`):
+    ``n > STRUCTURED_FROM``, approximate DP with ``delta > 0``, pairs at most
+    :data:`BAND_REACH` apart, no structural constraint, a prior-averaged cost."""
+    return (n > STRUCTURED_FROM and delta > 0 and notion == "dp" and not constraints and not worst_case
+            and max(abs(a - b) for a, b in pairs) <= BAND_REACH)
+
+
+def _structured_loss(request: Request) -> tuple[str, str | np.ndarray, np.ndarray]:
+    """``(name, loss, prior)`` for the structured solver: a named cost stays a name (its
+    ``(n+1)^2`` matrix is never formed), a loss matrix is taken as given."""
+    cost, size = request.cost if request.cost is not None else "abs-error", request.size
+    if isinstance(cost, ReleasedCost):
+        return cost.name, cost.name, cost.weights(size)
+    if isinstance(cost, str):
+        loss_matrix(cost.strip(), 1)   # validates the name
+        return cost.strip(), cost.strip(), check_prior(request.prior, size)
+    name, L, prior, _ = released_objective(cost, request.prior, False, size)
+    return name, L, prior
+
+
+def _structured(request: Request, t0: float) -> ChannelDesign:
+    """The structured design (:func:`optnoise.design.chain.solve_chain`) as a :class:`ChannelDesign`."""
+    from .chain import solve_chain
+
+    n, target = request.largest, request.target
+    name, L, pi = _structured_loss(request)
+    sol = solve_chain(n, target.epsilon, L, pi)  # type: ignore[union-attr]
+    notes = ["Ghosh et al.'s geometric mechanism with the best deterministic remap; the bound is a dual "
+             "certificate checked at e^eps in outward-rounded arithmetic"]
+    if sol.mixing:
+        notes.append(f"mixed with the uniform channel at weight {sol.mixing:.3g} (entries below the float range)")
+    return ChannelDesign(
+        matrix=sol.matrix, cost=name, loss_matrix=None if isinstance(L, str) else L, prior=pi, worst_case=False,
+        expected_cost=sol.cost, objective=sol.cost, target=target, pairs=tuple(request.neighbours.pairs),  # type: ignore[arg-type, union-attr]
+        constraints=(), method="geometric-remap", solve_seconds=time.perf_counter() - t0,
+        repair="mix" if sol.mixing else "none", repair_weight=sol.mixing, n_variables=n + 1, n_constraints=n + 1,
+        notes=tuple(notes), lower_bound=sol.bound.value if math.isfinite(sol.bound.value) else None,
+        bound_method=f"{sol.bound.method} (outward rounded, at e^eps)")
+
+
+@dataclass(frozen=True)
+class _Solved:
+    """The solver's answer: full variables, objective, model size, method and bound."""
+
+    x: np.ndarray
+    objective: float
+    n_rows: int
+    n_cols: int
+    method: str
+    mip_gap: float | None = None
+    lower_bound: float | None = None
+    bound_method: str | None = None
+
+
+def _solve(pb: ChannelProblem) -> _Solved:
+    """Solve one problem: the band LP (approximate DP at large ``n``), the PDP MILP and its
+    polishing LP, or the DP LP -- each with its lower bound."""
+    if pb.exploit_structure and band_request(pb.size - 1, pb.pairs, pb.delta, pb.notion, pb.constraints, pb.worst):
+        from .band import solve_band
+
+        b = solve_band(pb.size - 1, pb.epsilon, pb.delta, pb.pairs, pb.L, pb.prior, time_limit=pb.time_limit)
+        return _Solved(b.matrix.ravel(), b.objective, b.n_rows, b.n_variables, "lp-band",
+                       lower_bound=b.bound.value if math.isfinite(b.bound.value) else None,
+                       bound_method=f"band-lp-dual over the full LP (outward rounded, at e^eps; band {b.band})")
+    if pb.notion == "pdp":
+        x, obj, gap, n_rows, n_cols, method, best = solve_pdp(pb)
+        return _Solved(x, obj, n_rows, n_cols, method, gap, best,
+                       "milp-best-bound (HiGHS's, at the design's margins; not re-checked)")
+    model = build_model(pb)
+    duals: list = []
+    x, obj, n_rows = solve_model_lp(model, pb.time_limit, duals)
+    bound, how = best_lp_bound(pb, duals[0])
+    return _Solved(x, obj, n_rows, model.n_cols, model.method, lower_bound=bound, bound_method=how)
+
+
 def solve_channel(request: Request) -> ChannelDesign:
     """The optimal channel ``P[q, y]`` of a validated request (:func:`optnoise.design.channel.design_channel`
     documents the problem): solve, repair, report.
@@ -221,28 +334,29 @@ def solve_channel(request: Request) -> ChannelDesign:
         or a solver failure.
     """
     t0 = time.perf_counter()
+    target = request.target
+    if request.solver.exploit_structure and structured_request(
+            request.largest, tuple(request.neighbours.pairs), target.delta,  # type: ignore[union-attr]
+            request.constraints, request.loss_worst):
+        return _structured(request, t0)
     pb = problem_of(request)
-    gap = None
     try:
-        if pb.notion == "pdp":
-            x, obj, gap, n_rows, n_cols, method = solve_pdp(pb)
-        else:
-            model = build_model(pb)
-            x, obj, n_rows = solve_model_lp(model, pb.time_limit)
-            n_cols, method = model.n_cols, model.method
+        solved = _solve(pb)
     except Infeasible:
         raise DesignError(diagnose(pb)) from None
-    fixed = _repair(pb, clean_channel(x, pb.size))
+    fixed = _repair(pb, clean_channel(solved.x, pb.size))
     P = fixed.matrix
     P.flags.writeable = False
     Lr = pb.L.copy()
     Lr.flags.writeable = False
     return ChannelDesign(
         matrix=P, cost=request.cost_name, loss_matrix=Lr, prior=pb.prior, worst_case=pb.worst,
-        expected_cost=channel_cost(P, pb.L, pb.prior, pb.worst), objective=obj, target=pb.target, pairs=pb.pairs,
-        constraints=pb.constraints, method=method, solve_seconds=time.perf_counter() - t0, repair=fixed.kind,
-        repair_weight=fixed.weight, lifted_mass=fixed.lifted_mass, n_variables=n_cols, n_constraints=n_rows,
-        mip_gap=gap, notes=fixed.notes)
+        expected_cost=channel_cost(P, pb.L, pb.prior, pb.worst), objective=solved.objective, target=pb.target,
+        pairs=pb.pairs, constraints=pb.constraints, method=solved.method, solve_seconds=time.perf_counter() - t0,
+        repair=fixed.kind, repair_weight=fixed.weight, lifted_mass=fixed.lifted_mass, n_variables=solved.n_cols,
+        n_constraints=solved.n_rows, mip_gap=solved.mip_gap, notes=fixed.notes, lower_bound=solved.lower_bound,
+        bound_method=solved.bound_method)
 
 
-__all__ = ["ChannelDesign", "problem_of", "solve_channel"]
+__all__ = ["BAND_REACH", "STRUCTURED_FROM", "ChannelDesign", "band_request", "problem_of", "solve_channel",
+           "structured_request"]

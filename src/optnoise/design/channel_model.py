@@ -40,6 +40,7 @@ from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..target import Target
 from .model import sum_rows
+from .bounds import exp_up
 from .request import CONSTRAINTS, check_n
 from .solver import RATIO_MARGIN, solve_lp, solve_milp
 
@@ -420,10 +421,11 @@ def _pair_arrays(pb: ChannelProblem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _privacy_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout, kind: str, pattern: np.ndarray | None,
-                  milp_model: bool) -> None:
-    """The rows of the privacy target, for the model's kind."""
-    e = math.exp(pb.epsilon) * (1.0 - RATIO_MARGIN)
-    d = pb.delta - min(DELTA_MARGIN, 1e-3 * pb.delta)
+                  milp_model: bool, relaxed: bool = False) -> None:
+    """The rows of the privacy target, for the model's kind (``relaxed``: at a float ``>= e^eps``
+    and delta unshrunk, a relaxation of the true problem; else with the design's margins)."""
+    e = exp_up(pb.epsilon) if relaxed else math.exp(pb.epsilon) * (1.0 - RATIO_MARGIN)
+    d = pb.delta if relaxed else pb.delta - min(DELTA_MARGIN, 1e-3 * pb.delta)
     pa, pbb = _pair_arrays(pb)
     if kind == "complete":
         _complete_rows(blocks, pb, lay, e)
@@ -458,13 +460,16 @@ def _objective_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout) -> np.ndarr
     return c
 
 
-def build_model(pb: ChannelProblem, *, pdp_pattern: np.ndarray | None = None, milp_model: bool = False) -> Model:
+def build_model(pb: ChannelProblem, *, pdp_pattern: np.ndarray | None = None, milp_model: bool = False,
+                relaxed: bool = False) -> Model:
     """The sparse model of one problem.
 
     ``milp_model`` builds the PDP MILP; ``pdp_pattern`` (bool, pairs x outputs) builds the
     polishing LP of a PDP design: ratio rows only where the indicator is 0, and a mass row
     ``sum_{y: u = 1} P[a, y] <= delta`` per pair. Otherwise the DP LP. Each is reduced where
-    that is provably lossless (:func:`reduction`).
+    that is provably lossless (:func:`reduction`). ``relaxed`` writes the ratio rows with a
+    float ``>= e^eps`` and delta unshrunk: a relaxation of the true problem, whose bound from
+    any multipliers bounds the true optimum (:func:`optnoise.design.channel_design.lp_lower_bound`).
     """
     plain_lp = pdp_pattern is None and not milp_model
     kind = reduction(pb, plain_lp)
@@ -476,7 +481,7 @@ def build_model(pb: ChannelProblem, *, pdp_pattern: np.ndarray | None = None, mi
     if kind == "circulant":
         method += "-circulant"
     blocks: Blocks = []
-    _privacy_rows(blocks, pb, lay, kind, pdp_pattern, milp_model)
+    _privacy_rows(blocks, pb, lay, kind, pdp_pattern, milp_model, relaxed)
     c = _objective_rows(blocks, pb, lay)
     S, lb, ubnd, integ = substitution(pb, lay, kind)
     if kind != "identity":
@@ -517,23 +522,28 @@ def split_blocks(blocks) -> tuple[sp.csr_matrix | None, np.ndarray | None, sp.cs
     return stack(ub_a), cat(ub_b), stack(eq_a), cat(eq_b)
 
 
-def solve_model_lp(model: Model, time_limit: float | None) -> tuple[np.ndarray, float, int]:
+def solve_model_lp(model: Model, time_limit: float | None, duals: list | None = None) -> tuple[np.ndarray, float, int]:
     """:func:`~optnoise.design.solver.solve_lp`; returns the *full* variables, the objective
-    and the number of rows."""
+    and the number of rows; appends ``(y_ub, y_eq)`` to ``duals`` when given."""
     a_ub, b_ub, a_eq, b_eq = split_blocks(model.blocks)
     bounds = [(lo, None if math.isinf(hi) else hi) for lo, hi in zip(model.lb, model.ub)]
     res = solve_lp(model.c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit, LP_OPTIONS)
     n_rows = (0 if a_ub is None else a_ub.shape[0]) + (0 if a_eq is None else a_eq.shape[0])
+    if duals is not None:
+        duals.append((None if a_ub is None else res.ineqlin.marginals, None if a_eq is None else res.eqlin.marginals))
     return model.S @ res.x, float(res.fun), n_rows
 
 
-def solve_model_milp(model: Model, time_limit: float | None) -> tuple[np.ndarray, float, float, int]:
+def solve_model_milp(model: Model, time_limit: float | None) -> tuple[np.ndarray, float, float, int, float | None]:
+    """The MILP: the full variables, the objective, the MIP gap, the rows and HiGHS's best bound."""
     from scipy.optimize import Bounds, LinearConstraint
 
     cons = [LinearConstraint(A, lo, hi) for A, lo, hi in model.blocks]
     res = solve_milp(model.c, cons, model.integrality, Bounds(model.lb, model.ub), time_limit)
     n_rows = sum(A.shape[0] for A, _, _ in model.blocks)
-    return model.S @ res.x, float(res.fun), float(getattr(res, "mip_gap", 0.0) or 0.0), n_rows
+    bound = getattr(res, "mip_dual_bound", None)
+    return (model.S @ res.x, float(res.fun), float(getattr(res, "mip_gap", 0.0) or 0.0), n_rows,
+            None if bound is None else float(bound))
 
 
 def model_size(size: int, pairs: tuple[tuple[int, int], ...], delta: float, constraints: tuple[str, ...],
@@ -559,9 +569,9 @@ def solve_pdp(pb: ChannelProblem):
     """MILP, then the LP with the indicators fixed (tight tolerances, margins on e and delta)."""
     model = build_model(pb, milp_model=True)
     lay = model.layout
-    x, _obj, gap, n_rows = solve_model_milp(model, pb.time_limit)
+    x, _obj, gap, n_rows, best_bound = solve_model_milp(model, pb.time_limit)
     # the indicators of the problem the model was built for (one pair per distance if circulant)
     u = np.rint(x[lay.off_u:lay.off_z]).astype(bool).reshape(lay.n_pairs, pb.size)
     x2, obj2, _ = solve_model_lp(build_model(pb, pdp_pattern=u), pb.time_limit)
     # the polished LP's optimum <= the MILP's incumbent (the incumbent is feasible for it)
-    return np.asarray(x2), obj2, gap, n_rows, model.n_cols, model.method
+    return np.asarray(x2), obj2, gap, n_rows, model.n_cols, model.method, best_bound

@@ -66,6 +66,18 @@ class DesignResult:
         in a design file's ``report``)."""
         return {"certificate": self.certificate.to_json()}
 
+    def solver_json(self, neighbourhood: dict, **extra: Any) -> dict:
+        """The keys of a solver that proves a lower bound on its optimum
+        (:mod:`optnoise.design.bounds`), in the file's order: the deprecated ``guarantee`` (the
+        target and ``neighbourhood``), ``certificate``, ``method``, ``optimal``,
+        ``lower_bound``, ``gap``, ``gap_tolerance``, ``extra``, ``solve_seconds``."""
+        from .bounds import GAP_TOLERANCE
+        me: Any = self
+        return {"guarantee": {"notion": me.notion, "epsilon": me.epsilon, "delta": me.delta,
+                              "neighbourhood": neighbourhood},
+                **self.privacy_json(), "method": me.method, "optimal": me.optimal, "lower_bound": me.lower_bound,
+                "gap": me.gap, "gap_tolerance": GAP_TOLERANCE, **extra, "solve_seconds": me.solve_seconds}
+
     def to_json(self) -> dict:
         """The report keys and the mechanism's schema keys (a mechanism file)."""
         return {**self.report_json(), **self.mechanism.to_json()}

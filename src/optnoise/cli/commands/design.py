@@ -153,6 +153,7 @@ def _print(p: dict[str, Any]) -> None:
     out.print(summary)
     out.print(f"[dim]method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
               f"neighbourhood {p['neighbourhood']}[/]")
+    _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
 
 
@@ -228,7 +229,17 @@ def _print_channel(p: dict[str, Any]) -> None:
     cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
     out.print(f"[dim]method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
               f"constraints: {cons}[/]")
+    _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
+
+
+def _print_bound(p: dict[str, Any]) -> None:
+    """The proven lower bound on the optimum and the design's distance above it (issue 23)."""
+    if p.get("lower_bound") is None:
+        return
+    out.print(f"proven lower bound on the optimal cost {fmt(p['lower_bound'])} "
+              f"({p.get('bound_method') or 'lp-dual'}): this design is {100 * p['gap']:.2g}% above it; "
+              f"optimal (within {p['gap_tolerance']:g}): {p['optimal']}")
 
 
 # ------------------------------------------------------------------ figures
