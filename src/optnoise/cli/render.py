@@ -1,4 +1,9 @@
-"""Rendering: the two consoles, number formatting, JSON on stdout, simple tables."""
+"""Rendering: the two consoles, number formatting, JSON on stdout, simple tables.
+
+Text on stdout is never read as rich markup: names, paths, categories and formulas such as
+``P[q, q]`` print as they are (``out`` has markup off); styles are given as styles
+(:func:`styled`, ``style=``), never written into the text.
+"""
 
 import math
 from typing import Any, Iterable
@@ -7,8 +12,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-out = Console()
+out = Console(markup=False)
 #: Messages on stderr never wrap: the contract's failures are one line each.
 err = Console(stderr=True, soft_wrap=True)
 
@@ -18,6 +24,12 @@ def error_line(message: str) -> None:
     as is, never read as markup)."""
     from ..errors import one_line
     err.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """A line of plain text with styled parts: ``styled(("optimal noise", "bold"), ": eps=1")``
+    (nothing in the text is read as markup)."""
+    return Text.assemble(*parts)
 
 
 def fmt(x: Any) -> str:
@@ -50,14 +62,14 @@ def key_value_table(title: str, rows: Iterable[tuple[str, Any]], *, meanings: di
         table.add_column("meaning")
     for key, value in rows:
         cells = [key, fmt(value)] + ([meanings.get(key, "")] if meanings is not None else [])
-        table.add_row(*(escape(c) for c in cells))
+        table.add_row(*cells)
     out.print(table)
 
 
 def notes(lines: Iterable[str]) -> None:
     """Dim bullet notes under a table."""
     for line in lines:
-        out.print(f"[dim]- {line}[/]")
+        out.print(f"- {line}", style="dim")
 
 
 def warn_seed(seed: int | None, as_json: bool) -> None:

@@ -8,8 +8,8 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import channel_pairs, neighbourhood, prior_weights
-from ..options import (LIMITS, NEIGHBOURHOOD, Form, Guarantee, Json, NeighbourhoodArgs, PerRecord, Plot, Prior,
-                       WorstCase)
+from ..options import (LIMITS, NEIGHBOURHOOD, WRITES, Form, Guarantee, Json, NeighbourhoodArgs, PerRecord, Plot,
+                       Prior, WorstCase, Writes)
 from ..render import echo_json, err, fmt, notes, out
 from .shared import check_png, deliver, parse_list, plots
 
@@ -19,10 +19,11 @@ _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
 
-@command(NEIGHBOURHOOD, LIMITS)
+@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"k": "--releases"})
 def compare(
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    writes: Writes,  # --plot checked by the output rule before anything is computed
     epsilons: Annotated[str, typer.Option("--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2.")],
     n: Annotated[Optional[int], typer.Option(
         "--n", help="Domain {0..N}. Required unless --releases with --space integer.")] = None,
@@ -185,10 +186,17 @@ def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
         comp = row["composed"]
         table.add_row(str(row["k"]), row["mechanism"], f"{row['expected_cost']:.6g}", f"{row['error_rate']:.4f}",
                       f"{comp['epsilon_dp']:.6g} ({comp['bound']['epsilon_dp']})",
-                      "" if row["parameter"] is None else f"{row['parameter']:.6g}")
+                      "" if row["parameter"] is None else f"{_symbol(row['parameter_name'])}={row['parameter']:.6g}")
     out.print(table)
+    notes(["parameter: eps1 = the epsilon of one release (the geometric's per unit distance), sigma = the discrete "
+           "Gaussian's scale, order = the Rényi order the K-release design was constrained at"])
     if plot is not None:
-        out.print(f"[dim]- figure written to {plot}[/]")
+        notes([f"figure written to {plot}"])
+
+
+def _symbol(name: str) -> str:
+    """A short label of a calibrated parameter's name (explained under the table)."""
+    return "sigma" if name == "sigma" else "order" if name.startswith("Rényi") else "eps1"
 
 
 def _channels(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: float, guarantee_: str, cost: str,

@@ -8,16 +8,17 @@ from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import family_mechanism
 from ..inputs import target as target_of
-from ..options import LIMITS, NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Output, TargetArgs
+from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Output, TargetArgs, Writes
 from ..render import echo_json, out
 from .shared import save_mechanism
 
 
-@command(NEIGHBOURHOOD, TARGET, LIMITS)
+@command(NEIGHBOURHOOD, TARGET, LIMITS, WRITES)
 def families(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
     max_memory: Optional[int],
+    writes: Writes,
     family: Annotated[Optional[str], typer.Option(
         "--family", help="With --output: save this family NAME:PARAMS as a mechanism file.")] = None,
     output: Output = None,
@@ -32,7 +33,7 @@ def families(
                                     "both --family and --output, or neither")
     if family is not None:
         mech = family_mechanism(family, nb, target_of(target), max_memory=max_memory)
-        path = save_mechanism(mech, output)  # type: ignore[arg-type]
+        path = save_mechanism(mech, output, writes)  # type: ignore[arg-type]
         payload = {"family": family, "output": path, "mechanism": mech.to_json()}
         if as_json:
             echo_json(payload)
