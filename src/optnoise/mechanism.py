@@ -429,8 +429,9 @@ def _check_kind(data: dict, kind: str, parameter: str) -> None:
                                         "a file whose 'kind' matches its keys (was 'kind' edited?)")
     missing = [k for k in KIND_KEYS[kind] if k not in data]
     if missing:
-        raise InvalidParameterError(parameter, f"kind '{kind}' without '{missing[0]}'",
-                                    f"a {kind} mechanism file with keys {', '.join(KIND_KEYS[kind])}")
+        raise InvalidParameterError(parameter, f"kind '{kind}' without key '{missing[0]}'",
+                                    f"a {kind} mechanism file, with key{'s' if len(KIND_KEYS[kind]) > 1 else ''} "
+                                    + ", ".join(f"'{k}'" for k in KIND_KEYS[kind]))
 
 
 def _mechanism_from_json(data: dict, parameter: str) -> Mechanism:

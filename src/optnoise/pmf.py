@@ -69,7 +69,7 @@ def _check_total(total: float, parameter: str, normalize: bool) -> None:
     if total <= 0:
         raise InvalidParameterError(parameter, total, "masses with a positive sum")
     if not normalize and abs(total - 1.0) > SUM_TOLERANCE:
-        raise InvalidParameterError(parameter, f"sum = {float(total):.12g}", _SUM_ACCEPTED)
+        raise InvalidParameterError(parameter, f"sum = {float(total)!r}", _SUM_ACCEPTED)
 
 
 def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, exact,
@@ -87,7 +87,7 @@ def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, 
         if ex_total != 1:
             # within SUM_TOLERANCE (checked on the floats) or asked to: rescaled exactly, and said so
             if not normalize and abs(ex_total - 1) > Fraction(SUM_TOLERANCE):
-                raise InvalidParameterError("pmf", f"sum = {float(ex_total):.12g}", _SUM_ACCEPTED)
+                raise InvalidParameterError("pmf", f"sum = {float(ex_total)!r}", _SUM_ACCEPTED)
             ex = _as_fraction_array([v / ex_total for v in ex.ravel()], arr.shape)
             scaled = True
         arr = np.array([float(v) for v in ex.ravel()], dtype=np.float64).reshape(arr.shape)
@@ -322,7 +322,7 @@ class Channel:
         if np.any(bad) and not normalize:
             row = int(np.argmax(bad))
             raise InvalidParameterError(
-                "channel", f"row {row} sums to {float(sums[row]):.12g}",
+                "channel", f"row {row} sums to {float(sums[row])!r}",
                 f"rows summing to 1 within {SUM_TOLERANCE:g} (normalize=True rescales them)")
         scaled = bool(normalize and np.any(sums != 1.0))
         if exact is not None:
@@ -331,7 +331,7 @@ class Channel:
             for i in range(arr.shape[0]):
                 s = sum(ex[i], Fraction(0))
                 if s != 1 and not normalize and abs(s - 1) > Fraction(SUM_TOLERANCE):
-                    raise InvalidParameterError("channel", f"row {i} sums to {float(s):.12g}", "rows summing to exactly 1")
+                    raise InvalidParameterError("channel", f"row {i} sums to {float(s)!r}", "rows summing to exactly 1")
                 scaled = scaled or s != 1
                 rows.append([v / s for v in ex[i]])
             ex = _as_fraction_array(rows, arr.shape)

@@ -88,6 +88,9 @@ def column_names(path: str | os.PathLike, fmt: str) -> list[str]:
         raise
     except Exception as exc:  # OSError, bad text or CSV, a malformed Parquet file
         raise unreadable(path, fmt, exc) from exc
+    if not names:
+        raise InvalidParameterError("input", str(path), "a file with a header line naming its columns (this one "
+                                    "has none: it is empty)")
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InvalidParameterError("input", str(path), f"a file whose column names are unique ('{repeated[0]}' "

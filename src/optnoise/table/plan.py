@@ -398,14 +398,14 @@ def refusal(col: ColumnSpec, mech: Mechanism, unit: str, quantized: str | None =
     t: Target = mech.target  # type: ignore[assignment]
     prof = mech.privacy
     if quantized is not None:
-        gives = "masses that meet it only before quantization"
+        value = f"column '{col.name}' per {unit}: {t.describe()} only before quantization"
     elif t.pure:
-        gives = f"pure eps {prof.epsilon_pure:.6g}"
+        value = f"column '{col.name}' per {unit}: pure eps {prof.epsilon_pure:.6g}, not {t.describe()}"
     else:
-        gives = (f"eps {prof.epsilon(t.delta, t.notion):.6g} at delta {t.delta:g} "
-                 f"(delta {prof.delta(t.epsilon, t.notion):.6g} at eps {t.epsilon:g})")
-    value = f"{unit}: column '{col.name}' gives {gives}, not {t.describe()}"
-    why = f" (the quantizer: {quantized})" if quantized is not None else ""
+        value = f"column '{col.name}' per {unit}: eps {prof.epsilon(t.delta, t.notion):.6g}, not {t.describe()}"
+    gives = "" if quantized is not None or t.pure else \
+        f" (it gives delta {prof.delta(t.epsilon, t.notion):.6g} at eps {t.epsilon:g})"
+    why = f" (the quantizer: {quantized})" if quantized is not None else gives
     if unit == "value":
         return InvalidParameterError("unit", value, f"a mechanism that meets its target{why}")
     d = col.domain
