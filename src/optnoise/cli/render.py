@@ -1,8 +1,8 @@
 """Rendering: the two consoles, number formatting, JSON on stdout, simple tables.
 
-Text on stdout is never read as rich markup: names, paths, categories and formulas such as
-``P[q, q]`` print as they are (``out`` has markup off); styles are given as styles
-(:func:`styled`, ``style=``), never written into the text.
+Text that holds user data (names, paths, categories) or math (``P[q, q]``) is never read as
+rich markup: it is printed with :func:`say` (plain text, styles given as styles) or, in a
+table, passed through ``rich.markup.escape``.
 """
 
 import math
@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-out = Console(markup=False)
+out = Console()
 #: Messages on stderr never wrap: the contract's failures are one line each.
 err = Console(stderr=True, soft_wrap=True)
 
@@ -30,6 +30,12 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     """A line of plain text with styled parts: ``styled(("optimal noise", "bold"), ": eps=1")``
     (nothing in the text is read as markup)."""
     return Text.assemble(*parts)
+
+
+def say(*parts: str | tuple[str, str]) -> None:
+    """Print one line of plain text on stdout (``P[q, q]`` and a path like ``[x].csv`` print as
+    written); ``(text, style)`` parts are styled: ``say(("method lp", "dim"))``."""
+    out.print(styled(*parts))
 
 
 def fmt(x: Any) -> str:
@@ -62,14 +68,14 @@ def key_value_table(title: str, rows: Iterable[tuple[str, Any]], *, meanings: di
         table.add_column("meaning")
     for key, value in rows:
         cells = [key, fmt(value)] + ([meanings.get(key, "")] if meanings is not None else [])
-        table.add_row(*cells)
+        table.add_row(*(escape(c) for c in cells))
     out.print(table)
 
 
 def notes(lines: Iterable[str]) -> None:
     """Dim bullet notes under a table."""
     for line in lines:
-        out.print(f"- {line}", style="dim")
+        say((f"- {line}", "dim"))
 
 
 def warn_seed(seed: int | None, as_json: bool) -> None:

@@ -61,6 +61,7 @@ def compare(
     With --form channel (an ordered domain such as ages 0..N): the optimal channel, the optimal noise mod N+1
     and the baselines as channels, ranked by the released value's error.
     """
+    from rich.markup import escape
     from rich.progress import Progress
     from rich.table import Table
 
@@ -120,7 +121,8 @@ def compare(
     if as_json:
         echo_json(payload)
         return
-    table = Table(title=payload["plot"] if plot else f"compare on {{0..{n}}}, {hood.describe()}, {guarantee_.upper()}")
+    table = Table(title=escape(payload["plot"]) if plot else f"compare on {{0..{n}}}, {hood.describe()}, "
+                                                             f"{guarantee_.upper()}")
     released = rows[0].released_error["cost"] if rows and rows[0].released_error else None
     shown = released is not None and released != cost
     head = _NOISE_LABELS.get(cost, cost)
@@ -141,6 +143,7 @@ def compare(
 def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: float, cost: str, releases: str,
               space: str, as_json: bool, plot) -> None:
     """``compare --releases K[,K...]``: the mechanisms for K releases at one total (eps, delta)."""
+    from rich.markup import escape
     from rich.progress import Progress
     from rich.table import Table
 
@@ -178,7 +181,7 @@ def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
     if as_json:
         echo_json(payload)
         return
-    table = Table(title=f"{'noise on Z' if space == 'integer' else f'{{0..{n}}}'}, {hood.describe()}: "
+    table = Table(title=f"{'noise on Z' if space == 'integer' else f'{{0..{n}}}'}, {escape(hood.describe())}: "
                         f"(eps={eps_list[0]:g}, delta={delta:g}) after K releases")
     for col in ("K", "mechanism", f"{first.cost}", "error rate", "composed eps (bound)", "parameter"):
         table.add_column(col, justify="left" if col == "mechanism" else "right")
@@ -233,8 +236,9 @@ def _channels(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
 
 
 def _print_channels(p: dict, rows: list, objective) -> None:
+    from rich.markup import escape
     from rich.table import Table
-    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {p['unit']}, "
+    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {escape(p['unit'])}, "
                         f"{p['guarantee'].upper()}, delta={rows[0].delta:g}")
     average = "prior average" if objective.prior is not None else "average q"
     ranked = (" (ranked)", "") if not objective.worst_case else ("", " (ranked)")

@@ -14,7 +14,7 @@ from ..options import (
     LIMITS, NEIGHBOURHOOD, WRITES, Form, Guarantee, Json, NeighbourhoodArgs, Output, PerRecord, Plot, Prior,
     TimeLimit, WorstCase, Writes,
 )
-from ..render import err, fmt, notes, out, styled
+from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, parse_list, plots
 
 
@@ -191,8 +191,8 @@ def _releases(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: fl
 def _print_releases(p: dict[str, Any]) -> None:
     from rich.table import Table
     c = p["composed"]
-    out.print(styled((f"noise for {p['k']} releases", "bold"),
-                     f" ({p['space']}): total eps={fmt(p['epsilon'])} delta={fmt(p['delta'])}, cost={p['cost']}"))
+    say((f"noise for {p['k']} releases", "bold"),
+        f" ({p['space']}): total eps={fmt(p['epsilon'])} delta={fmt(p['delta'])}, cost={p['cost']}")
     pmf = np.asarray(p["pmf"])
     if p["space"] == "cyclic":
         _pmf_table(pmf, "{:.6g}")
@@ -216,18 +216,18 @@ def _print(p: dict[str, Any]) -> None:
     from rich.table import Table
     pmf = np.asarray(p["pmf"])
     g = p["guarantee"]
-    out.print(styled((f"optimal noise on {{0..{p['n']}}}", "bold"),
-                     f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, cost={p['cost']}"))
+    say((f"optimal noise on {{0..{p['n']}}}", "bold"),
+        f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, cost={p['cost']}")
     where = (f"all masses in {p['output']}" if p.get("output")
              else "all masses: --output FILE (a mechanism file) or --json")
     if pmf.ndim == 1:
         _pmf_table(pmf, "{:.6f}")
         if pmf.size > PRINT_ALL_MASSES_UP_TO:
             top = int(np.argmax(pmf))
-            out.print(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
-                      f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
+            say(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
+                f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
     else:
-        out.print(f"joint PMF of shape {pmf.shape} ({where})")
+        say(f"joint PMF of shape {pmf.shape} ({where})")
     c = p["certificate"]
     summary = Table(show_header=False)
     summary.add_column("k")
@@ -243,8 +243,8 @@ def _print(p: dict[str, Any]) -> None:
     for k, v in rows:
         summary.add_row(k, fmt(v))
     out.print(summary)
-    out.print(f"method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
-              f"neighbourhood {g['neighbourhood']}", style="dim")
+    say((f"method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
+         f"neighbourhood {g['neighbourhood']}", "dim"))
     notes(list(p["notes"]) + ["the analysis is the float analysis of this PMF; 'optnoise sample' and 'release' "
                               "quantize it and certify the sampled weights exactly"])
 
@@ -272,7 +272,7 @@ def _print_released(p: dict[str, Any]) -> None:
     from ...costs import RELEASED_COSTS
     how = "; worst case over q" if p.get("worst_case") else "" if p.get("cost") not in RELEASED_COSTS else (
         "; averaged over " + ("a uniform q" if p.get("prior", "uniform") == "uniform" else "the prior on q"))
-    out.print(styled((role, "bold"), f": {p['cost_meaning']}{how}"))
+    say((role, "bold"), f": {p['cost_meaning']}{how}")
     rel = p.get("released_error")
     if not rel:
         return
@@ -356,13 +356,14 @@ PRINT_CHANNEL_UP_TO = 12
 
 
 def _print_channel(p: dict[str, Any]) -> None:
+    from rich.markup import escape
     from rich.table import Table
     P = np.asarray(p["channel"])
     g = p["guarantee"]
-    out.print(styled((f"optimal channel on {{0..{p['n']}}}", "bold"),
-                     f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, neighbours: {p['unit']}"))
+    say((f"optimal channel on {{0..{p['n']}}}", "bold"),
+        f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, neighbours: {p['unit']}")
     if P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
-        table = Table(title="P[q, y]: row q is the distribution of the released value y for the true answer q")
+        table = Table(title=escape("P[q, y]: row q is the distribution of the released value y for the true answer q"))
         table.add_column("q \\ y", justify="right")
         for y in range(P.shape[1]):
             table.add_column(str(y), justify="right")
@@ -371,8 +372,8 @@ def _print_channel(p: dict[str, Any]) -> None:
         out.print(table)
     else:
         where = f"in {p['output']}" if p.get("output") else "with --output FILE or --json"
-        out.print(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
-                  f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
+        say(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
+            f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
     summary = Table(show_header=False)
     summary.add_column("k")
     summary.add_column("v", justify="right")
@@ -384,7 +385,7 @@ def _print_channel(p: dict[str, Any]) -> None:
     out.print(summary)
     _print_released(p)
     cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
-    out.print(f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
-              f"constraints: {cons}", style="dim")
+    say((f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
+         f"constraints: {cons}", "dim"))
     notes(list(p["notes"]) + ["the analysis is the float analysis of this matrix; 'optnoise sample --answer Q' and "
                               "'release' quantize it and certify the sampled weights exactly"])

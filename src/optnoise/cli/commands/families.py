@@ -9,7 +9,7 @@ from ..app import command
 from ..inputs import family_mechanism
 from ..inputs import target as target_of
 from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Output, TargetArgs, Writes
-from ..render import echo_json, out
+from ..render import echo_json, out, say
 from .shared import save_mechanism
 
 
@@ -25,6 +25,7 @@ def families(
     as_json: Json = False,
 ) -> None:
     """List the built-in noise families usable as --family NAME:PARAMS (or save one with --family and --output)."""
+    from rich.markup import escape
     from rich.table import Table
 
     from ...families import FAMILIES
@@ -38,7 +39,7 @@ def families(
         if as_json:
             echo_json(payload)
         else:
-            out.print(f"wrote {path}: {family} ({mech.kind}), neighbourhood {mech.neighbourhood.describe()}")
+            say(f"wrote {path}: {family} ({mech.kind}), neighbourhood {mech.neighbourhood.describe()}")
         return
     if nb.given or target.given:
         raise InvalidParameterError("--distances/--sd/--bd/--epsilon", "given", "neighbourhood and target flags only "
@@ -50,5 +51,5 @@ def families(
     for col in ("name:params", "space", "description"):
         table.add_column(col)
     for f in FAMILIES.values():
-        table.add_row(f"{f.name}:{f.params}", f.space, f.description)
+        table.add_row(*(escape(c) for c in (f"{f.name}:{f.params}", f.space, f.description)))
     out.print(table)

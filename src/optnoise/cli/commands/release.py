@@ -13,7 +13,7 @@ from ..errors import flag_for
 from ..inputs import neighbourhood, releasable
 from ..inputs import target as target_of
 from ..options import NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
-from ..render import echo_json, err, fmt, out, warn_seed
+from ..render import echo_json, err, fmt, out, say, warn_seed
 
 #: Seconds of work before the progress bar appears.
 PROGRESS_AFTER = 2.0
@@ -125,25 +125,27 @@ def _flag(parameter: str, spec_mode: bool, family: bool) -> str:
 
 
 def _render(manifest: dict, output: Path) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from ...table import words
     unit = manifest["unit"]
-    table = Table(title=f"released {manifest['input']['rows']} records into {output} (+ {output}.manifest.json)")
+    table = Table(title=escape(f"released {manifest['input']['rows']} records into {output} (+ {output}.manifest.json)"))
     for name in ("column", "mechanism", "output", f"certificate (per {unit['kind']})"):
         table.add_column(name)
     for name, col in manifest["columns"].items():
         c = col["certificate"]
         cert = f"pure eps {fmt(c['epsilon_pure'])}" + (
             f"; delta_DP {fmt(c['delta_dp'])} at eps {c['epsilon']:g}" if c.get("epsilon") and c.get("delta_dp") else "")
-        table.add_row(name, f"{col['mechanism']['name']} ({col['mechanism']['built']})", col["output"], cert)
+        table.add_row(*(escape(c) for c in (name, f"{col['mechanism']['name']} ({col['mechanism']['built']})",
+                                            col["output"], cert)))
     for name in manifest["kept"]["columns"]:
-        table.add_row(name, "kept: copied unchanged", "", "NOT protected")
+        table.add_row(escape(name), "kept: copied unchanged", "", "NOT protected")
     out.print(table)
-    out.print(f"protected: {unit['protects']}")
-    out.print(f"not protected: {unit['not_protected']}")
-    out.print(f"total for {words(manifest)}")
-    out.print(f"randomness: {manifest['randomness']['source']}")
+    say(f"protected: {unit['protects']}")
+    say(f"not protected: {unit['not_protected']}")
+    say(f"total for {words(manifest)}")
+    say(f"randomness: {manifest['randomness']['source']}")
 
 
 class _Progress:

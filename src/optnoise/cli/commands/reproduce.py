@@ -8,7 +8,7 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..options import WRITES, Json, Writes
-from ..render import echo_json, err, out, styled
+from ..render import echo_json, err, out, say
 
 
 @command(WRITES)
@@ -24,6 +24,7 @@ def reproduce(
 
     Example: optnoise reproduce kadam-table1 --out reproduction
     """
+    from rich.markup import escape
     from rich.progress import Progress
     from rich.table import Table
 
@@ -40,7 +41,7 @@ def reproduce(
         for col in ("id", "paper", "what"):
             table.add_column(col)
         for it in items:
-            table.add_row(it["id"], it["paper"], it["what"])
+            table.add_row(*(escape(it[k]) for k in ("id", "paper", "what")))
         out.print(table)
         return
     ids = [it.id for it in rep.items()] if run_all else [item_id]
@@ -57,4 +58,4 @@ def reproduce(
         return
     for r in results:
         files = ", ".join(str(out_dir / f) for f in r.get("files", []))
-        out.print(styled((r["id"], "bold"), f" ({r['paper']}): {r['what']}\n  wrote {files}"))
+        say((r["id"], "bold"), f" ({r['paper']}): {r['what']}\n  wrote {files}")

@@ -11,7 +11,7 @@ from ...io import DRAW_FORMATS, write_draws
 from ..app import command
 from ..inputs import releasable
 from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
-from ..render import echo_json, fmt, out, warn_seed
+from ..render import echo_json, fmt, say, warn_seed
 
 
 @command(NEIGHBOURHOOD, TARGET, LIMITS, WRITES, flags={"path": "--mechanism"})
@@ -58,11 +58,11 @@ def sample(
         return
     c = q.certificate
     source = mechanism if mechanism is not None else family
-    out.print(f"{count} draws from {source} ({mech.kind}); certified pure eps {fmt(c.epsilon_pure)}"
-              + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
-    out.print(f"randomness: {draws.randomness}; private: {draws.private}")
+    say(f"{count} draws from {source} ({mech.kind}); certified pure eps {fmt(c.epsilon_pure)}"
+        + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
+    say(f"randomness: {draws.randomness}; private: {draws.private}")
     if output is not None:
-        out.print(f"wrote {output}")
+        say(f"wrote {output}")
     else:
-        out.print(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if count > 200 else ""))
+        say(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if count > 200 else ""))
 
