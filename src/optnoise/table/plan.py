@@ -402,7 +402,8 @@ def refusal(col: ColumnSpec, mech: Mechanism, unit: str, quantized: str | None =
     elif t.pure:
         value = f"column '{col.name}' per {unit}: pure eps {prof.epsilon_pure:.6g}, not {t.describe()}"
     else:
-        value = f"column '{col.name}' per {unit}: eps {prof.epsilon(t.delta, t.notion):.6g}, not {t.describe()}"
+        value = (f"column '{col.name}' per {unit}: eps {prof.epsilon(t.delta, t.notion):.6g} at delta {t.delta:g}, "
+                 f"not {t.describe()}")
     gives = "" if quantized is not None or t.pure else \
         f" (it gives delta {prof.delta(t.epsilon, t.notion):.6g} at eps {t.epsilon:g})"
     why = f" (the quantizer: {quantized})" if quantized is not None else gives
