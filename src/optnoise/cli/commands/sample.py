@@ -39,7 +39,12 @@ def sample(
     if output is not None and output.suffix.lower() not in DRAW_FORMATS:
         raise InvalidParameterError("--output", str(output), "a path ending in .npy or .csv")
     mech = releasable(mechanism, family, nb, target, max_memory)
-    q = mech.quantize()
+    try:
+        q = mech.quantize()
+    except InvalidParameterError as exc:  # a target the file carries, not one typed: name the file
+        if exc.parameter != "target" or target.given:
+            raise
+        raise exc.renamed("--mechanism" if mechanism is not None else "--family") from exc
     draws = mech.sample(count, seed=seed, answer=answer, max_memory=max_memory)
     values = np.asarray(draws)
     if output is not None:
