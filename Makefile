@@ -27,6 +27,7 @@ bench: install
 	$(BIN)/python bench/sampling.py
 	$(BIN)/python bench/exact_scale.py --quick
 	$(BIN)/python bench/staircase.py
+	$(BIN)/python bench/attack.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/releases.py
 	$(BIN)/python bench/release.py

@@ -9,23 +9,13 @@ eps = 1, window +-2000 under 1 s.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+from timing import median_time
 
 from optnoise.design.integer import design_integer
 from optnoise.design.wasserstein import design_wasserstein, input_distribution
 from optnoise.families.staircase import r_star
-
-
-def _median(fn, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
 
 
 def main() -> None:
@@ -39,7 +29,7 @@ def main() -> None:
         for cost, path in (("abs", "symmetric"), ("sq", "symmetric"),
                            (lambda x: np.abs(x) * (1.0 + 1e-12 * (x > 0)), "general")):
             name = cost if isinstance(cost, str) else "abs"
-            t, des = _median(lambda: design_integer(1.0, 10, cost, half_width=half), rep)
+            t, des = median_time(lambda: design_integer(1.0, 10, cost, half_width=half), rep)
             ref = r_star(1.0, 10, name).expected_cost
             print(f"{half:>8} {name:>5} {path:>10} {t:9.3f} {abs(des.expected_cost - ref) / ref:9.1e}")
     print()
@@ -49,7 +39,7 @@ def main() -> None:
         x = input_distribution(spec)[0]
         for eps in (0.5, 2.0, 4.0):
             for obj in ("w1", "expected-abs"):
-                t, des = _median(lambda: design_wasserstein(x, eps, 15, objective=obj), rep)
+                t, des = median_time(lambda: design_wasserstein(x, eps, 15, objective=obj), rep)
                 print(f"{spec:>16} {eps:5.1f} {obj:>13} {t:9.3f} {des.w1:10.5f}")
 
 

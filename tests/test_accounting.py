@@ -75,8 +75,13 @@ def test_composition_is_never_looser_than_the_pure_bound():
     c = g.compose(12, delta=0.0)
     assert c.epsilon_dp == pytest.approx(12.0, abs=1e-12) and c.bound["epsilon_dp"] == "pure"
     half = geometric(alpha=0.5)
-    c10 = half.compose(10, delta=1e-6, epsilon=10 * math.log(2))
+    # The float 10 * math.log(2) lies below 10 ln 2, where the true delta is (2/3)^10 (1 - e^(eps - 10 ln 2))
+    # ~ 1.7e-19 > 0 (issue 25: bounds are proven, so no longer 0.0 there); the next float lies above it.
+    ten_ln2_up = math.nextafter(10 * math.log(2), math.inf)
+    c10 = half.compose(10, delta=1e-6, epsilon=ten_ln2_up)
     assert c10.epsilon_dp <= 10 * math.log(2) and c10.delta_dp == 0.0
+    below = half.compose(10, epsilon=10 * math.log(2))
+    assert 0.0 < below.delta_dp <= (2 / 3) ** 10 * 1e-15 and below.exact["delta_dp"]   # 10 ln 2 - eps < 1 ulp
 
 
 def test_sequence_of_one_mechanism_agrees_with_self_composition():

@@ -17,7 +17,8 @@ SRC = ROOT / "src" / "optnoise"
 #: never import higher ones. The same table is in docs/architecture.md.
 LAYERS: list[tuple[str, int]] = [
     ("errors", 0),
-    ("target", 1), ("search", 1), ("specs", 1), ("randomness", 1), ("io", 1), ("datasets", 1), ("resources", 1),
+    ("target", 1), ("search", 1), ("specs", 1), ("randomness", 1), ("seeded", 1), ("io", 1), ("datasets", 1),
+    ("resources", 1),
     ("pmf", 2), ("neighbourhood", 2),
     ("analysis", 3), ("costs", 3),
     ("families", 4),

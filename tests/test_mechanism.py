@@ -187,7 +187,8 @@ def test_sample_accepts_the_file_of_every_producing_command(command, tmp_path):
     res = runner.invoke(app, ["sample", "--mechanism", str(path), "--count", "20", "--seed", "4", "--json", *extra])
     assert res.exit_code == 0, res.output
     payload = json.loads(res.stdout)
-    assert len(payload["samples"]) == 20 and payload["certificate"]["exact"] and payload["private"] is False
+    assert len(payload["samples"]) == 20 and payload["private"] is False
+    assert payload["only_if_unseeded"]["certificate"]["exact"] and "certificate" not in payload   # seeded (issue 25)
     v = runner.invoke(app, ["verify", "--mechanism", str(path), "--epsilon", "1", "--json"])
     assert v.exit_code == 0, v.output
 

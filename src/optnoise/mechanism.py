@@ -13,9 +13,12 @@ was made for. It carries its whole life cycle::
     >>> g = optnoise.geometric(epsilon=1.0)
     >>> round(g.privacy.delta_dp(0.5), 6)
     0.287649
-    >>> draws = g.sample(3, seed=7)        # seeded: reproducible and marked not private
-    >>> draws.private, draws.shape
-    (False, (3,))
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     draws = g.sample(3, seed=7)    # seeded: reproducible, NOT private, and it warns
+    >>> draws.private, draws.shape, seen[0].category.__name__
+    (False, (3,), 'NotPrivateWarning')
 
 ``.privacy`` is the tight float analysis; ``.certify()`` the exact one (rational,
 outward rounded); ``.quantize()`` the integer-weight form that is actually sampled,
@@ -49,6 +52,7 @@ from .neighbourhood import Distance, InputPairs, Neighbourhood
 from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from .randomness import RandomSource, random_source
 from .resources import array_bytes, check
+from .seeded import warn_not_private
 from .target import Target
 
 #: The ``format`` key of a mechanism file and its version.
@@ -148,11 +152,44 @@ class Mechanism:
 
     def compose(self, k: int, *, epsilon: float | None = None, delta: float | None = None,
                 max_memory: int | None = None):
-        """Guarantee after ``k`` releases: the best of exact enumeration, dp_accounting PLDs,
-        RDP and the pure and basic bounds (``.bound`` says which won); see
-        :func:`optnoise.analysis.composition.compose`."""
+        """Guarantee after ``k`` releases: the best of the exact binomial/multinomial sum,
+        dp_accounting PLDs, RDP and the pure and basic bounds, every one proven (``.bound``
+        says which won, ``.exact`` whether the value is exact); see
+        :func:`optnoise.analysis.composition.compose`. The pairs composed are those of the
+        exact profile (:meth:`certify`): the mechanism's masses exactly."""
         from .analysis.composition import compose
-        return compose(self.privacy, k, epsilon=epsilon, delta=delta, max_memory=max_memory)
+        return compose(self.certify(max_memory=max_memory), k, epsilon=epsilon, delta=delta, max_memory=max_memory)
+
+    def tradeoff(self, *, exact: bool = False, max_memory: int | None = None):
+        """The trade-off curve of the best attacker (:func:`optnoise.analysis.tradeoff.tradeoff`):
+        exact vertices and readouts rounded up with ``exact``, float otherwise."""
+        from .analysis.tradeoff import tradeoff
+        return tradeoff(self.pmf, self.neighbourhood, exact=exact, max_memory=max_memory)
+
+    def attack(self, *, fprs: Iterable[float] | None = None, prior_odds: float = 1.0, exact: bool = False,
+               releases: int = 1, max_memory: int | None = None):
+        """What the best attacker can learn (docs/attacks.md): an
+        :class:`~optnoise.analysis.tradeoff.AttackReadout` -- its true-positive rate at each
+        false-positive rate of ``fprs`` (default 0.001, 0.01, 0.05, 0.1), the advantage, the
+        Gaussian-DP mu and the largest posterior from prior odds ``prior_odds : 1``.
+
+        ``releases > 1``: after that many independent releases (the exact composition where
+        it fits, else a dominating lower bound of the curve; ``.method`` says which).
+
+        >>> import optnoise
+        >>> r = optnoise.geometric(epsilon=1.0).attack(exact=True)
+        >>> round(r.tpr_at_fpr[0.05], 4), round(r.mu_gdp, 4)
+        (0.1359, 1.232)
+        """
+        from .analysis.tradeoff import DEFAULT_FPRS
+        from .analysis.tradeoff_composition import compose_tradeoff
+        if isinstance(releases, bool) or not isinstance(releases, (int, np.integer)) or releases < 1:
+            raise InvalidParameterError("releases", releases, "an integer >= 1")
+        if releases == 1:
+            curve = self.tradeoff(exact=exact, max_memory=max_memory)
+        else:
+            curve = compose_tradeoff([(self.certify(max_memory=max_memory) if exact else self.privacy, int(releases))])
+        return curve.readout(DEFAULT_FPRS if fprs is None else fprs, prior_odds)
 
     # ------------------------------------------------------------ quantize/sample
     @cached_property
@@ -184,7 +221,9 @@ class Mechanism:
         if t is None or self.privacy.meets(t):
             return
         prof = self.privacy
-        if t.pure:
+        if t.notion == "attack":
+            gives = f"its exact trade-off curve misses {t.describe()}"
+        elif t.pure:
             e = prof.epsilon_pure
             ratio = f" = ln {math.exp(e):.6g}" if math.isfinite(e) and e < 700 else ""
             gives = (f"it gives pure eps {e:.6g}{ratio} > {t.epsilon:g} (the output probabilities of neighbouring "
@@ -192,7 +231,8 @@ class Mechanism:
         else:
             gives = (f"it gives delta {prof.delta(t.epsilon, t.notion):.6g} > {t.delta:g} at eps {t.epsilon:g} "
                      f"({t.notion.upper()})")
-        raise InvalidParameterError("target", t.epsilon, f"a target this mechanism ({self.name}) meets: {gives}, so "
+        shown = t.epsilon if t.epsilon is not None else t.describe()
+        raise InvalidParameterError("target", shown, f"a target this mechanism ({self.name}) meets: {gives}, so "
                                     "optnoise cannot quantize it to weights that do; raise the target, or use a "
                                     "mechanism made for it")
 
@@ -203,7 +243,9 @@ class Mechanism:
         Additive noise: the noise values (cyclic: ``0..n``, shape ``(count, d)`` for a
         vector domain; integer line: integers). Channel: the outputs for the true
         ``answer`` (an input index). Randomness: the OS CSPRNG, or a seeded stream
-        with ``seed`` (the result is then marked ``private = False``). ``max_memory`` bounds
+        with ``seed`` (the result is then marked ``private = False`` and a
+        :class:`~optnoise.seeded.NotPrivateWarning` is issued: not private, anyone who knows
+        or guesses the seed can remove the noise). ``max_memory`` bounds
         the draws held at once (:mod:`optnoise.resources`; about 64 bytes per draw).
         """
         from .sampling.words import check_count
@@ -218,6 +260,7 @@ class Mechanism:
                                         "itself (to privatize answers: Mechanism.apply, or 'optnoise release' on a "
                                         "file)")
         src = source if source is not None else random_source(seed)
+        warn_not_private(src, "Mechanism.sample")
         q = self.quantize()
         if self.kind == "channel":
             return _draws(q.draw_outputs(np.full(n, row), src), src)
@@ -232,6 +275,7 @@ class Mechanism:
         ``0..n``), ``q + eta`` (integer line) or a draw from row ``q`` (channel)."""
         q_values = self.answers(values)
         src = source if source is not None else random_source(seed)
+        warn_not_private(src, "Mechanism.apply")
         quantized = self.quantize()
         if self.kind == "channel":
             return _draws(quantized.draw_outputs(q_values, src), src)

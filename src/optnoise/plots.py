@@ -16,6 +16,7 @@ from .analysis import PrivacyProfile  # noqa: E402
 from .io import atomic_path  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .analysis.tradeoff import TradeOff
     from .design.staircase import StaircaseDesign
 
 
@@ -44,6 +45,43 @@ def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = 
     ax.grid(alpha=0.3)
     ax.legend()
     ax.set_title(title or "Privacy profile")
+    save_figure(fig, path)
+
+
+def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu: float | None = None,
+                  epsilon: float | None = None, title: str = "") -> None:
+    """What the best attacker can do, for a reader who is not a DP expert.
+
+    Left: how often the attacker is right when the value *was* ``x`` (true-positive rate)
+    against how often it wrongly says ``x`` when the value was ``x'`` (false-positive rate),
+    for each mechanism's exact curve (the envelope over its pairs), with the curve of
+    Gaussian DP at ``mu`` and of pure ``epsilon``-DP for comparison and the diagonal of
+    guessing. Right: the same with the false-positive rate on a log scale (attacks that are
+    rarely wrong).
+    """
+    from .analysis.tradeoff import dp_tradeoff, gdp_tradeoff
+    lin = np.linspace(0.0, 1.0, 801)
+    log = np.logspace(-5, 0, 801)
+    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.8))
+    for ax, a, scale in ((axes[0], lin, "linear"), (axes[1], log, "log")):
+        for name, curve in curves.items():
+            ax.plot(a, 1.0 - curve.tradeoff(a), linewidth=2, label=f"best attacker against {name}")
+        if mu is not None and math.isfinite(mu):
+            ax.plot(a, 1.0 - gdp_tradeoff(mu, a), linestyle="--", color="tab:green",
+                    label=f"Gaussian DP, mu = {mu:.3g} (the mechanism's)")
+        if epsilon is not None and math.isfinite(epsilon):
+            ax.plot(a, 1.0 - dp_tradeoff(epsilon, 0.0, a), linestyle=":", color="tab:red",
+                    label=f"pure eps-DP, eps = {epsilon:.3g} (what epsilon alone allows)")
+        ax.plot(a, a, color="grey", linewidth=0.8, label="guessing at random")
+        ax.set_xscale(scale)
+        ax.set_xlim(a[0] if scale == "log" else 0.0, 1.0)
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel("false-positive rate\n(how often the attacker says x when it was x')")
+        ax.grid(alpha=0.3, which="both")
+    axes[0].set_ylabel("true-positive rate\n(how often the attacker says x when it was x)")
+    axes[1].set_title("the same, false-positive rate on a log scale", fontsize=10)
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(title or "What an attacker who knows everything else can learn about one record", fontsize=11)
     save_figure(fig, path)
 
 

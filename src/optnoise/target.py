@@ -7,8 +7,12 @@ A :class:`Target` is what a mechanism must guarantee: ``(epsilon, delta)`` under
 * ``"pdp"``: probabilistic DP (Kadam et al. 2024, Def. 2),
   ``delta_PDP(eps) = max_pairs sum_y p(y) [p(y) > e^eps p'(y)]``.
 
-``delta = 0`` is pure ``epsilon``-DP under either notion. Whether a mechanism *meets*
-a target is decided by one rule, :meth:`optnoise.analysis.PrivacyProfile.meets`.
+``delta = 0`` is pure ``epsilon``-DP under either notion. A third notion, ``"attack"``,
+bounds what the best attacker can do (docs/attacks.md): its true-positive rate at most
+``max_tpr`` at false-positive rate ``at_fpr``, and/or Gaussian DP with ``mu <= max_mu``
+(``Target.attack(...)``; ``epsilon`` is then ``None``). Whether a mechanism *meets* a target
+is decided by one rule, :meth:`optnoise.analysis.PrivacyProfile.meets` (for an attack
+target: on the exact trade-off curve, :mod:`optnoise.analysis.tradeoff`).
 
 Every parameter check of an epsilon or a delta in the library goes through
 :func:`check_epsilon` and :func:`check_delta` (and of an integer parameter through
@@ -30,8 +34,8 @@ from typing import Literal
 
 from .errors import InvalidParameterError
 
-Notion = Literal["dp", "pdp"]
-NOTIONS: tuple[str, ...] = ("dp", "pdp")
+Notion = Literal["dp", "pdp", "attack"]
+NOTIONS: tuple[str, ...] = ("dp", "pdp", "attack")
 
 #: Relative tolerance of a *float* profile's :meth:`~optnoise.analysis.PrivacyProfile.meets`:
 #: a float analysis of a PMF that meets a constraint with equality can land a few ulps on
@@ -100,40 +104,111 @@ def check_integer(value: object, *, parameter: str, minimum: int | None = 1, acc
     return number
 
 
-def check_notion(notion: object, *, parameter: str = "notion") -> str:
-    """Validate a notion: ``"dp"`` or ``"pdp"``."""
-    if notion not in NOTIONS:
-        raise InvalidParameterError(parameter, notion, "'dp' (approximate DP) or 'pdp' (probabilistic DP)")
+def check_notion(notion: object, *, parameter: str = "notion", attack: bool = False) -> str:
+    """Validate a notion: ``"dp"`` or ``"pdp"`` (and ``"attack"`` where ``attack`` says an
+    attack target is understood: :class:`Target`)."""
+    if notion not in NOTIONS or (notion == "attack" and not attack):
+        extra = " or 'attack' (an attacker's true-positive rate or Gaussian-DP mu)" if attack else ""
+        raise InvalidParameterError(parameter, notion, f"'dp' (approximate DP) or 'pdp' (probabilistic DP){extra}")
     return str(notion)
+
+
+def check_rate(value: object, *, parameter: str, open_low: bool = False) -> float:
+    """Validate a rate of an attack target: a real number in ``[0, 1]`` (``(0, 1]`` with
+    ``open_low``)."""
+    accepted = "a rate with 0 < rate <= 1" if open_low else "a rate with 0 <= rate <= 1"
+    v = _as_float(value, parameter, accepted)
+    if not (0.0 <= v <= 1.0) or (open_low and v == 0.0):
+        raise InvalidParameterError(parameter, value, accepted)
+    return v
+
+
+def check_odds(odds: object, parameter: str = "prior_odds") -> float:
+    """Validate prior odds (an attacker's, for one value against another): a finite real ``> 0``."""
+    accepted = "prior odds > 0, e.g. 1 (1:1) or 0.01"
+    v = _as_float(odds, parameter, accepted)
+    if not (v > 0 and math.isfinite(v)):
+        raise InvalidParameterError(parameter, odds, accepted)
+    return v
 
 
 @dataclass(frozen=True)
 class Target:
-    """A privacy target ``(epsilon, delta)`` under a notion; validates itself.
+    """A privacy target ``(epsilon, delta)`` under a notion, or an attack target; validates itself.
 
     Parameters
     ----------
     epsilon:
-        ``> 0`` and finite.
+        ``> 0`` and finite (``None`` for an attack target).
     delta:
         ``0 <= delta < 1``; ``0`` is pure epsilon-DP (the notions then coincide).
     notion:
-        ``"dp"`` (approximate DP, hockey-stick) or ``"pdp"`` (probabilistic DP).
+        ``"dp"`` (approximate DP, hockey-stick), ``"pdp"`` (probabilistic DP) or
+        ``"attack"`` (use :meth:`attack`).
+    max_tpr, at_fpr:
+        Attack target: the best attacker's true-positive rate is at most ``max_tpr`` at
+        false-positive rate ``at_fpr`` (``at_fpr < max_tpr <= 1``: guessing at random already
+        reaches ``TPR = FPR``).
+    max_mu:
+        Attack target: the mechanism is ``max_mu``-Gaussian DP (its trade-off curve lies
+        above ``G_mu``; Dong, Roth & Su 2022, Def. 2.7).
     """
 
-    epsilon: float
+    epsilon: float | None
     delta: float = 0.0
     notion: str = "dp"
+    max_tpr: float | None = None
+    at_fpr: float | None = None
+    max_mu: float | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "notion", check_notion(self.notion, attack=True))
+        if self.notion == "attack":
+            self._check_attack()
+            return
+        if any(v is not None for v in (self.max_tpr, self.at_fpr, self.max_mu)):
+            raise InvalidParameterError("notion", self.notion, "'attack' with max_tpr/at_fpr/max_mu")
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, allow_zero=False))
         object.__setattr__(self, "delta", check_delta(self.delta))
-        object.__setattr__(self, "notion", check_notion(self.notion))
+
+    def _check_attack(self) -> None:
+        if self.epsilon is not None or self.delta:
+            raise InvalidParameterError("epsilon", self.epsilon, "no epsilon/delta with an attack target")
+        if (self.max_tpr is None) != (self.at_fpr is None):
+            raise InvalidParameterError("max_tpr" if self.max_tpr is None else "at_fpr", None,
+                                        "max_tpr and at_fpr together")
+        if self.max_tpr is None and self.max_mu is None:
+            raise InvalidParameterError("max_tpr", None, "max_tpr with at_fpr, and/or max_mu")
+        if self.max_tpr is not None:
+            tpr = check_rate(self.max_tpr, parameter="max_tpr", open_low=True)
+            fpr = check_rate(self.at_fpr, parameter="at_fpr")
+            if not fpr < tpr:
+                raise InvalidParameterError("max_tpr", self.max_tpr, f"a rate above at_fpr = {fpr:g} (an attacker "
+                                            "guessing at random already has TPR = FPR)")
+            object.__setattr__(self, "max_tpr", tpr)
+            object.__setattr__(self, "at_fpr", fpr)
+        if self.max_mu is not None:
+            object.__setattr__(self, "max_mu", check_epsilon(self.max_mu, allow_zero=False, parameter="max_mu"))
+
+    def __repr__(self) -> str:
+        if self.notion == "attack":
+            return f"Target.attack(max_tpr={self.max_tpr!r}, at_fpr={self.at_fpr!r}, max_mu={self.max_mu!r})"
+        return f"Target(epsilon={self.epsilon!r}, delta={self.delta!r}, notion={self.notion!r})"
+
+    @classmethod
+    def attack(cls, *, max_tpr: float | None = None, at_fpr: float | None = None,
+               max_mu: float | None = None) -> "Target":
+        """An attack target: TPR at most ``max_tpr`` at FPR ``at_fpr`` and/or ``max_mu``-GDP.
+
+        >>> Target.attack(max_tpr=0.1, at_fpr=0.01).describe()
+        'attacker TPR <= 0.1 at FPR 0.01'
+        """
+        return cls(None, 0.0, "attack", max_tpr, at_fpr, max_mu)
 
     @property
     def pure(self) -> bool:
-        """``True`` for pure epsilon-DP (``delta = 0``)."""
-        return self.delta == 0.0
+        """``True`` for pure epsilon-DP (``delta = 0``; never for an attack target)."""
+        return self.notion != "attack" and self.delta == 0.0
 
     def admits(self, epsilon_pure: float, delta: float | None, *, exact: bool) -> bool:
         """The one rule for "meets this target", on a mechanism's evaluated values.
@@ -141,26 +216,51 @@ class Target:
         ``epsilon_pure`` for a pure target; otherwise ``delta``, the mechanism's delta of
         this target's notion at this target's epsilon (``None``: not evaluated, does not
         meet). Float values may exceed by :data:`MEETS_TOLERANCE` (relative); exact ones
-        (``exact=True``, rounded outward) by nothing.
+        (``exact=True``, rounded outward) by nothing. Attack targets: :meth:`admits_attack`.
         """
+        if self.notion == "attack":
+            raise InvalidParameterError("target", self.describe(), "an (epsilon, delta) target (attack targets are "
+                                        "checked on the trade-off curve)")
         slack = 1.0 if exact else 1.0 + MEETS_TOLERANCE
         if self.pure:
-            return epsilon_pure <= self.epsilon * slack
+            return epsilon_pure <= self.epsilon * slack  # type: ignore[operator]
         return delta is not None and delta <= self.delta * slack
 
+    def admits_attack(self, *, tpr: float | None, mu: float | None, exact: bool) -> bool:
+        """The rule for an attack target on a mechanism's evaluated trade-off curve: ``tpr``
+        the best attacker's TPR at ``at_fpr``, ``mu`` its Gaussian-DP mu (``None``: not
+        evaluated, does not meet); the same tolerance as :meth:`admits`."""
+        if self.notion != "attack":
+            raise InvalidParameterError("target", self.describe(), "an attack target")
+        slack = 1.0 if exact else 1.0 + MEETS_TOLERANCE
+        ok = True
+        if self.max_tpr is not None:
+            ok = tpr is not None and tpr <= self.max_tpr * slack
+        if self.max_mu is not None:
+            ok = ok and mu is not None and mu <= self.max_mu * slack
+        return ok
+
     def to_json(self) -> dict:
-        """``{"epsilon", "delta", "notion"}``."""
-        return {"epsilon": self.epsilon, "delta": self.delta, "notion": self.notion}
+        """``{"epsilon", "delta", "notion"}`` (and ``max_tpr``, ``at_fpr``, ``max_mu`` for an attack target)."""
+        out = {"epsilon": self.epsilon, "delta": self.delta, "notion": self.notion}
+        if self.notion == "attack":
+            out.update(max_tpr=self.max_tpr, at_fpr=self.at_fpr, max_mu=self.max_mu)
+        return out
 
     @classmethod
     def from_json(cls, data: dict, *, parameter: str = "target") -> "Target":
         """Inverse of :meth:`to_json` (missing ``delta``/``notion`` default to 0 and ``dp``)."""
+        if isinstance(data, dict) and data.get("notion") == "attack":
+            return cls.attack(max_tpr=data.get("max_tpr"), at_fpr=data.get("at_fpr"), max_mu=data.get("max_mu"))
         if not isinstance(data, dict) or "epsilon" not in data:
             raise InvalidParameterError(parameter, data, "an object with keys epsilon, delta, notion")
         return cls(data["epsilon"], data.get("delta", 0.0) or 0.0, data.get("notion", "dp") or "dp")
 
     def describe(self) -> str:
-        """Plain words, e.g. ``"(1, 1e-06)-DP"`` or ``"pure 1-DP"``."""
+        """Plain words, e.g. ``"(1, 1e-06)-DP"``, ``"pure 1-DP"`` or ``"attacker TPR <= 0.1 at FPR 0.01"``."""
+        if self.notion == "attack":
+            parts = [] if self.max_tpr is None else [f"attacker TPR <= {self.max_tpr:g} at FPR {self.at_fpr:g}"]
+            return " and ".join(parts + ([] if self.max_mu is None else [f"{self.max_mu:g}-GDP"]))
         if self.pure:
             return f"pure {self.epsilon:g}-DP"
         return f"({self.epsilon:g}, {self.delta:g})-{self.notion.upper()}"

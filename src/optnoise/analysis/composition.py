@@ -57,7 +57,26 @@ looser than the truth, which the other bounds repair:
   12-DP: the ``pure`` bound), and PLD values at ``delta`` below about ``k * 1e-15`` say
   nothing. PLD deltas can also exceed 1 by round-off; they are capped at 1.
 
-All values are floats (the ``pld`` ones pessimistic, the ``exact`` ones up to rounding).
+**Every candidate is proven (issue 25).** Each value is an upper bound in outward-rounded
+arithmetic (:mod:`~optnoise.analysis.exact_composition`, :mod:`~optnoise.analysis.outward`):
+
+* ``exact`` composes the pair's loss atoms by a binomial/multinomial sum (not by
+  enumerating outcomes) with directed rounding; it is *exact* (``Bound.exact``) when the
+  pairs' masses are exact and no loss had to be merged, else a proven bound;
+* ``pld`` carries a numerical allowance: the l1 distance of the single-release
+  Connect-the-Dots masses from the exact ones (propagated through the compositions), the
+  error of dp_accounting's FFT compositions and of the evaluation, all bounded a priori
+  (:func:`~optnoise.analysis.outward.pld_allowance`) and added to delta (epsilon is read
+  at ``delta`` minus it, then certified). A pessimistic PLD is pessimistic only
+  up to its round-off: uncorrected, it reported ``eps = 11.304029257962474`` for
+  randomized response composed 300 times at ``delta = 1e-9``, below the exact
+  ``11.304030160351596`` (docs/paper-notes.md);
+* ``rdp`` adds the float error of the Rényi values and converts in interval arithmetic;
+* ``pure`` and ``basic`` sum exactly and round up.
+
+A candidate below an *exact* ``exact`` candidate is impossible for a proven bound: it is
+reported in ``rejected`` and never chosen. ``Composed.exact`` says whether each reported
+value is exact or a bound.
 """
 
 from __future__ import annotations
@@ -65,7 +84,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from fractions import Fraction
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -73,9 +92,11 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..resources import check, pld_bytes
 from ..target import check_delta, check_epsilon
-from .floating import FloatPair, LossDistribution
+from .exact_composition import MAX_ATOMS, KFold, loss_atoms, state_count
+from .floating import LossDistribution
+from .outward import U, nudge_up, pld_allowance, rdp_delta_up, rdp_epsilon_up, renyi_allowance, sum_up
 from .profile import PrivacyProfile
-from .renyi import DEFAULT_ORDERS, rdp_to_delta, rdp_to_dp, renyi_curve
+from .renyi import DEFAULT_ORDERS, renyi_curve
 
 if TYPE_CHECKING:  # dp_accounting is imported where it is used: it is slow to import
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
@@ -84,8 +105,8 @@ if TYPE_CHECKING:  # dp_accounting is imported where it is used: it is slow to i
 DISCRETIZATION = 1e-4
 #: Largest number of pair combinations enumerated before items are replaced by dominating pairs.
 MAX_COMBINATIONS = 64
-#: Largest number of composed loss states enumerated by the ``exact`` bound.
-MAX_EXACT_STATES = 200_000
+#: Largest number of composed loss states summed by the ``exact`` bound.
+MAX_EXACT_STATES = 50_000
 #: The bounds, in the order that names the winner of a tie.
 METHODS: tuple[str, ...] = ("pure", "exact", "rdp", "pld", "basic")
 
@@ -96,15 +117,23 @@ Item = tuple[PrivacyProfile, int]
 @dataclass(frozen=True)
 class Bound:
     """One candidate bound: ``epsilon`` at the requested delta, ``delta`` at the requested
-    epsilon (``None`` when not requested or when this bound says nothing)."""
+    epsilon (``None`` when not requested or when this bound says nothing). Both are proven
+    upper bounds; ``exact`` says that they are the exact composed values (rounded outward),
+    ``allowance`` is the numerical error added on the safe side (the ``pld`` candidate)."""
 
     method: str
     epsilon: float | None
     delta: float | None
     detail: str = ""
+    exact: bool = False
+    allowance: float | None = None
 
     def to_json(self) -> dict:
-        return {"method": self.method, "epsilon_dp": self.epsilon, "delta_dp": self.delta, "detail": self.detail}
+        out = {"method": self.method, "epsilon_dp": self.epsilon, "delta_dp": self.delta, "detail": self.detail,
+               "exact": self.exact}
+        if self.allowance is not None:
+            out["allowance"] = self.allowance
+        return out
 
 
 @dataclass(frozen=True)
@@ -115,8 +144,10 @@ class Composed:
     self-composition of one mechanism; ``k`` is their sum). ``bound`` says which bound gave
     each value (``{"delta_dp": ..., "epsilon_dp": ...}``, also as :attr:`delta_bound` and
     :attr:`epsilon_bound`): ``"exact"``, ``"pld"``, ``"rdp"``, ``"pure"``, ``"basic"``, or
-    ``"trivial"`` (``delta = 1`` when no bound says anything). ``candidates`` holds every
-    bound computed.
+    ``"trivial"`` (``delta = 1`` when no bound says anything); ``exact`` whether that value
+    is the exact composed guarantee (else a proven bound). ``candidates`` holds every bound
+    computed, ``rejected`` the names of candidates found below an exact value (impossible
+    for a proven bound; never chosen).
     """
 
     counts: tuple[int, ...]
@@ -126,6 +157,8 @@ class Composed:
     epsilon_dp: float | None
     bound: dict = field(default_factory=dict)
     candidates: tuple[Bound, ...] = field(default_factory=tuple)
+    exact: dict = field(default_factory=dict)
+    rejected: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def k(self) -> int:
@@ -149,237 +182,361 @@ class Composed:
     def to_json(self) -> dict:
         return {"k": self.k, "counts": list(self.counts), "epsilon": self.epsilon, "delta": self.delta,
                 "delta_dp": self.delta_dp, "epsilon_dp": self.epsilon_dp, "bound": self.bound,
-                "epsilon_bound": self.epsilon_bound, "delta_bound": self.delta_bound,
-                "candidates": [c.to_json() for c in self.candidates]}
+                "epsilon_bound": self.epsilon_bound, "delta_bound": self.delta_bound, "exact": self.exact,
+                "value_is": {key: ("exact" if flag else "bound") for key, flag in self.exact.items()},
+                "rejected": list(self.rejected), "candidates": [c.to_json() for c in self.candidates]}
 
 
 # ------------------------------------------------------------------ dominating pairs, PLDs
-def _distinct_lds(profile: PrivacyProfile) -> list[LossDistribution]:
-    seen: dict[tuple, LossDistribution] = {}
+def _distinct(profile: PrivacyProfile) -> list[tuple[object, LossDistribution]]:
+    """The profile's pairs with distinct loss distributions, each with its distribution."""
+    seen: dict[tuple, tuple[object, LossDistribution]] = {}
     for pair in profile.pairs:
         ld = pair.loss_distribution()
         key = (np.round(ld.losses, 12).tobytes(), np.round(ld.p_mass, 15).tobytes(),
                np.round(ld.q_mass, 15).tobytes(), float(ld.infinite_mass))
-        seen.setdefault(key, ld)
+        seen.setdefault(key, (pair, ld))
     return list(seen.values())
 
 
-def hockey_sticks(lds: Sequence[LossDistribution], epsilons: np.ndarray) -> np.ndarray:
-    """``max over the pairs of delta_DP(eps)`` at every ``eps`` (any sign), vectorised per pair.
+def _hockey(lds: Sequence[LossDistribution], epsilons: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``max over the pairs of delta_DP(eps)`` at every ``eps`` and a bound on its float error.
 
     With a pair's losses ``L`` ascending, the masses above ``eps`` are suffix sums:
-    ``delta(eps) = P_inf + sum_{L > eps} P - e^eps sum_{L > eps} Q``.
+    ``delta(eps) = P_inf + sum_{L > eps} P - e^eps sum_{L > eps} Q``; the product is taken as
+    ``exp(eps + log sum Q)``, which never overflows (``e^eps Q < e^L Q = P`` above ``eps``).
+    Error (standard model, :mod:`~optnoise.analysis.outward`): the sums of ``n`` masses
+    ``(n + 16) 4u``, the product ``(|eps| + |log sum Q| + 4) 4u`` of its value, and the
+    losses' own float error ``(max |L| + 2) 4u`` (a loss off by ``x`` moves delta by at most
+    ``x`` times the mass it carries).
     """
     eps = np.asarray(epsilons, dtype=np.float64)
     out = np.zeros(eps.shape)
+    err = np.zeros(eps.shape)
     for ld in lds:
         asc = ld.losses[::-1]  # the loss distribution is in decreasing-loss order
         p_asc, q_asc = ld.p_mass[::-1], ld.q_mass[::-1]
         sp = np.concatenate((np.cumsum(p_asc[::-1])[::-1], [0.0]))
         sq = np.concatenate((np.cumsum(q_asc[::-1])[::-1], [0.0]))
         i = np.searchsorted(asc, eps, side="right")
-        with np.errstate(over="ignore", invalid="ignore"):
-            d = ld.infinite_mass + sp[i] - np.exp(eps) * sq[i]
-        out = np.maximum(out, np.nan_to_num(np.clip(d, 0.0, 1.0), nan=0.0))
-    return out
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            log_sq = np.log(sq[i])
+            prod = np.exp(eps + log_sq)
+            d = ld.infinite_mass + sp[i] - prod
+        d = np.nan_to_num(np.clip(d, 0.0, 1.0), nan=0.0)
+        n = ld.losses.size
+        lmax = float(np.max(np.abs(ld.losses), initial=0.0))
+        with np.errstate(invalid="ignore"):
+            e = 4 * U * ((n + 16) * (sp[i] + ld.infinite_mass)
+                         + np.nan_to_num(prod * (np.abs(eps) + np.abs(log_sq) + 4), nan=0.0, posinf=0.0) + lmax + 2)
+        better = d > out
+        out = np.where(better, d, out)
+        err = np.maximum(err, e)
+    return out, err
+
+
+def hockey_sticks(lds: Sequence[LossDistribution], epsilons: np.ndarray) -> np.ndarray:
+    """``max over the pairs of delta_DP(eps)`` at every ``eps`` (any sign), vectorised per pair
+    (float values; :func:`dominating_pld` adds their error bound)."""
+    return _hockey(lds, epsilons)[0]
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A PLD ready to compose, with the numbers its numerical allowance needs: its span in
+    grid cells and ``error``, a bound on the l1 distance of its masses from the exact
+    Connect-the-Dots masses."""
+
+    pld: "PrivacyLossDistribution"
+    span: int
+    error: float
+
+
+def _ctd_masses(grid: np.ndarray, deltas: np.ndarray, errors: np.ndarray) -> tuple[np.ndarray, float]:
+    """Pessimistic Connect-the-Dots masses (Doroshenko et al. 2022, Algorithm 1) at the
+    grid losses ``grid`` (ascending) from the hockey-stick values ``deltas`` there: the mass
+    at ``eps_i`` is ``(delta_i - delta_{i-1}) / (e^(eps_{i-1} - eps_i) - 1) +
+    (delta_{i+1} - delta_i) / (e^(eps_{i+1} - eps_i) - 1)`` with ``delta_0 = 1`` and no
+    second term at the last point; ``delta_n`` goes to infinity.
+
+    Also a bound on the l1 distance of the float masses from the exact ones computed from the
+    exact hockey-stick values, given that each ``deltas[i]`` is within ``errors[i]`` of it:
+    a difference is off by the two errors plus its rounding, and is divided by
+    ``|e^(+-gap) - 1|`` (within 4 ulps); the clamp at 0 only moves a mass towards its exact,
+    non-negative value.
+    """
+    gaps = np.diff(grid)
+    diffs = np.diff(deltas)
+    down, up = np.expm1(-gaps), np.expm1(gaps)
+    first = np.append(1.0 - deltas[0], diffs / down)
+    second = np.append(diffs / up, 0.0)
+    masses = np.maximum(0.0, first + second)
+    d_err = errors[:-1] + errors[1:] + 4 * U * np.abs(diffs)
+    err_first = np.append(errors[0] + 2 * U, d_err / np.abs(down) + 8 * U * np.abs(diffs / down))
+    err_second = np.append(d_err / up + 8 * U * np.abs(diffs / up), 0.0)
+    total = float(np.sum(err_first + err_second + 4 * U * (np.abs(first) + np.abs(second))))
+    return masses, nudge_up(total, 1e-6, errors[-1])   # and the infinite mass: delta_n, within its error
+
+
+def _unit_pld(lds: Sequence[LossDistribution], discretization: float) -> _Unit:
+    """One PLD that dominates every given ordered pair, with its numerical error bounded.
+
+    The maximum of the pairs' hockey-stick curves ``delta(eps)`` is convex in ``e^eps``,
+    hence itself the curve of a single pair of distributions (Zhu, Dong & Wang 2022), and
+    dominating pairs compose (ibid., Theorem 10). It is evaluated at every pair's loss
+    values rounded *up* to the grid (and one grid point below the smallest) and turned into
+    a PLD by pessimistic Connect-the-Dots: between grid points its curve interpolates
+    linearly in ``e^eps``, above the convex maximum, and it is exact at the grid points.
+
+    **Its round-off (issue 25).** The Connect-the-Dots PMF computed from the *exact* curve
+    values is a probability PMF dominating the pairs; the float one differs from it by at
+    most ``error`` in l1 (:func:`_ctd_masses`, from the error bounds of the curve values,
+    :func:`_hockey`). Convolving probability vectors is 1-Lipschitz in l1 per factor and
+    delta is a sum of masses times weights in ``[0, 1]``, so after ``k`` self-compositions
+    the delta read off is within ``k error (1 + error)^(k - 1)`` of the exact PMF's
+    (:func:`~optnoise.analysis.outward.pld_allowance` adds it).
+    """
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    lds = list(lds)
+    if not lds:
+        raise InvalidParameterError("pairs", [], "at least one loss distribution")
+    losses = np.concatenate([ld.losses for ld in lds] + [np.zeros(1)])
+    ks = np.unique(np.ceil(losses / discretization - 1e-9).astype(np.int64))
+    ks = np.unique(np.concatenate(([int(np.floor(losses.min() / discretization)) - 1], ks)))
+    grid = ks * discretization
+    target, target_err = _hockey(lds, grid)
+    deltas = np.minimum.accumulate(target)  # non-increasing up to round-off (the exact curve is)
+    masses, error = _ctd_masses(grid, deltas, target_err)
+    pmf = pld_pmf.create_pmf(loss_probs=dict(zip(ks.tolist(), masses.tolist())), discretization=discretization,
+                             infinity_mass=float(deltas[-1]), pessimistic_estimate=True)
+    return _Unit(pld_lib.PrivacyLossDistribution(pmf), int(ks.max() - ks.min() + 1), error)
 
 
 def dominating_pld(pairs: PrivacyProfile | Sequence[LossDistribution],
                    discretization: float = DISCRETIZATION) -> "PrivacyLossDistribution":
     """One PLD that dominates every given ordered pair (all of a mechanism's, or one).
 
-    The maximum of the pairs' hockey-stick curves ``delta(eps)`` is convex in ``e^eps``,
-    hence itself the curve of a single pair of distributions (Zhu, Dong & Wang 2022), and
-    dominating pairs compose (ibid., Theorem 10). It is evaluated exactly at every pair's
-    loss values rounded *up* to the grid (and one grid point below the smallest), and turned
-    into a PLD by dp_accounting's pessimistic Connect-the-Dots (Doroshenko et al. 2022,
-    Algorithm 1): between grid points the Connect-the-Dots curve interpolates linearly in
-    ``e^eps``, which lies above the convex maximum, so the PLD is pessimistic, and it is
-    exact at the grid points. For a single pair this is the pair's own Connect-the-Dots PLD
-    (tighter than dp_accounting's privacy buckets on the same grid).
-
-    Chosen over an exact dominating loss distribution interpolated at the union of the
-    pairs' loss breakpoints and discretised by privacy buckets: on heterogeneous
-    sequences this construction gave equal or smaller deltas and epsilons in every case
-    tried (docs/repeated-releases.md).
+    Pessimistic Connect-the-Dots on the maximum of the pairs' hockey-stick curves (see
+    :func:`_unit_pld` for the argument and its round-off, which callers that need a proven
+    value add: :func:`compose_best` does). For a single pair this
+    is the pair's own Connect-the-Dots PLD (tighter than dp_accounting's privacy buckets on
+    the same grid). Chosen over an exact dominating loss distribution interpolated at the
+    union of the pairs' loss breakpoints and discretised by privacy buckets: on
+    heterogeneous sequences this construction gave equal or smaller deltas and epsilons in
+    every case tried (docs/repeated-releases.md).
     """
-    from dp_accounting.pld import pld_pmf
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-
     lds = [pair.loss_distribution() for pair in pairs.pairs] if isinstance(pairs, PrivacyProfile) else list(pairs)
-    if not lds:
-        raise InvalidParameterError("pairs", [], "at least one loss distribution")
-    losses = np.concatenate([ld.losses for ld in lds] + [np.zeros(1)])
-    ks = np.unique(np.ceil(losses / discretization - 1e-9).astype(np.int64))
-    ks = np.unique(np.concatenate(([int(np.floor(losses.min() / discretization)) - 1], ks)))
-    deltas = np.minimum.accumulate(hockey_sticks(lds, ks * discretization))  # non-increasing up to round-off
-    pmf = pld_pmf.create_pmf_pessimistic_connect_dots(discretization, ks, deltas)
-    return pld_lib.PrivacyLossDistribution(pmf)
+    return _unit_pld(lds, discretization).pld
 
 
-def _units(item_lds: list[list[LossDistribution]], max_combinations: int) -> tuple[list[list[tuple]], list[bool]]:
-    """Per item, the units to combine: each pair alone, or (beyond the cap) all pairs as one
-    dominating unit; items with the fewest pairs are enumerated first."""
-    order = sorted(range(len(item_lds)), key=lambda i: len(item_lds[i]))
-    out: list[list[tuple]] = [[] for _ in item_lds]
-    dominated = [False] * len(item_lds)
+def _units(sizes: list[int], max_combinations: int) -> tuple[list[list[tuple[int, ...]]], list[bool]]:
+    """Per item, the units to combine (indices of its pairs): each pair alone, or (beyond
+    the cap) all pairs as one dominating unit; items with the fewest pairs are enumerated
+    first."""
+    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    out: list[list[tuple[int, ...]]] = [[] for _ in sizes]
+    dominated = [False] * len(sizes)
     product = 1
     for i in order:
-        m = len(item_lds[i])
+        m = sizes[i]
         if product * m <= max_combinations:
-            out[i] = [(ld,) for ld in item_lds[i]]
+            out[i] = [(j,) for j in range(m)]
             product *= m
         else:
-            out[i] = [tuple(item_lds[i])]
+            out[i] = [tuple(range(m))]
             dominated[i] = True
     return out, dominated
 
 
-def _composed_plds(units: list[list[tuple]], counts: Sequence[int], discretization: float):
-    """The composed PLD of every combination of units (each unit's PLD self-composed once)."""
-    cache: dict[tuple[int, int], "PrivacyLossDistribution"] = {}
+def _composed_plds(item_lds: list[list[LossDistribution]], units: list[list[tuple[int, ...]]],
+                   counts: Sequence[int], discretization: float):
+    """``(PLD, allowance)`` of every combination of units: each unit's PLD self-composed,
+    then composed with the others; the allowance bounds the numerical error of the whole
+    computation (:func:`~optnoise.analysis.outward.pld_allowance`)."""
+    cache: dict[tuple[int, int], tuple] = {}
     for combo in itertools.product(*[range(len(u)) for u in units]):
         total = None
+        spans: list[int] = []
+        errors: list[float] = []
         for i, j in enumerate(combo):
             # dp_accounting's truncation bounds overflow harmlessly inside scipy's logsumexp
             with np.errstate(over="ignore", divide="ignore"):
                 if (i, j) not in cache:
-                    pld = dominating_pld(units[i][j], discretization)
-                    cache[(i, j)] = pld.self_compose(int(counts[i])) if counts[i] > 1 else pld
-                total = cache[(i, j)] if total is None else total.compose(cache[(i, j)])
-        yield total
+                    unit = _unit_pld([item_lds[i][x] for x in units[i][j]], discretization)
+                    pld = unit.pld.self_compose(int(counts[i])) if counts[i] > 1 else unit.pld
+                    cache[(i, j)] = (pld, unit.span, unit.error)
+                pld, span, error = cache[(i, j)]
+                spans.append(span)
+                errors.append(error)
+                total = pld if total is None else total.compose(pld)
+        yield total, pld_allowance(spans, counts, truncations=2 * len(spans), errors=errors)
 
 
 # ------------------------------------------------------------------------------ bounds
-def _pld_bound(units, counts, eps, dlt, discretization, dominated) -> Bound:
+def _pld_epsilon(total, delta: float, allowance: float) -> float:
+    """The PLD's epsilon at ``delta``, certified: read at ``delta - allowance``, then moved up
+    until the PLD's delta there plus the allowance is at most ``delta``."""
+    if delta <= allowance:
+        return math.inf
+    eps = float(total.get_epsilon_for_delta(delta - allowance))
+    for step in range(12):
+        if not math.isfinite(eps) or float(total.get_delta_for_epsilon(eps)) + allowance <= delta:
+            return max(0.0, eps)
+        eps = eps + max(abs(eps), 1e-12) * 2.0 ** (-44 + 3 * step)
+    return math.inf
+
+
+def _pld_bound(item_lds, units, counts, eps, dlt, discretization, dominated) -> Bound:
     worst_d = -math.inf if eps is not None else None
     worst_e = -math.inf if dlt is not None else None
-    for total in _composed_plds(units, counts, discretization):
+    worst_a = 0.0
+    for total, allowance in _composed_plds(item_lds, units, counts, discretization):
+        worst_a = max(worst_a, allowance)
         if eps is not None:
-            worst_d = max(worst_d, min(1.0, float(total.get_delta_for_epsilon(eps))))
+            worst_d = max(worst_d, min(1.0, nudge_up(float(total.get_delta_for_epsilon(eps)), 4 * U, allowance)))
         if dlt is not None:
-            worst_e = max(worst_e, float(total.get_epsilon_for_delta(dlt)))
+            worst_e = max(worst_e, _pld_epsilon(total, dlt, allowance))
     how = "dominating pairs for some mechanisms, " if any(dominated) else ""
     return Bound("pld", worst_e, worst_d,
-                 f"dp_accounting PLD, {how}pessimistic Connect-the-Dots, grid {discretization:g}")
+                 f"dp_accounting PLD, {how}pessimistic Connect-the-Dots, grid {discretization:g}, numerical "
+                 f"allowance {worst_a:.2g} added", allowance=worst_a)
 
 
-@lru_cache(maxsize=64)
-def _compositions(k: int, m: int) -> np.ndarray:
-    """All count vectors of ``m`` non-negative integers summing to ``k`` (rows)."""
-    if m == 1:
-        return np.array([[k]], dtype=np.int64)
-    blocks = []
-    for first in range(k + 1):
-        rest = _compositions(k - first, m - 1)
-        blocks.append(np.hstack((np.full((rest.shape[0], 1), first, dtype=np.int64), rest)))
-    return np.vstack(blocks)
+def _exact_items(item_pairs, units, counts, dominated, max_states: int):
+    """Per combination of pairs, the items ``(atoms, count)`` of the exact composition, or
+    ``None`` when some pair has too many distinct losses or the states are too many."""
+    if any(dominated):
+        return None
+    atoms: list[list] = []
+    for pairs in item_pairs:
+        got = [loss_atoms(p, MAX_ATOMS) for p in pairs]
+        if any(a is None for a in got):
+            return None
+        atoms.append(got)
+    combos = [[(atoms[i][unit[0]], int(counts[i])) for i, unit in enumerate(combo)]
+              for combo in itertools.product(*units)]
+    if sum(state_count(c) for c in combos) > max_states:
+        return None
+    return combos
 
 
-def _kfold_states(ld: LossDistribution, k: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """Loss values and log-masses (under ``p``) of the k-fold product's finite states,
-    and the product's log probability of no infinite-loss output."""
-    from scipy.special import gammaln
-
-    p = np.asarray(ld.p_mass, float)
-    finite = float(p.sum())
-    total = finite + float(ld.infinite_mass)
-    if ld.losses.size == 0:
-        return np.zeros(0), np.zeros(0), -math.inf
-    counts = _compositions(int(k), int(ld.losses.size))
-    log_w = np.log(p / total)
-    log_coef = math.lgamma(k + 1) - np.sum(gammaln(counts + 1.0), axis=1)
-    logp = log_coef + counts @ log_w
-    loss = counts @ np.asarray(ld.losses, float)
-    return loss, logp, k * math.log(finite / total) if ld.infinite_mass > 0 else 0.0
-
-
-def _state_count(units, counts) -> int:
-    total = 0
-    for combo in itertools.product(*units):
-        n = 1
-        for (ld,), k in zip(combo, counts):
-            n *= math.comb(int(k) + ld.losses.size - 1, max(ld.losses.size - 1, 0)) if ld.losses.size else 1
-        total = max(total, n)
-    return total
-
-
-def _exact_bound(units, counts, eps, dlt) -> Bound:
-    """Enumerate the composed loss states of every pair combination (multinomial masses).
-
-    For one pair with atoms ``(L_a, P_a)`` (and infinite mass ``P_inf``) the k-fold product
-    has, for each count vector ``n`` (``sum n_a = k``), the loss ``sum n_a L_a`` with mass
-    ``k! / prod n_a! prod P_a^n_a`` under ``p``, and the same under ``p'`` times
-    ``e^-loss``; any output with an infinite-loss coordinate has infinite loss
-    (probability ``1 - (1 - P_inf)^k``). Products of items multiply masses and add losses.
-    The hockey-stick is then evaluated exactly on these states (:class:`FloatPair`).
-    """
+def _exact_bound(combos, eps, dlt) -> Bound:
+    """The exact composition (:mod:`~optnoise.analysis.exact_composition`), worst combination."""
     worst_d = -math.inf if eps is not None else None
     worst_e = -math.inf if dlt is not None else None
-    for combo in itertools.product(*units):
-        loss = np.zeros(1)
-        logp = np.zeros(1)
-        log_finite = 0.0
-        for (ld,), k in zip(combo, counts):
-            l_i, p_i, f_i = _kfold_states(ld, int(k))
-            loss = (loss[:, None] + l_i[None, :]).ravel()
-            logp = (logp[:, None] + p_i[None, :]).ravel()
-            log_finite += f_i
-        inf_mass = -math.expm1(log_finite)
-        with np.errstate(under="ignore", over="ignore"):
-            pm = np.exp(logp)
-            qm = np.exp(logp - loss)
-        pair = FloatPair(np.concatenate((pm, [inf_mass])), np.concatenate((qm, [0.0])))
+    exact = True
+    for items in combos:
+        kf = KFold(items)
+        exact = exact and kf.exact
         if eps is not None:
-            worst_d = max(worst_d, pair.delta_dp(eps))
+            worst_d = max(worst_d, kf.delta_upper(eps))
         if dlt is not None:
-            worst_e = max(worst_e, pair.epsilon_dp(dlt))
-    return Bound("exact", worst_e, worst_d, "enumerated loss states (multinomial), exact up to float rounding")
+            worst_e = max(worst_e, kf.epsilon_upper(dlt))
+    how = "exact rational masses" if exact else "masses and ratios rounded up"
+    return Bound("exact", worst_e, worst_d, f"binomial/multinomial sum over the loss atoms ({how}), directed "
+                 "rounding", exact=exact)
 
 
-def _rdp_bound(profiles, counts, eps, dlt, orders) -> Bound:
+def _rdp_totals(item_lds, profiles, counts, a_pos: list[float]) -> list[float]:
+    """``sum_i k_i max_j D_alpha(S_i)`` at each order, each divergence with its float error
+    added (:func:`~optnoise.analysis.outward.renyi_allowance`), summed exactly and rounded
+    up; the sum of per-item maxima is valid for every pair combination."""
+    parts: list[list] = [[] for _ in a_pos]
+    for lds, prof, k in zip(item_lds, profiles, counts):
+        atoms = max(ld.losses.size for ld in lds)
+        lmax = max(float(np.max(np.abs(ld.losses), initial=0.0)) for ld in lds)
+        for j, (alpha, value) in enumerate(zip(a_pos, renyi_curve(prof, a_pos))):
+            value = float(value)
+            parts[j].append(k * Fraction(nudge_up(value, 0.0, renyi_allowance(value, alpha, atoms, lmax)))
+                            if math.isfinite(value) else math.inf)
+    return [sum_up(p) for p in parts]
+
+
+def _rdp_bound(item_lds, profiles, counts, eps, dlt, orders, totals=None) -> Bound:
     a_pos = [float(a) for a in orders if float(a) > 1.0]   # orders <= 1 give no (eps, delta) bound
     if not a_pos:
         return Bound("rdp", math.inf if dlt is not None else None, 1.0 if eps is not None else None, "no order > 1")
-    total = np.zeros(len(a_pos))
-    for prof, k in zip(profiles, counts):   # sum of per-item maxima: valid for every pair combination
-        total = total + k * renyi_curve(prof, a_pos)
+    totals = _rdp_totals(item_lds, profiles, counts, a_pos) if totals is None else totals
     out_e = out_d = None
     detail = []
     if dlt is not None:
-        out_e, a = rdp_to_dp(a_pos, total, dlt)
-        out_e = float(out_e)
+        out_e, a = rdp_epsilon_up(a_pos, totals, dlt)
         detail.append(f"epsilon at order {a:g}")
     if eps is not None:
-        out_d, a = rdp_to_delta(a_pos, total, eps)
+        out_d, a = rdp_delta_up(a_pos, totals, eps)
         detail.append(f"delta at order {a:g}")
-    return Bound("rdp", out_e, out_d, "Rényi curves summed, Canonne-Kamath-Steinke Prop. 12; " + ", ".join(detail))
+    return Bound("rdp", out_e, out_d, "Rényi curves summed, Canonne-Kamath-Steinke Prop. 12 in interval arithmetic; "
+                 + ", ".join(detail))
+
+
+def _up(profile: PrivacyProfile, value: float, kind: str) -> float:
+    """A float profile's value made an upper bound (its round-off, module
+    :mod:`~optnoise.analysis.outward`); exact profiles are already rounded outward."""
+    if profile.exact or not math.isfinite(value):
+        return value
+    if kind == "epsilon":
+        return nudge_up(value, 2.0 ** -44, 2.0 ** -50)
+    return min(1.0, nudge_up(value, 2.0 ** -20, 2.0 ** -48))
+
+
+def _certified_epsilon(profile: PrivacyProfile, delta: float) -> float:
+    """``epsilon_dp(delta)`` of one release, an upper bound: exact profiles round outward; a
+    float value is moved up until the (rounded-up) delta there is at most ``delta``."""
+    e = profile.epsilon_dp(delta)
+    if profile.exact or not math.isfinite(e):
+        return e
+    for step in range(12):
+        if _up(profile, profile.delta_dp(e), "delta") <= delta:
+            return e
+        e = e + max(e, 1e-12) * 2.0 ** (-44 + 3 * step)
+    return min(_up(profile, profile.epsilon_pure, "epsilon"), math.inf)
 
 
 def _pure_bound(profiles, counts, eps, dlt) -> Bound:
-    total = math.fsum(k * prof.epsilon_pure for prof, k in zip(profiles, counts)) if all(
-        math.isfinite(p.epsilon_pure) for p in profiles) else math.inf
+    pures = [_up(p, p.epsilon_pure, "epsilon") for p in profiles]
+    total = sum_up(k * Fraction(e) for e, k in zip(pures, counts)) if all(math.isfinite(e) for e in pures) \
+        else math.inf
     out_e = total if dlt is not None else None
     out_d = (0.0 if total <= eps else None) if eps is not None else None
-    return Bound("pure", out_e, out_d, "sum of k * eps_pure (exact for one mechanism at delta = 0)")
+    # exact for one mechanism at delta = 0 (its max loss k times), and where delta is 0
+    exact = len(profiles) == 1 and profiles[0].exact and dlt in (None, 0.0) and (eps is None or out_d is not None)
+    return Bound("pure", out_e, out_d, "sum of k * eps_pure, rounded up (exact for one mechanism at delta = 0)",
+                 exact=exact)
 
 
 def _basic_bound(profiles, counts, eps, dlt) -> Bound:
     k_total = sum(counts)
     out_e = out_d = None
     if dlt is not None:
-        out_e = math.fsum(k * prof.epsilon_dp(dlt / k_total) for prof, k in zip(profiles, counts))
+        share = math.nextafter(dlt / k_total, 0.0) if dlt > 0 else 0.0   # k_total * share <= delta
+        parts = [_certified_epsilon(p, share) for p in profiles]
+        out_e = sum_up(k * Fraction(e) for e, k in zip(parts, counts)) if all(math.isfinite(e) for e in parts) \
+            else math.inf
     if eps is not None:
-        out_d = min(1.0, math.fsum(k * prof.delta_dp(eps / k_total) for prof, k in zip(profiles, counts)))
-    return Bound("basic", out_e, out_d, "basic composition, (eps, delta) split evenly over the releases")
+        share = math.nextafter(eps / k_total, 0.0) if eps > 0 else 0.0   # k_total * share <= eps
+        out_d = min(1.0, sum_up(k * Fraction(_up(p, p.delta_dp(share), "delta")) for p, k in zip(profiles, counts)))
+    return Bound("basic", out_e, out_d, "basic composition, (eps, delta) split evenly over the releases, rounded up")
 
 
-def _best(cands: list[Bound], attr: str) -> tuple[float | None, str | None]:
-    vals = [(getattr(c, attr), METHODS.index(c.method), c.method) for c in cands if getattr(c, attr) is not None]
+def _best(cands: list[Bound], attr: str) -> tuple[float | None, str | None, bool, list[str]]:
+    """The smallest value, the bound that gave it, whether it is exact, and the candidates
+    rejected because they fell below an exact value (an exact value is the truth rounded
+    outward: a candidate below it is either wrong or within that rounding; the exact value
+    is reported)."""
+    vals = [(getattr(c, attr), METHODS.index(c.method), c.method, c.exact) for c in cands
+            if getattr(c, attr) is not None]
     if not vals:
-        return None, None
-    v, _, m = min(vals)
-    return v, m
+        return None, None, False, []
+    exact = [v for v in vals if v[3]]
+    rejected = []
+    if exact:
+        floor = min(v[0] for v in exact)
+        rejected = [v[2] for v in vals if v[0] < floor]
+        vals = [v for v in vals if v[0] >= floor]
+    v, _, m, ex = min(vals)
+    return v, m, ex, rejected
 
 
 # ---------------------------------------------------------------------------------- API
@@ -439,7 +596,9 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
     if unknown or not methods:
         raise InvalidParameterError("methods", sorted(unknown), ", ".join(METHODS))
 
-    item_lds = [_distinct_lds(p) for p in profiles]
+    distinct = [_distinct(p) for p in profiles]
+    item_pairs = [[pair for pair, _ in d] for d in distinct]
+    item_lds = [[ld for _, ld in d] for d in distinct]
     if "pld" in methods:
         for lds, k in zip(item_lds, counts):
             finite = np.concatenate([ld.losses[np.isfinite(ld.losses)] for ld in lds] + [np.zeros(1)])
@@ -449,14 +608,16 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
                        f"the number of releases, from {math.ceil(cells)} grid points)")
     # one mechanism: its pairs are composed one by one, which is tight (module docstring)
     cap = max(max_combinations, len(item_lds[0])) if len(item_lds) == 1 else max_combinations
-    units, dominated = _units(item_lds, cap)
+    units, dominated = _units([len(x) for x in item_lds], cap)
     cands: list[Bound] = []
-    if "exact" in methods and not any(dominated) and _state_count(units, counts) <= max_exact_states:
-        cands.append(_exact_bound(units, counts, eps, dlt))
+    if "exact" in methods:
+        combos = _exact_items(item_pairs, units, counts, dominated, max_exact_states)
+        if combos is not None:
+            cands.append(_exact_bound(combos, eps, dlt))
     if "pld" in methods:
-        cands.append(_pld_bound(units, counts, eps, dlt, discretization, dominated))
+        cands.append(_pld_bound(item_lds, units, counts, eps, dlt, discretization, dominated))
     if "rdp" in methods:
-        cands.append(_rdp_bound(profiles, counts, eps, dlt, list(orders)))
+        cands.append(_rdp_bound(item_lds, profiles, counts, eps, dlt, list(orders)))
     if "pure" in methods:
         cands.append(_pure_bound(profiles, counts, eps, dlt))
     if "basic" in methods:
@@ -464,13 +625,18 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
     cands.sort(key=lambda c: METHODS.index(c.method))
 
     bound: dict[str, str] = {}
+    exact: dict[str, bool] = {}
+    rejected: list[str] = []
     e_best = d_best = None
     if dlt is not None:
-        e_best, bound["epsilon_dp"] = _best(cands, "epsilon")  # type: ignore[assignment]
+        e_best, bound["epsilon_dp"], exact["epsilon_dp"], out = _best(cands, "epsilon")  # type: ignore[assignment]
+        rejected += out
     if eps is not None:
-        d_best, method = _best(cands, "delta")
+        d_best, method, exact["delta_dp"], out = _best(cands, "delta")
+        rejected += out
         d_best, bound["delta_dp"] = (d_best, method) if d_best is not None else (1.0, "trivial")  # type: ignore[assignment]
-    return Composed(tuple(counts), eps, dlt, d_best, e_best, bound, tuple(cands))
+    return Composed(tuple(counts), eps, dlt, d_best, e_best, bound, tuple(cands), exact,
+                    tuple(dict.fromkeys(rejected)))
 
 
 def compose(profile: PrivacyProfile, k: int, *, epsilon: float | None = None, delta: float | None = None,
@@ -518,26 +684,28 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
                 max_combinations: int = MAX_COMBINATIONS) -> tuple[np.ndarray, np.ndarray]:
     """The composed privacy profile ``delta(eps)`` at many epsilons (data for a plot).
 
-    The minimum of the PLD bound (composed once, evaluated at every epsilon), the RDP
-    bound and the pure bound, as in :func:`compose_best` (the ``exact`` and ``basic``
-    bounds are left out here for speed). Returns ``(epsilons, deltas)``.
+    The minimum of the PLD bound (composed once, evaluated at every epsilon, its numerical
+    allowance added), the RDP bound and the pure bound, as in :func:`compose_best` (the
+    ``exact`` and ``basic`` bounds are left out here for speed); every value is an upper
+    bound. Returns ``(epsilons, deltas)``.
     """
     eps = np.asarray([float(e) for e in epsilons], dtype=float)
     if eps.size == 0 or np.any(~(eps >= 0)):
         raise InvalidParameterError("epsilons", list(epsilons), "epsilons >= 0")
     profiles = [p for p, _ in items]
     counts = [int(k) for _, k in items]
-    item_lds = [_distinct_lds(p) for p in profiles]
+    item_lds = [[ld for _, ld in _distinct(p)] for p in profiles]
     cap = max(max_combinations, len(item_lds[0])) if len(item_lds) == 1 else max_combinations
-    units, _ = _units(item_lds, cap)
+    units, _ = _units([len(x) for x in item_lds], cap)
     worst = np.zeros(eps.size)
-    for total in _composed_plds(units, counts, discretization):
-        worst = np.maximum(worst, np.minimum(1.0, np.asarray(total.get_delta_for_epsilon(eps), dtype=float)))
+    for total, allowance in _composed_plds(item_lds, units, counts, discretization):
+        values = np.asarray(total.get_delta_for_epsilon(eps), dtype=float)
+        up = np.array([nudge_up(float(v), 4 * U, allowance) for v in values])
+        worst = np.maximum(worst, np.minimum(1.0, up))
     a_pos = [float(a) for a in orders if float(a) > 1.0]
-    rdp_total = sum(k * renyi_curve(p, a_pos) for p, k in zip(profiles, counts))
-    rdp = np.array([rdp_to_delta(a_pos, rdp_total, e)[0] for e in eps])
-    pure_total = math.fsum(k * p.epsilon_pure for p, k in zip(profiles, counts))
-    pure = np.where(eps >= pure_total, 0.0, 1.0)
+    totals = _rdp_totals(item_lds, profiles, counts, a_pos) if a_pos else None
+    rdp = np.array([_rdp_bound(item_lds, profiles, counts, float(e), None, orders, totals).delta for e in eps])
+    pure = np.array([1.0 if _pure_bound(profiles, counts, float(e), None).delta is None else 0.0 for e in eps])
     return eps, np.minimum(np.minimum(worst, rdp), pure)
 
 

@@ -160,7 +160,9 @@ class PrivacyProfile:
         """Whether the mechanism guarantees ``target``: the one rule of the library.
 
         Pure targets (``delta = 0``) need ``epsilon_pure <= epsilon``; otherwise the delta
-        of the target's notion at its epsilon must be ``<= delta``. A float profile is
+        of the target's notion at its epsilon must be ``<= delta``; an attack target is
+        checked on the trade-off curve of the same pairs (:meth:`TradeOff.meets
+        <optnoise.analysis.tradeoff.TradeOff.meets>`: exact when the profile is). A float profile is
         allowed a relative :data:`~optnoise.target.MEETS_TOLERANCE` (1e-12) on that
         comparison, for round-off in designs that meet a constraint with equality; an
         exact profile meets with no tolerance (its values are already rounded outward).
@@ -172,6 +174,9 @@ class PrivacyProfile:
         """
         if not isinstance(target, Target):
             raise InvalidParameterError("target", target, "a Target(epsilon, delta, notion)")
+        if target.notion == "attack":  # on the trade-off curve of the same pairs
+            from .tradeoff import tradeoff_of
+            return tradeoff_of(self).meets(target)
         delta = None if target.pure else self.delta(target.epsilon, target.notion)  # type: ignore[arg-type]
         return target.admits(self.epsilon_pure, delta, exact=self.exact)
 

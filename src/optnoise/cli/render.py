@@ -81,5 +81,6 @@ def notes(lines: Iterable[str]) -> None:
 def warn_seed(seed: int | None, as_json: bool) -> None:
     """A seeded generator is reproducible and NOT private: say so on stderr."""
     if seed is not None and not as_json:
-        err.print("[bold yellow]warning:[/] --seed given: the noise is reproducible and NOT private "
-                  "(output marked \"private\": false)")
+        from ..seeded import NOT_PRIVATE
+        err.print(f"[bold yellow]warning:[/] --seed given: {escape(NOT_PRIVATE)} (output marked \"private\": false; "
+                  "its certificates are under \"only_if_unseeded\")")

@@ -40,6 +40,7 @@ from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..randomness import RandomSource
 from ..target import Target
 from . import alias
+from .fixed_work import ChannelTable, FixedTails, channel_table, draw_channel_rows, draw_window_tails_fixed, fixed_tails
 from .integer_line import Tail, WindowTailsTable, draw_window_tails, window_tails_table
 from .words import check_count, draw_indices
 
@@ -154,6 +155,10 @@ class QuantizedChannel:
     def _rows(self) -> dict[int, alias.AliasTable | np.ndarray]:
         return {}
 
+    @cached_property
+    def _stacked(self) -> ChannelTable | None:
+        return channel_table(self.weights, self.bits)
+
     def _row_table(self, x: int) -> alias.AliasTable | np.ndarray:
         if x not in self._rows:
             row = self.weights[x]
@@ -162,11 +167,16 @@ class QuantizedChannel:
         return self._rows[x]
 
     def draw_outputs(self, inputs: np.ndarray, source: RandomSource) -> np.ndarray:
-        """One output index per input index, drawn exactly from the input's row."""
+        """One output index per input index, drawn exactly from the input's row: one word per
+        draw from the stacked row tables, the same work whatever the inputs and outputs
+        (:func:`~optnoise.sampling.fixed_work.draw_channel_rows`); a table too large to stack
+        is drawn row by row."""
         inputs = np.asarray(inputs, dtype=np.int64)
         if inputs.size and (inputs.min() < 0 or inputs.max() >= self.weights.shape[0]):
             raise InvalidParameterError("inputs", int(inputs.min() if inputs.min() < 0 else inputs.max()),
                                         f"input indices in 0..{self.weights.shape[0] - 1}")
+        if self._stacked is not None:
+            return draw_channel_rows(self._stacked, inputs, source)
         out = np.empty(inputs.shape, dtype=np.int64)
         for x in np.unique(inputs):
             where = inputs == x
@@ -223,6 +233,10 @@ class QuantizedInteger:
         tail = (lambda t: None if t is None else Tail(*t))
         return window_tails_table(self.weights, self.lo, left=tail(self.left), right=tail(self.right))
 
+    @cached_property
+    def _fixed(self) -> FixedTails | None:
+        return fixed_tails(self._table)
+
     def draw(self, count: int, source: RandomSource) -> np.ndarray:
         """``count`` exact draws of the noise value (integers), exactly from the certified PMF.
 
@@ -230,9 +244,14 @@ class QuantizedInteger:
         cells and the tail classes get integer weights proportional to their exact masses
         (``W`` and ``B r / (1 - r)`` per class, scaled by the common denominator of the
         ``1 - r``); a cell is drawn with exactly that probability from an integer alias
-        table; a tail class adds ``t >= 1`` blocks with ``P(t) = (1 - r) r^(t-1)``, counting
-        Bernoulli(``a / 2^m``) successes on ``m``-bit integers. The product is ``W[s] r^t / Z``.
+        table; a tail class adds ``t >= 1`` blocks with ``P(t) = (1 - r) r^(t-1)`` (a
+        geometric with the dyadic ratio ``r = a / 2^m``). The product is ``W[s] r^t / Z``.
+        The blocks are read from one word per draw whatever the cell
+        (:func:`~optnoise.sampling.fixed_work.draw_window_tails_fixed`: the same work for
+        every value); tails too close to 1 for its table count Bernoulli trials instead.
         """
+        if self._fixed is not None:
+            return draw_window_tails_fixed(self._fixed, check_count(count), source)
         return draw_window_tails(self._table, check_count(count), source)
 
     def to_json(self, *, weights: bool = True) -> dict:
@@ -407,6 +426,8 @@ def _quantize_channel(ch: Channel, nb: Neighbourhood | InputPairs, target: Targe
 
 
 def _shortfall(profile: PrivacyProfile, target: Target) -> str:
+    if target.notion == "attack":
+        return "its exact trade-off curve misses the attack target"
     if target.pure:
         return f"epsilon_pure = {profile.epsilon_pure:.17g}"
     return f"delta_{target.notion} = {profile.delta(target.epsilon, target.notion):.6g}"

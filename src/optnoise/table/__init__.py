@@ -23,12 +23,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..errors import InvalidParameterError
 from ..io import atomic_path, dumps
 from ..mechanism import Mechanism
 from ..randomness import RandomSource, random_source
+from ..seeded import warn_not_private
 from ..target import Target
 from .batches import output_schema, privatize_batch
 from .domain import Domain
@@ -111,7 +112,9 @@ def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed:
         directly as ``mechanism``.
     seed, source:
         Randomness: the operating system's CSPRNG by default; a seed gives a reproducible,
-        **not private** release (``manifest["private"]`` is ``False``).
+        **not private** release (``manifest["private"]`` is ``False``, its certificates and
+        total are under ``only_if_unseeded``, and a
+        :class:`~optnoise.seeded.NotPrivateWarning` is issued).
 
     Returns
     -------
@@ -122,7 +125,7 @@ def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed:
     >>> import pandas as pd, optnoise
     >>> frame = pd.DataFrame({"id": [1, 2, 3], "colour": ["red", "blue", "red"]})
     >>> spec = {"keep": ["id"], "columns": {"colour": {"domain": {"categories": ["red", "blue"]}, "epsilon": 1.0}}}
-    >>> out, manifest = optnoise.release(frame, spec, seed=1)
+    >>> out, manifest = optnoise.release(frame, spec)
     >>> list(out.columns), manifest["unit"]["kind"], manifest["total"]["basic"]["epsilon"]
     (['id', 'colour'], 'record', 1.0)
     """
@@ -139,6 +142,7 @@ def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed:
         raise InvalidParameterError("frame", repeated, f"a DataFrame whose released and kept columns have unique names "
                                     f"(column {repeated!r} appears {names.count(repeated)} times)")
     src = source if source is not None else random_source(seed)
+    warn_not_private(src, "release")
     out: dict[Any, Any] = {}
     for name in columns:
         label = frame.columns[names.index(name)]  # the frame's own label (an integer stays an integer)
@@ -169,7 +173,8 @@ def _arrow(series: "pd.Series") -> "pa.Array":
 def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
                  spec: TableSpec | Mapping[str, Any], *, engine: str = "local", seed: int | None = None,
                  source: RandomSource | None = None, force: bool = False, progress: Progress | None = None,
-                 spark_master: str | None = None, spec_file: str | os.PathLike | None = None) -> dict:
+                 spark_master: str | None = None, spec_file: str | os.PathLike | None = None,
+                 before_commit: Callable[[dict], object] | None = None) -> dict:
     """Release ``input_path`` (CSV or Parquet) into ``output_path`` as ``spec`` says.
 
     Returns the manifest, also written to ``output_path + ".manifest.json"``. The input is
@@ -178,6 +183,12 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     Spark (a local session unless ``spark_master`` or the Spark configuration names a
     cluster); the output is then a dataset directory. ``force`` replaces an existing
     output; the input (or a file the spec reads) is never replaced.
+
+    Nothing fails after the release is in place: the manifest (its plain-words
+    ``statement`` included) is built, and ``before_commit(manifest)`` is called (the
+    command line renders everything it will print there), before the output and the
+    manifest are moved into place; an exception in either leaves nothing behind. A seed
+    warns (:class:`~optnoise.seeded.NotPrivateWarning`).
     """
     if engine not in ENGINES:
         raise InvalidParameterError("engine", engine, "'local' or 'spark'")
@@ -193,13 +204,18 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     src = source if source is not None else random_source(seed)
     spec_info = None if spec_file is None else {"path": str(spec_file), "sha256": file_sha256(spec_file)}
 
+    warn_not_private(src, "release_file")
+
     def finish(written: list[Path], rows: int) -> dict:
-        return build_manifest(
+        manifest = build_manifest(
             unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep, rows=rows,
             source=src, engine=engine, spec_file=spec_info,
             input_info={"path": str(input_path), "format": in_fmt, "sha256": file_sha256(input_path)},
             output_info={"path": str(output), "format": out_fmt, "sha256": files_sha256(written),
                          "files": len(written), "columns": schema.names})
+        if before_commit is not None:
+            before_commit(manifest)
+        return manifest
 
     if engine == "spark":
         from .spark import release_spark

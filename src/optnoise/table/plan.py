@@ -8,8 +8,11 @@ neighbourhood is every distance:
   is every non-zero shift);
 * a channel on ``{0..n}``: every ordered pair of inputs;
 * noise on the integer line for a column bounded by ``lower..upper``:
-  ``Neighbourhood.bd(upper - lower)`` (clamping the output to the bounds afterwards is
-  post-processing: the certificate is that of the noise).
+  ``Neighbourhood.bd(upper - lower)``. Clamping the output to the bounds makes the release
+  a finite channel on ``lower..upper``; it is certified as that channel, exactly from the
+  quantized weights (:func:`optnoise.sampling.clamp.certify_clamped`): for DP this can
+  only tighten the noise's certificate, for PDP (not closed under post-processing) it is
+  required, and a target the channel misses is refused (issue 25).
 
 Under the value unit (the papers' model, opt-in) the mechanism keeps its own
 neighbourhood: only changes of a value by those distances are protected.
@@ -46,6 +49,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..randomness import RandomSource
+from ..sampling.clamp import ClampedChannel
 from ..target import MEETS_TOLERANCE, Target
 from .domain import Domain
 from .spec import ColumnSpec
@@ -81,6 +85,14 @@ class ColumnPlan:
     clamp: bool = False
     mechanism_file: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: The clamped channel actually released (integer-line noise with ``clamp``), certified.
+    released: ClampedChannel | None = None
+
+    @property
+    def certificate(self):
+        """The exact certificate of what is released: the clamped channel's, else the
+        quantized mechanism's."""
+        return self.released.certificate if self.released is not None else self.mechanism.quantize().certificate
 
     @property
     def epsilon_delta(self) -> tuple[float, float]:
@@ -89,7 +101,7 @@ class ColumnPlan:
         t = self.mechanism.target
         if t is not None:
             return t.epsilon, t.delta
-        return self.mechanism.quantize().certificate.epsilon_pure, 0.0
+        return self.certificate.epsilon_pure, 0.0
 
     def privatize(self, values: "pa.Array | pa.ChunkedArray", *, first_row: int, source: RandomSource) -> "pa.Array":
         """Release a batch of raw values (validated; the first bad one raises, naming its row)."""
@@ -105,7 +117,7 @@ class ColumnPlan:
             return f"values of the domain ({self.domain.describe()})"
         if self.clamp:
             return (f"value + noise clamped to {self.domain.lower}..{self.domain.upper} (post-processing: the "
-                    "certificate is that of the noise)")
+                    "certificate is that of the clamped channel actually released)")
         return "value + noise, unbounded integers (may leave the domain)"
 
     def protects(self) -> str:
@@ -127,8 +139,11 @@ class ColumnPlan:
         if self.mechanism_file is not None:
             info["path"] = self.mechanism_file
             info["sha256"] = file_sha256(self.mechanism_file)
-        return {"domain": self.domain.to_json(), "mechanism": info, "certificate": q.certificate.to_json(),
-                "clamp": self.clamp, "output": self.output(), "protects": self.protects(), "notes": list(self.notes)}
+        out = {"domain": self.domain.to_json(), "mechanism": info, "certificate": self.certificate.to_json(),
+               "clamp": self.clamp, "output": self.output(), "protects": self.protects(), "notes": list(self.notes)}
+        if self.released is not None:
+            out["noise_certificate"] = q.certificate.to_json()
+        return out
 
 
 # ------------------------------------------------------------------ the unit
@@ -176,7 +191,40 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
     nb = record_neighbourhood(kind, col.domain, col.name) if unit == "record" else own
     mech = Mechanism(rep, nb, target, name)
     _certify(col, mech, unit)
-    return ColumnPlan(col.name, col.domain, mech, unit, built, col.clamp, col.mechanism_file, tuple(notes))
+    released = released_channel(col, mech, unit) if col.clamp and kind == "integer" else None
+    if col.clamp and kind == "integer" and released is None:
+        notes.append("the clamped channel is too wide to certify exactly: its certificate is the noise's (clamping "
+                     "is post-processing, which can only tighten approximate DP)")
+    return ColumnPlan(col.name, col.domain, mech, unit, built, col.clamp, col.mechanism_file, tuple(notes), released)
+
+
+def released_channel(col: ColumnSpec, mech: Mechanism, unit: str) -> ClampedChannel | None:
+    """The clamped channel of a column, certified exactly under the unit; refused (with its
+    numbers) when it misses the column's target. Under the record unit its pairs are every
+    pair of ``0..n``; under the value unit the pairs ``q, q + mu`` for the column's distances.
+    ``None`` when the domain is too wide for the exact certificate and the target is
+    approximate DP, which post-processing cannot break (the noise's certificate stands);
+    a PDP target is then refused."""
+    from ..sampling.clamp import certify_clamped, clamp_cells, MAX_CELLS
+    n = int(col.domain.n)  # type: ignore[arg-type]
+    pairs = None if unit == "record" else InputPairs.from_distances(mech.neighbourhood, n + 1)  # type: ignore[arg-type]
+    if (n * (n + 1) ** 2 if pairs is None else clamp_cells(n, pairs)) > MAX_CELLS:   # every ordered pair per record
+        if mech.target is None or mech.target.notion == "dp":
+            return None
+        raise InvalidParameterError("clamp", f"clamped to {col.domain.lower}..{col.domain.upper} with a PDP target",
+                                    f"a domain narrow enough to certify the clamped channel exactly (PDP is not kept "
+                                    f"by post-processing; at most {MAX_CELLS:.3g} cells), or clamp = false")
+    got = certify_clamped(mech.quantize(), n, pairs or all_pairs(n + 1), mech.target)
+    if not got.meets():
+        c, t = got.certificate, mech.target
+        gives = (f"pure eps {c.epsilon_pure:.6g}" if t is None or t.pure else
+                 f"delta_{t.notion} {c.delta_pdp if t.notion == 'pdp' else c.delta_dp:.6g} at eps {t.epsilon:g}")
+        raise InvalidParameterError(
+            "clamp", f"clamped to {col.domain.lower}..{col.domain.upper}: {gives}",
+            f"a clamped channel meeting {t.describe() if t is not None else 'a finite pure epsilon'} per {unit} "
+            f"(the released channel of column '{col.name}' misses it: more noise), or clamp = false (the noise's own "
+            "certificate; values may leave the domain)")
+    return got
 
 
 def _representation(col: ColumnSpec, unit: str):
@@ -434,17 +482,18 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     """The record's guarantee over all its privatized columns (manifest ``total``).
 
     ``basic``: the sum of the columns' epsilons and deltas (basic composition of their
-    certified targets). ``pld``: the composition of the columns' privacy loss
+    certified targets), exact and rounded up. ``pld``: the composition of the columns' privacy loss
     distributions (:func:`optnoise.analysis.composition.compose_sequence`: dominating
     PLDs of the *quantized* mechanisms under the unit, dp_accounting, pessimistic; never
     looser than the pure bound), epsilon at the budget's delta (or at 1e-6) and, with a
     budget, delta at its epsilon. With one column there is nothing to compose: ``pld`` is
     that column's own tight profile (``bound`` ``"one column"``).
     """
+    from ..analysis.outward import sum_up
     eps = [p.epsilon_delta for p in plans]
-    basic = {"epsilon": float(sum(e for e, _ in eps)), "delta": float(min(1.0, sum(d for _, d in eps)))}
+    basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
     delta = budget.delta if budget is not None else 1e-6
-    profiles = [Mechanism(_sampled(p.mechanism), p.mechanism.neighbourhood).privacy for p in plans]
+    profiles = [released_profile(p) for p in plans]
     if len(profiles) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
         prof = profiles[0]
         pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one column"}
@@ -486,5 +535,14 @@ def _sampled(mech: Mechanism) -> Representation:
     return q.channel if mech.kind == "channel" else q.pmf
 
 
+def released_profile(plan: ColumnPlan):
+    """The exact profile the record's total composes for a column: its quantized mechanism's
+    under the unit. For a clamped column this dominates the channel released (the total is
+    approximate DP, which post-processing cannot break, and the channel's pairs ``(q, q')``
+    are post-processings of the noise's pairs at the shift ``q' - q``); it has the noise's
+    ``2 n`` pairs instead of the channel's ``n (n + 1)``."""
+    return Mechanism(_sampled(plan.mechanism), plan.mechanism.neighbourhood).certify()
+
+
 __all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column",
-           "record_neighbourhood", "record_total", "refusal", "within"]
+           "record_neighbourhood", "record_total", "refusal", "released_channel", "released_profile", "within"]

@@ -13,7 +13,7 @@ from ..errors import flag_for
 from ..inputs import neighbourhood, releasable
 from ..inputs import target as target_of
 from ..options import NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
-from ..render import echo_json, err, fmt, out, say, warn_seed
+from ..render import err, fmt, out, say, warn_seed
 
 #: Seconds of work before the progress bar appears.
 PROGRESS_AFTER = 2.0
@@ -74,7 +74,13 @@ def release(
                                                                                  "every distance is protected)")
     kept = tuple(c.strip() for c in keep.split(",") if c.strip()) if keep is not None else None
     goal = parse_budget(budget, parameter="--budget") if budget is not None else None
-    options = {"engine": engine, "seed": seed, "force": writes.force, "spark_master": spark_master}
+    rendered: list[str] = []   # what will be printed, made before the release is moved into place
+
+    def render(manifest: dict) -> None:
+        rendered.append(_text(manifest, output, as_json))
+
+    options = {"engine": engine, "seed": seed, "force": writes.force, "spark_master": spark_master,
+               "before_commit": render}
     bar = _Progress(enabled=not as_json and err.is_terminal)
     try:
         with bar:
@@ -93,10 +99,7 @@ def release(
     except InvalidParameterError as exc:
         raise exc.renamed(_flag(exc.parameter, spec is not None, family is not None)) from exc
     warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
-    if as_json:
-        echo_json(manifest)
-        return
-    _render(manifest, output)
+    typer.echo(rendered[0], nl=False)
 
 
 def _spec_file(path: Path):
@@ -124,27 +127,41 @@ def _flag(parameter: str, spec_mode: bool, family: bool) -> str:
     return parameter
 
 
+def _text(manifest: dict, output: Path, as_json: bool) -> str:
+    """Everything the command prints, as text (the JSON object, or the tables and lines)."""
+    if as_json:
+        from ...io import dumps
+        return dumps(manifest) + "\n"
+    with out.capture() as captured:
+        _render(manifest, output)
+    return captured.get()
+
+
 def _render(manifest: dict, output: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     from ...table import words
     unit = manifest["unit"]
+    seeded = manifest.get("private") is False
     table = Table(title=escape(f"released {manifest['input']['rows']} records into {output} (+ {output}.manifest.json)"))
-    for name in ("column", "mechanism", "output", f"certificate (per {unit['kind']})"):
+    for name in ("column", "mechanism", "output", "certificate" if seeded else f"certificate (per {unit['kind']})"):
         table.add_column(name)
     for name, col in manifest["columns"].items():
-        c = col["certificate"]
-        cert = f"pure eps {fmt(c['epsilon_pure'])}" + (
+        c = col.get("certificate")
+        cert = "none: the release is seeded (not private)" if c is None else f"pure eps {fmt(c['epsilon_pure'])}" + (
             f"; delta_DP {fmt(c['delta_dp'])} at eps {c['epsilon']:g}" if c.get("epsilon") and c.get("delta_dp") else "")
-        table.add_row(*(escape(c) for c in (name, f"{col['mechanism']['name']} ({col['mechanism']['built']})",
-                                            col["output"], cert)))
+        table.add_row(*(escape(cell) for cell in (name, f"{col['mechanism']['name']} ({col['mechanism']['built']})",
+                                                  col["output"], cert)))
     for name in manifest["kept"]["columns"]:
         table.add_row(escape(name), "kept: copied unchanged", "", "NOT protected")
     out.print(table)
-    say(f"protected: {unit['protects']}")
-    say(f"not protected: {unit['not_protected']}")
-    say(f"total for {words(manifest)}")
+    if seeded:
+        say(words(manifest))
+    else:
+        say(f"protected: {unit['protects']}")
+        say(f"not protected: {unit['not_protected']}")
+        say(f"total for {words(manifest)}")
     say(f"randomness: {manifest['randomness']['source']}")
 
 

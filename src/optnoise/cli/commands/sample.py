@@ -8,6 +8,7 @@ import typer
 
 from ...errors import InvalidParameterError
 from ...io import DRAW_FORMATS, write_draws
+from ...seeded import NOT_PRIVATE, withhold
 from ..app import command
 from ..inputs import releasable
 from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
@@ -58,13 +59,18 @@ def sample(
                "output": str(output) if output is not None else None}
     if output is None:
         payload["samples"] = values.tolist()
+    if not draws.private:   # seeded: the certificate holds only for unseeded draws
+        payload = withhold(payload, [("certificate",)])
     if as_json:
         echo_json(payload)
         return
-    c = q.certificate
     source = mechanism if mechanism is not None else family
-    say(f"{count} draws from {source} ({mech.kind}); certified pure eps {fmt(c.epsilon_pure)}"
-        + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
+    if draws.private:
+        c = q.certificate
+        say(f"{count} draws from {source} ({mech.kind}); certified pure eps {fmt(c.epsilon_pure)}"
+            + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
+    else:
+        say(f"{count} draws from {source} ({mech.kind}); {NOT_PRIVATE}")
     say(f"randomness: {draws.randomness}; private: {draws.private}")
     if output is not None:
         say(f"wrote {output}")

@@ -5,6 +5,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ...analysis import guarantee, privacy_profile
+from ...analysis.tradeoff import DEFAULT_FPRS, check_fpr, parse_odds, tradeoff_of
+from ...analysis.tradeoff_composition import compose_tradeoff
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
@@ -34,6 +36,15 @@ def verify(
                         "and the zCDP rho.")] = None,
     exact: Annotated[bool, typer.Option(
         "--exact", help="Rational arithmetic with outward rounding: a certificate that is never optimistic.")] = False,
+    attack: Annotated[bool, typer.Option(
+        "--attack", help="Also report what the best attacker can learn (docs/attacks.md): its true-positive rate at "
+                         "each --fpr, the advantage, the Gaussian-DP mu and the largest posterior; with --plot, "
+                         "draw the attacker's curve.")] = False,
+    fpr: Annotated[Optional[str], typer.Option(
+        "--fpr", help="With --attack: false-positive rates, comma-separated (default 0.001,0.01,0.05,0.1).")] = None,
+    prior_odds: Annotated[Optional[str], typer.Option(
+        "--prior-odds", help="With --attack: the attacker's prior odds for the value x against x', e.g. 1:1 "
+                             "(default) or 1:99.")] = None,
     output: Output = None,
     as_json: Json = False,
     plot: Plot = None,
@@ -47,8 +58,14 @@ def verify(
     dlt = None if delta is None else check_delta(delta, parameter="--delta")
     if compose_k is not None and compose_k < 1:
         raise InvalidParameterError("--compose", compose_k, "an integer K >= 1")
-    if compose_k is not None and eps is None and dlt is None:
-        raise InvalidParameterError("--compose", compose_k, "together with --epsilon and/or --delta")
+    if compose_k is not None and eps is None and dlt is None and not attack:
+        raise InvalidParameterError("--compose", compose_k, "together with --epsilon, --delta and/or --attack")
+    for flag, given in (("--fpr", fpr), ("--prior-odds", prior_odds)):
+        if given is not None and not attack:
+            raise InvalidParameterError(flag, given, "together with --attack")
+    fprs = None if fpr is None else [check_fpr(a, "--fpr") for a in parse_list(
+        fpr, "--fpr", "comma-separated false-positive rates in [0, 1], e.g. 0.001,0.01")]
+    odds = 1.0 if prior_odds is None else parse_odds(prior_odds, "--prior-odds")
     orders = None if renyi is None else parse_list(renyi, "--renyi", "comma-separated Rényi orders > 0 "
                                                                      "(inf allowed), e.g. 1.5,2,4,8")
     if orders is not None and any(not a > 0 for a in orders):
@@ -65,13 +82,33 @@ def verify(
         result["worst_pair_dp"] = profile.worst_pair(eps, "dp")
         result["worst_pair_pdp"] = profile.worst_pair(eps, "pdp")
     if compose_k is not None:
-        result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt, max_memory=max_memory).to_json()
+        result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt, max_memory=max_memory).to_json() \
+            if eps is not None or dlt is not None else {"k": compose_k}
+    curve = None
+    if attack:
+        words = {"subject": "the query answer", "value": "x", "other": "x'", "qualifier": " (any neighbouring pair)"}
+        curve = tradeoff_of(profile)
+        result["attack"] = curve.readout(fprs or DEFAULT_FPRS, odds).to_json(**words)
+        if compose_k is not None:
+            result["composed"]["attack"] = compose_tradeoff([(profile, compose_k)]).readout(
+                fprs or DEFAULT_FPRS, odds).to_json(**words)
     if orders is not None:
         from ...families import renyi_analysis
         result.update(renyi_analysis(mech.privacy, orders, family=source.family).to_json())
     nb_text = mech.neighbourhood.describe()
-    deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output, writes=writes, plot=plot,
-            draw=lambda path: plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}"))
+
+    def draw(path) -> None:
+        if curve is None:
+            plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}")
+        else:
+            short = nb_text if len(nb_text) <= 40 else nb_text[:37] + "..."
+            plots().plot_tradeoff({mech.name: curve}, path, mu=result["attack"]["mu_gdp"],
+                                  epsilon=profile.epsilon_pure,
+                                  title=f"What an attacker who knows everything else can learn ({mech.name}; "
+                                        f"neighbours {short}): telling x from x'")
+
+    deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output,
+            writes=writes, plot=plot, draw=draw)
 
 
 def _print(r: dict[str, Any], nb_text: str) -> None:
@@ -92,9 +129,22 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
     if "composed" in r:
         c = r["composed"]
         for key in ("delta_dp", "epsilon_dp"):
-            if c[key] is not None:
+            if c.get(key) is not None:
                 rows.append((f"composed k={c['k']}: {key}", c[key]))
-                meanings[f"composed k={c['k']}: {key}"] = f"best bound: {c['bound'][key]}"
+                kind = "exact" if c.get("exact", {}).get(key) else "proven bound"
+                meanings[f"composed k={c['k']}: {key}"] = f"{kind}, from {c['bound'][key]}"
+    for key, label in (("attack", "attack"), ("composed", f"composed k={r.get('composed', {}).get('k')}: attack")):
+        a = r.get(key, {}).get("attack") if key == "composed" else r.get("attack")
+        if a is None:
+            continue
+        for alpha, tpr in a["tpr_at_fpr"].items():
+            rows.append((f"{label}: TPR @ FPR={alpha}", tpr))
+            meanings[f"{label}: TPR @ FPR={alpha}"] = "best attacker's true-positive rate at this false-positive rate"
+        rows += [(f"{label}: advantage", a["advantage"]), (f"{label}: mu_gdp", a["mu_gdp"]),
+                 (f"{label}: posterior", a["posterior"])]
+        meanings.update({f"{label}: advantage": "max TPR - FPR (total variation)",
+                         f"{label}: mu_gdp": "smallest Gaussian-DP mu whose curve is below the attacker's",
+                         f"{label}: posterior": f"largest posterior of x from prior odds {a['prior_odds']:g}:1"})
     if "renyi" in r:
         for order, value in r["renyi"].items():
             rows.append((f"renyi eps(alpha={order})", value))
@@ -109,8 +159,15 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
                  "float mode; use --exact for a certificate rounded outward")
     if "renyi" in r:
         lines.append(f"Rényi values: {r['renyi_basis']}" + (f"; {r['renyi_note']}" if "renyi_note" in r else ""))
+    if "attack" in r:
+        a = r["attack"]
+        lines.append(f"attack ({a['method']}): {a['in_words']}")
+    if "attack" in r.get("composed", {}):
+        c = r["composed"]
+        lines.append(f"after {c['k']} releases ({c['attack']['method']}): {c['attack']['in_words']}")
     if "plot" in r:
-        lines.append(f"profile plot written to {r['plot']}")
+        lines.append(f"{'attack' if 'attack' in r else 'profile'} plot written to {r['plot']}")
     if "output" in r:
         lines.append(f"mechanism file written to {r['output']}")
     notes(lines)
+
