@@ -538,6 +538,13 @@ def _bracket(certify: Callable[[float], tuple[bool, object]], start: float, step
     return best
 
 
+#: Relative room left under the target when an RDP budget is spent to the full: the proven
+#: composition adds the RDP value's float error and converts in interval arithmetic, so a
+#: budget converting to eps exactly certifies a hair above it (10.0000000001 for 365 releases
+#: at eps 10, delta 1e-6 on Z), and the design would be refused.
+RDP_MARGIN = 1e-9
+
+
 def _renyi_candidates(program_for: Callable[[float, float], RenyiProgram], k: int, eps: float, dlt: float,
                       nb: Neighbourhood, ords: list[float], calibrate: bool, calibration_steps: int, tol: float,
                       trials: list[Trial], reference: Callable[[], Pmf]) -> list[tuple]:
@@ -551,7 +558,7 @@ def _renyi_candidates(program_for: Callable[[float, float], RenyiProgram], k: in
     cands: list[tuple] = []
     rdp_best: tuple[float, int, float, RenyiSolution, RenyiProgram] | None = None
     for i, a in enumerate(ords):
-        r = (eps - conversion(a, dlt)) / k
+        r = (eps * (1.0 - RDP_MARGIN) - conversion(a, dlt)) / k
         if r <= 0:
             continue
         prog = program_for(a, r)
