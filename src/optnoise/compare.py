@@ -28,13 +28,16 @@ calibrated to the same target and input pairs, ranked by a cost of the released 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .analysis import privacy_profile
-from .costs import RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, row_costs
+from .costs import (
+    RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, released_row_costs, row_costs,
+)
+from .design.bounds import relative_gap
 from .design.channel import calibrated_baselines, design_channel
 from .design.finite import design_finite
 from .errors import InvalidParameterError
@@ -65,6 +68,8 @@ class CompareRow:
     released_error: dict | None = None
     rank: int | None = None
     expected_cost_worst: float | None = None
+    lower_bound: float | None = None
+    gap: float | None = None
 
     def to_json(self) -> dict:
         out = {"mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta,
@@ -72,7 +77,7 @@ class CompareRow:
                "error_rate": self.error_rate, "parameter": self.parameter,
                "parameter_name": self.parameter_name, "boundary": self.boundary}
         extra = {"released_error": self.released_error, "rank": self.rank,
-                 "expected_cost_worst": self.expected_cost_worst}
+                 "expected_cost_worst": self.expected_cost_worst, "lower_bound": self.lower_bound, "gap": self.gap}
         return {**out, **{k: v for k, v in extra.items() if v is not None}}
 
 
@@ -88,9 +93,9 @@ def costs(mech: CyclicPMF | Channel, cost: str, n: int) -> tuple[float, float, f
     (:data:`~optnoise.costs.RELEASED_COSTS`) to ``y`` against ``q`` through the loss matrix.
     """
     er = cost_vector("er", (n + 1,))
-    if cost in RELEASED_COSTS:
-        per_q = row_costs(channel_matrix(mech), loss_matrix(cost, n))
-        per_q_er = row_costs(channel_matrix(mech), loss_matrix("er", n))
+    if cost in RELEASED_COSTS:   # O(n) for noise mod n+1 (costs.released_row_costs)
+        per_q = released_row_costs(mech, cost)
+        per_q_er = released_row_costs(mech, "er")
         return float(per_q.max()), float(per_q.mean()), float(per_q_er.max())
     rho = cost_vector(cost, (n + 1,))
     if isinstance(mech, CyclicPMF):
@@ -110,7 +115,7 @@ def released_error(mech: CyclicPMF | Channel, cost: str, n: int) -> dict | None:
     name = released_counterpart(cost)
     if name is None:
         return None
-    per_q = row_costs(channel_matrix(mech), loss_matrix(name, n))
+    per_q = released_row_costs(mech, name)
     return {"cost": name, "average": float(per_q.mean()), "worst": float(per_q.max())}
 
 
@@ -163,16 +168,35 @@ def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str 
     rows = []
     for eps in epsilons:
         target = Target(eps, dlt, notion)
+        at = len(rows)
+        bound = None
         for name in mechanisms:
             if name == "optimal":
                 d = design_finite(n, target=target, neighbourhood=nb, cost=cost, max_memory=max_memory)
                 rows.append(_row(name, eps, dlt, d.pmf, None, boundary, cost, n))
+                bound = d.lower_bound
             else:
                 param = calibrate(name, n, target, nb, boundary)
                 rows.append(_row(name, eps, dlt, build(name, param, n, boundary), param, boundary, cost, n))
             if progress:
                 progress()
+        rows[at:] = _bounded(rows[at:], bound)
     return rows
+
+
+def _noise_rows(r: CompareRow) -> bool:
+    """Whether the optimal noise design's bound covers a row: every noise added modulo ``n + 1``
+    meeting the target is feasible for its LP; a clamped baseline is a channel, not such a noise."""
+    return r.boundary in (None, "modulo")
+
+
+def _bounded(rows: list[CompareRow], bound: float | None, covers: Callable[[CompareRow], bool] = _noise_rows,
+             objective: Callable[[CompareRow], float] = lambda r: r.expected_cost) -> list[CompareRow]:
+    """The rows with the request's proven lower bound and each one's relative distance above
+    it (``gap``), for the rows the bound covers."""
+    if bound is None:
+        return rows
+    return [replace(r, lower_bound=bound, gap=relative_gap(objective(r), bound)) if covers(r) else r for r in rows]
 
 
 def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, cost: str = "er",
@@ -187,13 +211,16 @@ def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, co
         raise InvalidParameterError("target_cost", target_cost, "a number > 0")
     nb = as_neighbourhood(neighbourhood)
     fixed = {name: calibrate_to_cost(name, n, target_cost, cost, boundary) for name in mechanisms if name != "optimal"}
-    rows = []
+    rows: list[CompareRow] = []
     for eps in epsilons:
+        at = len(rows)
+        bound = None
         for name in mechanisms:
             if name == "optimal":
                 d = design_finite(n, epsilon=eps, neighbourhood=nb, notion=notion, cost=cost,
                                   minimize="delta", max_cost=target_cost, max_memory=max_memory)
                 mech, param = d.pmf, None
+                bound = d.lower_bound
             else:
                 param = fixed[name]
                 mech = build(name, param, n, boundary)
@@ -201,6 +228,7 @@ def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, co
             rows.append(_row(name, eps, dl, mech, param, boundary, cost, n))
             if progress:
                 progress()
+        rows[at:] = _bounded(rows[at:], bound, objective=lambda r: r.delta)   # the bound is on delta at this cost
     return rows
 
 
@@ -214,7 +242,6 @@ CHANNEL_DEFAULT: tuple[str, ...] = CHANNEL_MECHANISMS[:-1]
 
 def _ranked(rows: list[CompareRow]) -> list[CompareRow]:
     """``rank`` 1 for the lowest ``expected_cost`` at each epsilon (ties share a rank)."""
-    from dataclasses import replace
     out = []
     for eps in dict.fromkeys(r.epsilon for r in rows):
         group = [r for r in rows if r.epsilon == eps]
@@ -245,12 +272,14 @@ def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, n
     L = objective.matrix(n)
     er = loss_matrix("er", n)
     rows = []
+    bounds: dict[float, float | None] = {}
     for eps in epsilons:
         target = Target(eps, dlt, notion)
         found: dict[str, tuple[np.ndarray, float | None, str | None, str | None]] = {}
         if "optimal-channel" in mechanisms:
             best = design_channel(n, target=target, pairs=pairs, cost=objective)
             found["optimal-channel"] = (np.asarray(best.matrix), None, None, None)
+            bounds[float(eps)] = best.lower_bound
             if progress:
                 progress()
         for b in calibrated_baselines(n, target=target, pairs=pairs, cost=objective,
@@ -266,4 +295,7 @@ def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, n
                                    float(row_costs(M, er).max()), param, pname, bnd,
                                    {"cost": objective.name, "average": avg, "worst": float(per_q.max())},
                                    expected_cost_worst=float(per_q.max())))
-    return _ranked(rows)
+    out = []
+    for eps in dict.fromkeys(r.epsilon for r in rows):   # every channel meets the target on the pairs
+        out += _bounded([r for r in rows if r.epsilon == eps], bounds.get(eps), lambda r: True)
+    return _ranked(out)

@@ -345,12 +345,18 @@ def loss_matrix(cost: str, n: int, *, cyclic: bool = False) -> np.ndarray:
     of noise added modulo ``n + 1`` the plain (non-cyclic) losses are the error of the
     released value *after* wrap-around: what a user of an ordered domain sees.
     """
+    return loss_rows(cost, n, np.arange(_check_size(n)), cyclic=cyclic)
+
+
+def loss_rows(cost: str, n: int, rows: np.ndarray, *, cyclic: bool = False) -> np.ndarray:
+    """Rows ``L[rows, :]`` of :func:`loss_matrix` (one row per true answer in ``rows``), built
+    without the rest: large domains are processed in blocks. The named losses are symmetric,
+    so these are also the columns ``L[:, rows]`` transposed."""
     size = _check_size(n)
     if not isinstance(cost, str) or cost.strip() not in _RELEASED:
         raise InvalidParameterError("cost", cost, _RELEASED_ACCEPTED)
     power, circular = _RELEASED[cost.strip()]
-    q = np.arange(size)
-    d = np.abs(q[None, :] - q[:, None])
+    d = np.abs(np.arange(size)[None, :] - np.asarray(rows, dtype=np.int64).reshape(-1)[:, None])
     if circular or cyclic:
         d = np.minimum(d, size - d)
     return (d != 0).astype(float) if power == 0 else d.astype(float) ** power
@@ -384,6 +390,15 @@ def row_costs(P: np.ndarray, L: np.ndarray) -> np.ndarray:
 
 def _matrix(P: np.ndarray | Channel | CyclicPMF) -> np.ndarray:
     return channel_matrix(P) if isinstance(P, (Channel, CyclicPMF)) else np.asarray(P, float)
+
+
+def named_row_costs(P: np.ndarray, cost: str, rows: int = 256) -> np.ndarray:
+    """``row_costs(P, loss_matrix(cost, n))`` for a named released-value cost, ``rows`` rows
+    of the loss at a time (a large channel never holds the whole ``(n+1)^2`` loss)."""
+    P = np.asarray(P, dtype=np.float64)
+    n = P.shape[0] - 1
+    return np.concatenate([np.einsum("ij,ij->i", P[lo:lo + rows], loss_rows(cost, n, np.arange(lo, min(n + 1, lo + rows))))
+                           for lo in range(0, n + 1, rows)])
 
 
 def channel_cost(P: np.ndarray | Channel | CyclicPMF, L: np.ndarray,
@@ -500,14 +515,29 @@ def released_errors(P: np.ndarray | Channel | CyclicPMF,
     (uniform by default) and in the worst case over the true answer: ``{cost: {"average",
     "worst"}}``. Modulo noise (a scalar cyclic PMF) is scored through its channel, i.e.
     after wrap-around."""
-    if isinstance(P, CyclicPMF) and P.probs.ndim == 1:   # O(n), not the n x n channel
-        pi = check_prior(prior, P.size)
-        rows = {name: modulo_row_costs(P.probs, _RELEASED[name][0]) for name in ("er", "abs-error", "sq-error")}
-    else:
-        m = _matrix(P)
-        pi = check_prior(prior, m.shape[0])
-        rows = {name: row_costs(m, loss_matrix(name, m.shape[0] - 1)) for name in ("er", "abs-error", "sq-error")}
+    size = P.size if isinstance(P, CyclicPMF) else _matrix(P).shape[0]
+    pi = check_prior(prior, size)
+    rows = {name: released_row_costs(P, name) for name in ("er", "abs-error", "sq-error")}
     return {name: {"average": float(pi @ r), "worst": float(r.max())} for name, r in rows.items()}
+
+
+def released_row_costs(P: np.ndarray | Channel | CyclicPMF, cost: str) -> np.ndarray:
+    """``r[q]``: the expected loss of a named released-value cost for each true answer ``q``.
+
+    Noise mod ``n + 1`` (a scalar :class:`CyclicPMF`) in ``O(n)``: a circular loss is the same
+    for every ``q`` (its channel is circulant and the loss depends on ``(y - q) mod (n+1)``
+    only), so one dot product, repeated -- every row exactly equal, which keeps a calibration
+    on the worst row stable; a plain loss by :func:`modulo_row_costs`. A channel row by row
+    (:func:`named_row_costs`).
+    """
+    if cost not in _RELEASED:
+        raise InvalidParameterError("cost", cost, _RELEASED_ACCEPTED)
+    power, circular = _RELEASED[cost]
+    if isinstance(P, CyclicPMF) and P.probs.ndim == 1:   # O(n), not the n x n channel
+        if circular:
+            return np.full(P.size, float(loss_rows(cost, P.size - 1, np.array([0]))[0] @ P.probs))
+        return modulo_row_costs(P.probs, power)
+    return named_row_costs(_matrix(P), cost)
 
 
 def modulo_row_costs(f: np.ndarray, power: int) -> np.ndarray:

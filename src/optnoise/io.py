@@ -136,12 +136,11 @@ def _read_npy(p: Path, parameter: str) -> dict[str, Any]:
         raise InvalidParameterError(parameter, str(p), f"a readable .npy array of numbers ({one_line(exc)})") from exc
     if floats.ndim == 0:
         floats = floats.reshape(1)
-    exact = None
-    if np.all(np.isfinite(floats)):
-        exact = np.empty(floats.size, dtype=object)
-        exact[:] = [Fraction(float(x)) for x in floats.ravel()]
-        exact = exact.reshape(floats.shape)
-    return {"pmf": floats, "exact": exact, "offset": None}
+    # No Fractions here: a float is an exact binary rational already, analysed as every float
+    # PMF is (the exact analysis takes integer weights over the floats' power-of-two
+    # denominator, vectorised); a table off 1 within the tolerance is rescaled
+    # (pmf.rounded_table), in floating point.
+    return {"pmf": floats, "exact": None, "offset": None}
 
 
 def _read_json(text: str, path: str, parameter: str) -> dict[str, Any]:

@@ -65,6 +65,22 @@ def _as_fraction_array(values: Sequence | np.ndarray, shape: tuple[int, ...]) ->
     return out.reshape(shape)
 
 
+def rounded_table(floats: np.ndarray) -> bool:
+    """Whether float masses read as exact values (a ``.npy`` file: each float is an exact binary
+    rational) are a table that the rule for exact masses rescales: their exact sum differs
+    from 1, by at most :data:`SUM_TOLERANCE`. Vectorised, no Fractions (the rescaling is then
+    done in floating point, and ``normalized`` says so)."""
+    excess = _excess(floats)
+    return excess != 0.0 and abs(excess) <= SUM_TOLERANCE
+
+
+def _excess(floats: np.ndarray) -> float:
+    """The exact sum of the floats minus 1, rounded once (``fsum`` is exact before its one
+    rounding, so the result is 0 exactly when the sum is 1)."""
+    import math
+    return math.fsum(np.asarray(floats, dtype=np.float64).ravel().tolist() + [-1.0])
+
+
 def _check_total(total: float, parameter: str, normalize: bool) -> None:
     if total <= 0:
         raise InvalidParameterError(parameter, total, "masses with a positive sum")
@@ -95,6 +111,8 @@ def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, 
     else:
         if scaled:
             arr = arr / total
+        # a float sum of 1 can hide an exact sum that is not: say that the table was rescaled
+        scaled = bool(normalize and (scaled or _excess(arr) != 0.0))
         object.__setattr__(obj, "exact", None)
     object.__setattr__(obj, "probs", _frozen(arr))
     object.__setattr__(obj, "normalized", scaled)

@@ -272,7 +272,16 @@ def _integer_form_builders(form: IntegerForm, neighbourhood: Neighbourhood | Inp
         if not isinstance(nb, InputPairs):
             nb = InputPairs.from_distances(nb, form.shape[0])
         w, d = form.weights, form.denominator
-        return [(f"x={a},x'={b}", lambda a=a, b=b: PairMasses(w[a], w[b], f"x={a},x'={b}", d))
+        rows: dict[int, Weights] = {}
+
+        def row(i: int) -> Weights | np.ndarray:  # a uint64 row validated and converted once
+            if w.dtype == object:
+                return w[i]
+            if i not in rows:
+                rows[i] = as_weights(w[i])
+            return rows[i]
+
+        return [(f"x={a},x'={b}", lambda a=a, b=b: PairMasses(row(a), row(b), f"x={a},x'={b}", d))
                 for a, b in nb.ordered(form.shape[0])], nb
     nb = neighbourhood if neighbourhood is not None else Neighbourhood((1,))
     if not isinstance(nb, Neighbourhood):

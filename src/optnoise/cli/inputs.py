@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
-from ..pmf import CyclicPMF
+from ..pmf import CyclicPMF, rounded_table
 from ..target import Target, check_notion
 from .options import NeighbourhoodArgs, SourceArgs, TargetArgs
 
@@ -99,14 +99,16 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
     else:
         raw = read_pmf_file(source.pmf_file, parameter="--pmf-file", max_memory=max_memory)  # type: ignore[arg-type]
         floats, exact, file_offset = raw["pmf"], raw["exact"], raw["offset"]
+    # a .npy holds floats, which are exact values: the same rule as exact masses (rescaled within the tolerance)
+    normalize = source.normalize or (exact is None and source.pmf is None and rounded_table(floats))
     if space != "integer" and source.offset is not None:
         raise InvalidParameterError("--offset", source.offset, "only with --space integer")
     try:
         if space == "integer":
             off = source.offset if source.offset is not None else (file_offset if file_offset is not None else 0)
-            pmf: CyclicPMF | IntegerPMF = IntegerPMF(floats, off, normalize=source.normalize, exact=exact)
+            pmf: CyclicPMF | IntegerPMF = IntegerPMF(floats, off, normalize=normalize, exact=exact)
         else:
-            pmf = CyclicPMF(floats, normalize=source.normalize, exact=exact)
+            pmf = CyclicPMF(floats, normalize=normalize, exact=exact)
     except InvalidParameterError as exc:  # the masses came from the file: name it
         if source.pmf is not None or exc.parameter != "pmf":
             raise

@@ -60,7 +60,7 @@ from ..analysis import privacy_profile
 from ..analysis.floating import RATIO_TOLERANCE
 from ..costs import (
     ReleasedCost, channel_cost, check_prior, cost_vector, describe_cost, loss_matrix, modulo_cost_vector,
-    released_errors, row_costs, wrapped_squared_error,
+    named_row_costs, released_errors, row_costs, wrapped_squared_error,
 )
 from ..errors import DesignError, InvalidParameterError
 from ..families import calibrate, calibration_of
@@ -72,6 +72,7 @@ from ..pmf import Channel, CyclicPMF, channel_matrix
 from ..search import boundary
 from ..target import Target, check_integer, resolve_target
 from .finite import FiniteDesign, design_finite
+from .bounds import GAP_TOLERANCE, Bound, chain_bound, complete_bound, exp_up, lp_bound, relative_gap
 from .model import sum_rows
 from .report import DesignResult
 from .solver import RATIO_MARGIN, Infeasible, solve_lp, solve_milp
@@ -208,6 +209,12 @@ class ChannelDesign(DesignResult):
         (normalised) and whether the worst case over ``q`` was minimised.
     expected_cost:
         The objective evaluated on ``matrix`` (after cleaning and any repair).
+    lower_bound, bound_method:
+        A proven lower bound on the optimum of the request (:mod:`optnoise.design.bounds`:
+        a dual certificate checked in outward-rounded arithmetic at ``e^eps`` itself, not the
+        design's margin) and what gave it; ``gap`` is the relative distance of
+        ``expected_cost`` from it and ``optimal`` says it is below ``GAP_TOLERANCE``. A PDP
+        MILP's bound is HiGHS's best bound, not re-checked (said in ``bound_method``).
     objective:
         The solver's optimum of the problem actually solved: ``e^eps`` shrunk by the relative
         margin ``RATIO_MARGIN = 1e-10`` and ``delta`` by at most ``1e-9``, so it can exceed the
@@ -220,7 +227,8 @@ class ChannelDesign(DesignResult):
     method:
         ``"lp"``, ``"lp-mirror"`` (mirror symmetry imposed, lossless), ``"lp-complete-graph"``
         (per-column minimum substitution, lossless), ``"lp-circulant"`` (first row only,
-        lossless), ``"milp"`` or ``"milp-circulant"``.
+        lossless), ``"milp"``, ``"milp-circulant"`` or ``"geometric-remap"`` (pure DP,
+        neighbours one apart, prior-averaged, large ``n``: :mod:`optnoise.design.chain`).
 
     ``analysis`` is the float analysis of ``matrix`` under ``pairs`` at the target;
     :meth:`certify` the exact certificate of the quantized channel that is sampled.
@@ -228,7 +236,7 @@ class ChannelDesign(DesignResult):
 
     matrix: np.ndarray
     cost: str
-    loss_matrix: np.ndarray
+    loss_matrix: np.ndarray | None
     prior: np.ndarray
     worst_case: bool
     expected_cost: float
@@ -245,10 +253,22 @@ class ChannelDesign(DesignResult):
     n_constraints: int = 0
     mip_gap: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    lower_bound: float | None = None
+    bound_method: str | None = None
 
     @property
     def n(self) -> int:
         return int(self.matrix.shape[0]) - 1
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap between ``expected_cost`` and the proven ``lower_bound`` (None without one)."""
+        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
+
+    @property
+    def optimal(self) -> bool:
+        """Whether the proven gap is below :data:`~optnoise.design.bounds.GAP_TOLERANCE`."""
+        return self.gap is not None and self.gap <= GAP_TOLERANCE
 
     @property
     def epsilon(self) -> float:
@@ -274,6 +294,8 @@ class ChannelDesign(DesignResult):
 
     def row_costs(self) -> np.ndarray:
         """Expected loss per true answer ``q``."""
+        if self.loss_matrix is None:   # a named cost on a large domain: the loss in blocks
+            return named_row_costs(self.matrix, self.cost)
         return row_costs(self.matrix, self.loss_matrix)
 
     def to_json(self) -> dict:
@@ -296,7 +318,11 @@ class ChannelDesign(DesignResult):
                           "neighbourhood": self.input_pairs.to_json()},
             "certificate": self.analysis.to_json(),
             "method": self.method,
-            "optimal": True,
+            "optimal": self.optimal,
+            "lower_bound": self.lower_bound,
+            "gap": self.gap,
+            "gap_tolerance": GAP_TOLERANCE,
+            "bound_method": self.bound_method,
             "solve_seconds": self.solve_seconds,
             "objective": self.objective,
             "constraints": list(self.constraints),
@@ -551,21 +577,24 @@ def _substitution(pb: _Problem, lay: _Layout, kind: str) -> tuple[sp.csr_matrix,
     return _block(np.arange(n_full), red, np.ones(n_full), n_full, uniq.size), lb[uniq], ub[uniq], integ[uniq]
 
 
-def _build(pb: _Problem, *, pdp_pattern: np.ndarray | None = None, milp_model: bool = False) -> _Model:
+def _build(pb: _Problem, *, pdp_pattern: np.ndarray | None = None, milp_model: bool = False,
+           relaxed: bool = False) -> _Model:
     """The sparse model of one problem.
 
     ``milp_model`` builds the PDP MILP; ``pdp_pattern`` (bool, pairs x outputs) builds the
     polishing LP of a PDP design: ratio rows only where the indicator is 0, and a mass row
     ``sum_{y: u = 1} P[a, y] <= delta`` per pair. Otherwise the DP LP. Each is reduced where
-    that is provably lossless (:func:`_reduction`).
+    that is provably lossless (:func:`_reduction`). ``relaxed`` writes the ratio rows with a
+    float ``>= e^eps`` and delta unshrunk: a relaxation of the true problem, whose bound from
+    any multipliers bounds the true optimum (:func:`_lp_lower_bound`).
     """
     plain_lp = pdp_pattern is None and not milp_model
     kind = _reduction(pb, plain_lp)
     if kind == "circulant":
         pb = _circulant_model(pb)
     size, K = pb.size, len(pb.pairs)
-    e = math.exp(pb.epsilon) * (1.0 - RATIO_MARGIN)
-    d = pb.delta - min(_DELTA_MARGIN, 1e-3 * pb.delta)
+    e = exp_up(pb.epsilon) if relaxed else math.exp(pb.epsilon) * (1.0 - RATIO_MARGIN)
+    d = pb.delta if relaxed else pb.delta - min(_DELTA_MARGIN, 1e-3 * pb.delta)
     pure = pb.delta == 0.0
     lay = _Layout(size, K, complete=kind == "complete",
                   per_pair=milp_model or (plain_lp and not pure), pdp=milp_model, worst=pb.worst)
@@ -681,23 +710,68 @@ def _split(blocks) -> tuple[sp.csr_matrix | None, np.ndarray | None, sp.csr_matr
     return stack(ub_a), cat(ub_b), stack(eq_a), cat(eq_b)
 
 
-def _solve_lp(model: _Model, time_limit: float | None) -> tuple[np.ndarray, float, int]:
+def _solve_lp(model: _Model, time_limit: float | None, duals: list | None = None) -> tuple[np.ndarray, float, int]:
     """:func:`~optnoise.design.solver.solve_lp`; returns the *full* variables, the objective
-    and the number of rows."""
+    and the number of rows; appends ``(y_ub, y_eq)`` to ``duals`` when given."""
     a_ub, b_ub, a_eq, b_eq = _split(model.blocks)
     bounds = [(lo, None if math.isinf(hi) else hi) for lo, hi in zip(model.lb, model.ub)]
     res = solve_lp(model.c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit, _LP_OPTIONS)
     n_rows = (0 if a_ub is None else a_ub.shape[0]) + (0 if a_eq is None else a_eq.shape[0])
+    if duals is not None:
+        duals.append((None if a_ub is None else res.ineqlin.marginals, None if a_eq is None else res.eqlin.marginals))
     return model.S @ res.x, float(res.fun), n_rows
 
 
-def _solve_milp(model: _Model, time_limit: float | None) -> tuple[np.ndarray, float, float, int]:
+def _column_bound(pb: _Problem, y_eq: np.ndarray | None) -> Bound | None:
+    """The column-by-column certificate of :mod:`optnoise.design.bounds` from the LP's row-sum
+    multipliers, where the request has one (pure DP, no structural constraint, prior-averaged;
+    neighbours one apart or every pair). It finds the best ratio multipliers for those row
+    multipliers itself, so it is at least as tight as the LP's own (HiGHS's dual tolerance
+    is absolute). The mirror model holds each row sum twice; the symmetrised split is used."""
+    if pb.delta != 0 or pb.constraints or pb.worst or y_eq is None:
+        return None
+    n = pb.size - 1
+    u = np.asarray(y_eq, dtype=np.float64)[-pb.size:]
+    if _mirror_symmetric(pb):
+        u = (u + u[::-1]) / 2
+    c = pb.prior[:, None] * pb.L
+    pairs = set(pb.pairs)
+    if len(pairs) == 2 * n and pairs == set(pairs_from_distances(n, [1])):
+        return chain_bound(lambda lo, hi: c[lo:hi], u, pb.epsilon)
+    if _complete_on(pb.pairs) == tuple(range(pb.size)):
+        return complete_bound(c, u, pb.epsilon)
+    return None
+
+
+def _lp_lower_bound(pb: _Problem, y_ub: np.ndarray | None, y_eq: np.ndarray | None) -> float | None:
+    """A proven lower bound on the true optimum from the solved LP's multipliers.
+
+    The relaxed model (:func:`_build` with ``relaxed``) has the same rows as the solved one
+    and a feasible set containing the true problem's (reduced as the solved model was; the
+    reductions are lossless for the true problem too). Variables without an upper bound get
+    one that keeps the optimum: the epigraph ``t <= P[a, y] <= 1`` can be lowered to
+    ``max(0, P[a, y] - E P[b, y]) <= 1``, the worst-case ``z`` to the largest row cost
+    ``<= max L``. Then :func:`~optnoise.design.bounds.lp_bound`.
+    """
+    if not math.isfinite(exp_up(pb.epsilon)):
+        return None
+    model = _build(pb, relaxed=True)
+    a_ub, b_ub, a_eq, b_eq = _split(model.blocks)
+    cap = max(1.0, float(np.max(np.abs(pb.L))))
+    ub = np.where(np.isinf(model.ub), cap, model.ub)
+    value = lp_bound(model.c, a_ub, b_ub, a_eq, b_eq, model.lb, ub, y_ub, y_eq).value
+    return value if math.isfinite(value) else None
+
+
+def _solve_milp(model: _Model, time_limit: float | None) -> tuple[np.ndarray, float, float, int, float | None]:
     from scipy.optimize import Bounds, LinearConstraint
 
     cons = [LinearConstraint(A, lo, hi) for A, lo, hi in model.blocks]
     res = solve_milp(model.c, cons, model.integrality, Bounds(model.lb, model.ub), time_limit)
     n_rows = sum(A.shape[0] for A, _, _ in model.blocks)
-    return model.S @ res.x, float(res.fun), float(getattr(res, "mip_gap", 0.0) or 0.0), n_rows
+    bound = getattr(res, "mip_dual_bound", None)
+    return (model.S @ res.x, float(res.fun), float(getattr(res, "mip_gap", 0.0) or 0.0), n_rows,
+            None if bound is None else float(bound))
 
 
 # ============================================================== checks and repair
@@ -938,6 +1012,9 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
     for c in cons:
         if c not in CONSTRAINTS:
             raise InvalidParameterError("constraints", c, "any of " + ", ".join(CONSTRAINTS))
+    if exploit_structure and structured_request(size - 1, prs, dlt, cons, bool(worst_case) or (
+            isinstance(cost, ReleasedCost) and cost.worst_case)):
+        return _structured(size - 1, tgt, prs, cost, prior, t0)
     nnz = _model_size(size, prs, dlt, cons, notion_eff == "pdp", bool(exploit_structure))
     if nnz > MAX_NONZEROS:
         raise InvalidParameterError("n", n, f"a smaller domain or fewer pairs: this channel model would have about "
@@ -955,13 +1032,25 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
                   None if time_limit is None else float(time_limit))
     target_eff = pb.target
     gap = None
+    duals: list = []
     try:
-        if use_milp:
-            x, obj, gap, n_rows, n_cols, method = _solve_pdp(pb)
+        if band_request(size - 1, prs, dlt, notion_eff, cons, worst) and exploit_structure:
+            from .band import solve_band
+            sol = solve_band(size - 1, eps, dlt, prs, L, pi, time_limit=pb.time_limit)
+            x, obj, n_rows, n_cols, method = sol.matrix.ravel(), sol.objective, sol.n_rows, sol.n_variables, "lp-band"
+            bound = sol.bound.value if math.isfinite(sol.bound.value) else None
+            bound_method = f"band-lp-dual over the full LP (outward rounded, at e^eps; band {sol.band})"
+        elif use_milp:
+            x, obj, gap, n_rows, n_cols, method, best_bound = _solve_pdp(pb)
+            bound, bound_method = best_bound, "milp-best-bound (HiGHS's, at the design's margins; not re-checked)"
         else:
             model = _build(pb)
-            x, obj, n_rows = _solve_lp(model, pb.time_limit)
+            x, obj, n_rows = _solve_lp(model, pb.time_limit, duals)
             n_cols, method = model.n_cols, model.method
+            bound, bound_method = _lp_lower_bound(pb, *duals[0]), "lp-dual (outward rounded, at e^eps)"
+            column = _column_bound(pb, duals[0][1])
+            if column is not None and math.isfinite(column.value) and (bound is None or column.value > bound):
+                bound, bound_method = column.value, f"{column.method} from the LP's row multipliers (outward rounded, at e^eps)"
     except Infeasible:
         raise DesignError(_diagnose(pb)) from None
     P = _clean(x, size)
@@ -998,7 +1087,63 @@ def design_channel(n: int, *, epsilon: float | None = None, delta: float = 0.0, 
         expected_cost=channel_cost(P, L, pi, worst), objective=obj, target=target_eff, pairs=prs,
         constraints=cons, method=method, solve_seconds=time.perf_counter() - t0, repair=repair,
         repair_weight=lam, lifted_mass=lifted_mass, n_variables=n_cols, n_constraints=n_rows, mip_gap=gap,
-        notes=tuple(notes))
+        notes=tuple(notes), lower_bound=bound, bound_method=bound_method)
+
+
+#: Domains above this size (``n > STRUCTURED_FROM``) take the structured solver when the
+#: request allows it (:func:`structured_request`); below it the LP is a second or two.
+STRUCTURED_FROM = 100
+
+
+def structured_request(n: int, pairs: Sequence[tuple[int, int]], delta: float, constraints: Sequence[str],
+                       worst_case: bool) -> bool:
+    """Whether :func:`design_channel` solves the request with :mod:`optnoise.design.chain`:
+    ``n > STRUCTURED_FROM``, pure DP, exactly the pairs of neighbours one apart, no
+    structural constraint, a prior-averaged cost."""
+    return (n > STRUCTURED_FROM and delta == 0 and not constraints and not worst_case
+            and len(pairs) == 2 * n and set(pairs) == set(pairs_from_distances(n, [1])))
+
+
+#: Largest pair distance for which approximate-DP requests are solved on a band.
+BAND_REACH = 8
+
+
+def band_request(n: int, pairs: Sequence[tuple[int, int]], delta: float, notion: str, constraints: Sequence[str],
+                 worst_case: bool) -> bool:
+    """Whether :func:`design_channel` solves the request on a band (:mod:`optnoise.design.band`):
+    ``n > STRUCTURED_FROM``, approximate DP with ``delta > 0``, pairs at most
+    :data:`BAND_REACH` apart, no structural constraint, a prior-averaged cost."""
+    return (n > STRUCTURED_FROM and delta > 0 and notion == "dp" and not constraints and not worst_case
+            and max(abs(a - b) for a, b in pairs) <= BAND_REACH)
+
+
+def _structured(n: int, target: Target, pairs: tuple[tuple[int, int], ...], cost, prior, t0: float) -> ChannelDesign:
+    """The structured design (:func:`optnoise.design.chain.solve_chain`) as a :class:`ChannelDesign`.
+
+    A named cost is never expanded into its ``(n+1)^2`` loss matrix (``loss_matrix`` is
+    ``None``; row costs are computed in blocks)."""
+    from .chain import solve_chain
+
+    if isinstance(cost, ReleasedCost):
+        name, pi, L = cost.name, cost.weights(n + 1), cost.name
+    elif isinstance(cost, str):
+        name, pi, L = cost.strip(), check_prior(prior, n + 1), cost.strip()
+        loss_matrix(name, 1)   # validates the name
+    else:
+        name, L, pi, _ = _released(cost, prior, False, n + 1)
+    sol = solve_chain(n, target.epsilon, L, pi)
+    notes = ["Ghosh et al.'s geometric mechanism with the best deterministic remap; the bound is a dual "
+             "certificate checked at e^eps in outward-rounded arithmetic"]
+    if sol.mixing:
+        notes.append(f"mixed with the uniform channel at weight {sol.mixing:.3g} (entries below the float range)")
+    Lr = None if isinstance(L, str) else L
+    return ChannelDesign(
+        matrix=sol.matrix, cost=name, loss_matrix=Lr, prior=pi, worst_case=False, expected_cost=sol.cost,
+        objective=sol.cost, target=target, pairs=pairs, constraints=(), method="geometric-remap",
+        solve_seconds=time.perf_counter() - t0, repair="mix" if sol.mixing else "none", repair_weight=sol.mixing,
+        n_variables=n + 1, n_constraints=n + 1, notes=tuple(notes),
+        lower_bound=sol.bound.value if math.isfinite(sol.bound.value) else None,
+        bound_method=f"{sol.bound.method} (outward rounded, at e^eps)")
 
 
 def _model_size(size: int, pairs: tuple[tuple[int, int], ...], delta: float, constraints: tuple[str, ...],
@@ -1024,12 +1169,12 @@ def _solve_pdp(pb: _Problem):
     """MILP, then the LP with the indicators fixed (tight tolerances, margins on e and delta)."""
     model = _build(pb, milp_model=True)
     lay = model.layout
-    x, _obj, gap, n_rows = _solve_milp(model, pb.time_limit)
+    x, _obj, gap, n_rows, best_bound = _solve_milp(model, pb.time_limit)
     # the indicators of the problem the model was built for (one pair per distance if circulant)
     u = np.rint(x[lay.off_u:lay.off_z]).astype(bool).reshape(lay.n_pairs, pb.size)
     x2, obj2, _ = _solve_lp(_build(pb, pdp_pattern=u), pb.time_limit)
     # the polished LP's optimum <= the MILP's incumbent (the incumbent is feasible for it)
-    return np.asarray(x2), obj2, gap, n_rows, model.n_cols, model.method
+    return np.asarray(x2), obj2, gap, n_rows, model.n_cols, model.method, best_bound
 
 
 def _reference(pb: _Problem) -> np.ndarray:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Sequence
 
@@ -42,6 +42,7 @@ from ..neighbourhood import Neighbourhood, as_neighbourhood
 from ..pmf import CyclicPMF
 from ..resources import check, design_lp_bytes, row_generation_bytes
 from ..target import Target, check_integer, resolve_target
+from .bounds import GAP_TOLERANCE, exp_up, lp_bound, relative_gap
 from .model import (
     Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
     pdp_milp, ratio_block, rho_of, sum_rows,
@@ -78,6 +79,17 @@ class FiniteDesign(DesignResult):
     delta_min: float | None = None
     mip_gap: float | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    lower_bound: float | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap of the objective (the cost, or delta with ``minimize="delta"``) above the
+        proven ``lower_bound`` (an LP design's multipliers checked at ``e^eps`` in outward-rounded
+        arithmetic; ``None`` for closed forms and MILPs, whose ``optimal`` is the solver's)."""
+        if self.lower_bound is None:
+            return None
+        return relative_gap(self.expected_cost if self.minimize == "cost" else float(self.delta_min or 0.0),
+                            self.lower_bound)
 
     @property
     def notion(self) -> str:
@@ -112,6 +124,9 @@ class FiniteDesign(DesignResult):
             "certificate": self.analysis.to_json(),
             "method": self.method,
             "optimal": self.optimal,
+            "lower_bound": self.lower_bound,
+            "gap": self.gap,
+            "gap_tolerance": GAP_TOLERANCE,
             "solve_seconds": self.solve_seconds,
             "formulation": self.formulation,
             "minimize": self.minimize,
@@ -170,6 +185,7 @@ class _LPSolution:
     lps: int
     rows: int
     all_rows: int
+    duals: tuple = ()
 
 
 def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, time_limit,
@@ -184,6 +200,7 @@ def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, 
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
 
     def solve(rows: np.ndarray, active: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, float]:
+        nonlocal last
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved "
@@ -193,13 +210,43 @@ def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, 
         model = dp_lp(sh, orbits, rho, e, rows=rows, active=active, hockey=hockey, delta=delta, max_cost=mc)
         bounds = np.column_stack((np.zeros(model.upper.size), model.upper))
         res = solve_lp(model.c, model.a_ub, model.b_ub, model.a_eq, [1.0], bounds, left, scale=scale)
+        last = (rows, res.ineqlin.marginals, res.eqlin.marginals)
         return model.pmf(res.x, orbits), float(res.fun)
 
+    last: tuple = ()
     if not row_generation:
         rows = (kept[:, None] * n + np.arange(n)[None, :]).ravel()
         f, obj = solve(rows, np.arange(orbits.size))
-        return _LPSolution(f, obj, 1, all_rows, all_rows)
-    return _row_generation(sh, orbits, rho, e, solve, all_rows, hockey)
+        return _LPSolution(f, obj, 1, all_rows, all_rows, last)
+    return replace(_row_generation(sh, orbits, rho, e, solve, all_rows, hockey), duals=last)
+
+
+def _lp_lower_bound(sh: Shifts, orbits: Orbits, rho: np.ndarray, epsilon: float, delta: float,
+                    max_cost: float | None, hockey: bool, duals: tuple) -> float | None:
+    """A proven lower bound on the true optimum from the last LP's multipliers.
+
+    The full LP (every ratio row, every class) written with a float ``>= e^eps`` and delta
+    unshrunk contains the true problem's feasible set (mirror classes lose nothing for it
+    either); the last LP's rows are a subset of its rows, in the same order, so its
+    multipliers extended by 0 are a candidate dual, turned into a bound in outward-rounded
+    arithmetic by :func:`~optnoise.design.bounds.lp_bound`. Unbounded variables get bounds
+    that keep the optimum: ``t <= f`` and the min-delta ``d <= 1``.
+    """
+    rows, y_ub, y_eq = duals
+    if not math.isfinite(exp_up(epsilon)):
+        return None
+    n = sh.n
+    full_rows = (orbits.shifts[:, None] * n + np.arange(n)[None, :]).ravel()
+    model = dp_lp(sh, orbits, rho, exp_up(epsilon), rows=full_rows, active=np.arange(orbits.size), hockey=hockey,
+                  delta=delta, max_cost=max_cost)
+    y = np.zeros(model.a_ub.shape[0])
+    m = full_rows.size
+    y[np.searchsorted(full_rows, rows)] = y_ub[:rows.size]
+    y[m:] = y_ub[rows.size:]          # the hockey rows (one per kept shift) and the cost row
+    cap = float(np.max(model.upper[np.isfinite(model.upper)], initial=1.0))
+    ub = np.where(np.isfinite(model.upper), model.upper, cap)
+    value = lp_bound(model.c, model.a_ub, model.b_ub, model.a_eq, np.ones(1), np.zeros(ub.size), ub, y, y_eq).value
+    return value if math.isfinite(value) else None
 
 
 def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, hockey: bool) -> _LPSolution:
@@ -639,6 +686,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     t0 = time.perf_counter()
     gap = None
     delta_min = None
+    lower = None
 
     closed = None
     if use_closed_form and minimize == "cost" and dlt == 0.0 and cost_name == "er" and len(shape) == 1:
@@ -654,6 +702,8 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         sol = _solve_dp_lp(sh, orbits, rho, e * (1 - RATIO_MARGIN), dlt * (1 - 1e-12), minimize, max_cost,
                            time_limit, lazy, memory)
         f, obj = sol.f, sol.objective
+        lower = _lp_lower_bound(sh, orbits, rho, eps, dlt, max_cost if minimize == "delta" else None,
+                                dlt > 0 or minimize == "delta", sol.duals)
         if orbits.reduced:
             notes.append("mirror-symmetric problem (neighbourhood and cost): solved over f(eta) = f(-eta), "
                          "which loses nothing")
@@ -701,7 +751,11 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     second = float(np.dot(cost_vector("noise-second-moment", shape), pmf.probs.ravel()))
     if formulation == "paper":
         notes.append("Kadam (13) as printed: one indicator per noise value shared by all distances")
+    objective = float(np.dot(rho, f)) if minimize == "cost" else float(delta_min or 0.0)
+    if lower is not None:
+        optimal = optimal and relative_gap(objective, lower) <= GAP_TOLERANCE
     return FiniteDesign(
+        lower_bound=lower,
         pmf=pmf, cost=cost_name, expected_cost=float(np.dot(rho, f)),
         error_rate=float(1.0 - pmf.probs.ravel()[0]), noise_second_moment=second,
         squared_error_worst=worst, squared_error_average=avg, target=target,

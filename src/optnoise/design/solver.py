@@ -54,7 +54,8 @@ def solve_lp(
     c, a_ub, b_ub, a_eq, b_eq, bounds, time_limit: float | None,
     options: dict | None = None, scale: float | None = None,
 ):
-    """HiGHS LP with tight tolerances and a scaled objective; returns scipy's result.
+    """HiGHS LP with tight tolerances and a scaled objective; returns scipy's result, whose
+    objective and dual values (``marginals``) are those of the unscaled ``c``.
 
     ``options`` are added to HiGHS's (e.g. ``simplex_dual_edge_weight_strategy``; kept on
     the retry). The objective is divided by ``scale`` (default: its largest coefficient).
@@ -89,6 +90,10 @@ def solve_lp(
                           options=opts)
     if res.status == 0:
         res.fun = float(res.fun) * scale
+        for part in ("ineqlin", "eqlin", "lower", "upper"):  # duals of the unscaled objective
+            got = getattr(res, part, None)
+            if got is not None and getattr(got, "marginals", None) is not None:
+                got.marginals = np.asarray(got.marginals, dtype=np.float64) * scale
     if res.status == 1:
         raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved; no design returned")
     if res.status == 2:

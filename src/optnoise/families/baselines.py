@@ -123,9 +123,10 @@ def wrap(pmf: IntegerPMF, size: int) -> CyclicPMF:
         period = block.size
         reps = size // math.gcd(size, period)  # blocks until the residues repeat
         scale = 1.0 / (1.0 - ratio ** reps)
-        for t in range(reps):
-            idx = (start + sign * (np.arange(period) + t * period)) % size
-            np.add.at(out, idx, block * ratio ** t * scale)
+        t = np.arange(reps)[:, None]   # every block at once, in the order of one block after another
+        idx = (start + sign * (np.arange(period)[None, :] + t * period)) % size
+        with np.errstate(under="ignore"):
+            np.add.at(out, idx.ravel(), (block[None, :] * (ratio ** t * scale)).ravel())
     return CyclicPMF(out / out.sum())
 
 

@@ -391,6 +391,11 @@ def _floats(exact: np.ndarray | None, floats: np.ndarray) -> np.ndarray:
     return np.array([float(v) for v in exact.ravel()], dtype=np.float64).reshape(np.shape(floats))
 
 
+def _mixed_rows(m: np.ndarray, lam: Fraction) -> np.ndarray:
+    """Every row of a channel mixed with the uniform row (as :func:`_mixed`, vectorised)."""
+    return m / m.sum(axis=1, keepdims=True) * (1.0 - float(lam)) + float(lam) / m.shape[1]
+
+
 def _mixed(f: np.ndarray, lam: Fraction) -> np.ndarray:
     if lam == 0:
         return f
@@ -410,14 +415,74 @@ def _quantize_cyclic(pmf: CyclicPMF, nb: Neighbourhood, target: Target | None, b
     raise _failure(target, tried)  # type: ignore[arg-type]
 
 
+#: Channels with at least this many outputs are rounded all rows at once (:func:`round_rows`).
+ROW_ROUNDING_FROM = 512
+
+
+def round_rows(matrix: np.ndarray, bits: int, keep: np.ndarray) -> np.ndarray:
+    """Integer weights, every row summing exactly to ``2^bits``, for a large channel.
+
+    Vectorised over the whole matrix: each row is scaled by the power of two nearest to
+    ``2^bits / sum`` (exact in floats), floored, every kept cell raised to at least 1, and
+    the row's shortfall (below the number of cells) is added to (or taken from) its largest
+    cell, which moves that cell by less than ``n 2^-bits`` of the row's mass. A rounding,
+    not part of any privacy argument: the exact certificate of the returned weights is.
+    """
+    M = np.asarray(matrix, dtype=np.float64)
+    total = 1 << bits
+    scale = np.ldexp(1.0, (bits - np.round(np.log2(M.sum(axis=1)))).astype(np.int64))  # powers of two
+    w = np.empty(M.shape, dtype=np.uint64)
+    for lo in range(0, M.shape[0], 256):  # scaling by a power of two is exact; floors of blocks
+        block = M[lo:lo + 256] * scale[lo:lo + 256, None]
+        np.floor(block, out=block)
+        w[lo:lo + 256] = block
+    w[keep & (w == 0)] = 1
+    short = total - w.sum(axis=1, dtype=np.uint64).astype(object)  # exact: sums below 2^64
+    top = np.argmax(M, axis=1)
+    rows = np.arange(M.shape[0])
+    fix = np.array([int(v) for v in short], dtype=np.int64)
+    if np.any(np.abs(fix) > M.shape[1]) or np.any(w[rows, top].astype(np.int64) + fix < 1):
+        return np.stack([round_weights(row, bits, keep[i]) for i, row in enumerate(M)])
+    w[rows, top] = (w[rows, top].astype(np.int64) + fix).astype(np.uint64)
+    return w
+
+
+def _pure_ratio_fails(weights: np.ndarray, pairs: InputPairs, epsilon: float) -> bool:
+    """A float screen: some pair's weights are clearly beyond ``e^eps`` (by more than
+    ``1e-9`` relative), so the exact certificate would refuse them. Saves a certification
+    of a resolution that cannot pass; the certificate still decides every accepted one."""
+    ordered = pairs.ordered(weights.shape[0])
+    pa = np.array([p[0] for p in ordered])
+    pb = np.array([p[1] for p in ordered])
+    limit = math.exp(epsilon) * (1.0 + 1e-9)
+    step = max(1, (1 << 20) // max(1, weights.shape[1]))
+    for lo in range(0, pa.size, step):  # blocks of about a million cells
+        A = weights[pa[lo:lo + step]].astype(np.float64)
+        B = weights[pb[lo:lo + step]].astype(np.float64)
+        if np.any(A > limit * B):
+            return True
+    return False
+
+
 def _quantize_channel(ch: Channel, nb: Neighbourhood | InputPairs, target: Target | None,
                       bits: int | None) -> QuantizedChannel:
     pairs = nb if isinstance(nb, InputPairs) else InputPairs.from_distances(nb, ch.n_inputs)
     m = _floats(ch.exact, ch.matrix)
     keep = m > 0
+    large = m.shape[1] >= ROW_ROUNDING_FROM
     tried = []
+    smallest = float(np.min(m, where=keep, initial=1.0))
     for b, lam in _schedule(target, bits):
-        weights = np.stack([round_weights(_mixed(row, lam), b, keep[i] | (lam > 0)) for i, row in enumerate(m)])
+        if large and lam == 0 and smallest * 2.0 ** b < 2.0 ** 20 and b < MAX_BITS:
+            tried.append(f"{b} bits: the smallest mass {smallest:.3g} has fewer than 20 bits")
+            continue  # rounding would move the smallest masses by more than 2^-20: try more bits
+        if large:
+            weights = round_rows(m if lam == 0 else _mixed_rows(m, lam), b, keep | (lam > 0))
+        else:
+            weights = np.stack([round_weights(_mixed(row, lam), b, keep[i] | (lam > 0)) for i, row in enumerate(m)])
+        if large and target is not None and target.pure and _pure_ratio_fails(weights, pairs, target.epsilon):
+            tried.append(f"{b} bits/mixing {lam}: a ratio beyond e^eps (float screen)")
+            continue
         profile = exact_profile(IntegerForm("channel", weights, 1 << b), pairs)
         if target is None or profile.meets(target):
             return QuantizedChannel(weights, b, lam, pairs, _evaluate(profile, target), target)

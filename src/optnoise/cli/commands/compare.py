@@ -126,18 +126,28 @@ def compare(
     released = rows[0].released_error["cost"] if rows and rows[0].released_error else None
     shown = released is not None and released != cost
     head = _NOISE_LABELS.get(cost, cost)
-    for col in ("mechanism", "epsilon", "delta", f"{head} (worst q)", f"{head} (avg q)", "error rate", "parameter") + (
-            (f"released {released} (worst q)", f"released {released} (avg q)") if shown else ()):
+    for col in ("mechanism", "epsilon", "delta", f"{head} (worst q)", f"{head} (avg q)", "error rate", "parameter",
+                "above bound") + ((f"released {released} (worst q)", f"released {released} (avg q)") if shown else ()):
         table.add_column(col, justify="left" if col == "mechanism" else "right")
     for r in rows:
         table.add_row(r.mechanism, f"{r.epsilon:g}", fmt(r.delta), f"{r.expected_cost:.5g}",
                       f"{r.expected_cost_average:.5g}", f"{r.error_rate:.4f}",
-                      "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}",
+                      "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}", _gap(r.gap),
                       *((f"{r.released_error['worst']:.5g}",  # type: ignore[index]
                          f"{r.released_error['average']:.5g}") if shown else ()))  # type: ignore[index]
     out.print(table)
-    notes([f"ranked by {payload['ranked_by']}"]
+    notes([f"ranked by {payload['ranked_by']}", _BOUND_NOTE + (" (delta at the fixed cost)" if target_cost is not None
+                                                               else "")]
           + ([f"the released value's error after wrap-around is {released}: the last two columns"] if shown else []))
+
+
+#: What the "above bound" column means (compare and compare --form channel).
+_BOUND_NOTE = ("above bound: how far each mechanism is above a proven lower bound on the best possible for this "
+               "request (the optimal design's dual certificate); blank where the bound does not cover it")
+
+
+def _gap(gap: Optional[float]) -> str:
+    return "" if gap is None else f"{100 * gap:.3g}%"
 
 
 def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: float, cost: str, releases: str,
@@ -243,13 +253,13 @@ def _print_channels(p: dict, rows: list, objective) -> None:
     average = "prior average" if objective.prior is not None else "average q"
     ranked = (" (ranked)", "") if not objective.worst_case else ("", " (ranked)")
     cols = (f"{objective.name}, {average}{ranked[0]}", f"{objective.name}, worst q{ranked[1]}")
-    for col in ("rank", "mechanism", "epsilon", *cols, "error rate (worst q)", "parameter"):
+    for col in ("rank", "mechanism", "epsilon", *cols, "error rate (worst q)", "parameter", "above bound"):
         table.add_column(col, justify="left" if col == "mechanism" else "right")
     for r in sorted(rows, key=lambda r: (r.epsilon, r.rank)):
         table.add_row(str(r.rank), r.mechanism, f"{r.epsilon:g}", f"{r.expected_cost_average:.5g}",
                       f"{r.expected_cost_worst:.5g}", f"{r.error_rate:.4f}",
-                      "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}")
+                      "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}", _gap(r.gap))
     out.print(table)
-    notes([f"ranked by {p['ranked_by']}",
+    notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE,
            "each mechanism is a channel calibrated to the same target on the same input pairs; the modulo noise is "
            "scored after wrap-around"] + ([f"figure written to {p['plot']}"] if p.get("plot") else []))

@@ -84,7 +84,7 @@ def design(
                                             "--releases, --minimize, --max-cost, --formulation, --cost-file, "
                                             "--space")
         _channel(nb, n, epsilon, delta, guarantee_, cost or "abs-error", prior, worst_case, per_record, constraints,
-                 time_limit, output, writes, as_json, plot)
+                 time_limit, output, writes, as_json, plot, max_memory)
         return
     noise_cost = cost or "er"  # ``cost`` itself stays None when not given (it conflicts with --cost-file)
     if any(released.values()) or per_record:
@@ -245,6 +245,7 @@ def _print(p: dict[str, Any]) -> None:
     out.print(summary)
     say((f"method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
          f"neighbourhood {g['neighbourhood']}", "dim"))
+    _print_bound(p)
     notes(list(p["notes"]) + ["the analysis is the float analysis of this PMF; 'optnoise sample' and 'release' "
                               "quantize it and certify the sampled weights exactly"])
 
@@ -331,10 +332,16 @@ def _scalar_n(n: Optional[str], what: str) -> int:
 def _channel(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, guarantee_: str, cost: str,
              prior: Optional[str], worst_case: bool, per_record: bool, constraints: Optional[str],
              time_limit: Optional[float], output: Optional[Path], writes: Writes, as_json: bool,
-             plot: Optional[Path]) -> None:
+             plot: Optional[Path], max_memory: Optional[int] = None) -> None:
     """``design --form channel``: the optimal row-stochastic P[q, y] on {0..n}."""
     from ...design.channel import design_channel
+    from ...resources import channel_bytes, check
     size = _scalar_n(n, "--form channel")
+    # the report lists every entry twice (the design's keys and the mechanism schema's), as Python
+    # floats in lists and as JSON text: refuse before solving what could not be written
+    check(channel_bytes(size + 1, size + 1, copies=16), parameter="--n", value=size, max_memory=max_memory,
+          what=f"the report of a channel on {{0..{size}}} (its {(size + 1) ** 2:.3g} entries listed in JSON; the "
+               "library's design_channel returns it as an array)")
     check_png(plot)
     cons = [c.strip() for c in (constraints or "").split(",") if c.strip()]
     pairs = channel_pairs(nb, size, per_record)
@@ -387,5 +394,16 @@ def _print_channel(p: dict[str, Any]) -> None:
     cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
     say((f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
          f"constraints: {cons}", "dim"))
+    _print_bound(p)
     notes(list(p["notes"]) + ["the analysis is the float analysis of this matrix; 'optnoise sample --answer Q' and "
                               "'release' quantize it and certify the sampled weights exactly"])
+
+
+def _print_bound(p: dict[str, Any]) -> None:
+    """The proven lower bound on the optimum and the design's distance above it (issue 23)."""
+    if p.get("lower_bound") is None:
+        return
+    out.print(f"proven lower bound on the optimal cost {fmt(p['lower_bound'])} "
+              f"({p.get('bound_method') or 'lp-dual'}): this design is {100 * p['gap']:.2g}% above it; "
+              f"optimal (within {p['gap_tolerance']:g}): {p['optimal']}")
+
