@@ -42,7 +42,7 @@ from .design.channel import calibrated_baselines, design_channel
 from .design.finite import design_finite
 from .errors import InvalidParameterError
 from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibrate, calibration_of
-from .neighbourhood import Neighbourhood
+from .neighbourhood import Neighbourhood, as_neighbourhood
 from .pmf import Channel, CyclicPMF, channel_matrix
 from .resources import array_bytes, channel_bytes, check
 from .target import Target, check_delta, check_notion
@@ -164,7 +164,7 @@ def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str 
     (``max_memory``: :mod:`optnoise.resources`, checked from ``n`` before anything is built)."""
     _check(n, epsilons, cost, mechanisms, boundary, max_memory)
     dlt, notion = check_delta(delta), check_notion(notion)
-    nb = neighbourhood or Neighbourhood((1,))
+    nb = as_neighbourhood(neighbourhood)
     rows = []
     for eps in epsilons:
         target = Target(eps, dlt, notion)
@@ -209,7 +209,7 @@ def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, co
     notion = check_notion(notion)
     if isinstance(target_cost, bool) or not (target_cost > 0 and math.isfinite(target_cost)):
         raise InvalidParameterError("target_cost", target_cost, "a number > 0")
-    nb = neighbourhood or Neighbourhood((1,))
+    nb = as_neighbourhood(neighbourhood)
     fixed = {name: calibrate_to_cost(name, n, target_cost, cost, boundary) for name in mechanisms if name != "optimal"}
     rows: list[CompareRow] = []
     for eps in epsilons:

@@ -70,7 +70,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, channel_matrix
 from ..search import boundary
-from ..target import Target, resolve_target
+from ..target import Target, check_integer, resolve_target
 from .finite import FiniteDesign, design_finite
 from .bounds import GAP_TOLERANCE, Bound, chain_bound, complete_bound, exp_up, lp_bound, relative_gap
 from .model import sum_rows
@@ -120,9 +120,7 @@ _DELTA_MARGIN = 1e-9
 
 # ============================================================== validation helpers
 def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise InvalidParameterError("n", n, "an integer n >= 1 (domain {0..n})")
-    return int(n)
+    return check_integer(n, parameter="n", accepted="an integer n >= 1 (domain {0..n})")
 
 
 def _check_pairs(pairs: Iterable[tuple[int, int]] | InputPairs | str | None,

@@ -38,10 +38,10 @@ from ..analysis import privacy_profile
 from ..costs import Cost, cost_vector, wrapped_squared_error
 from ..errors import DesignError, InvalidParameterError
 from ..mechanism import Mechanism
-from ..neighbourhood import Neighbourhood
+from ..neighbourhood import Neighbourhood, as_neighbourhood
 from ..pmf import CyclicPMF
 from ..resources import check, design_lp_bytes, row_generation_bytes
-from ..target import Target, resolve_target
+from ..target import Target, check_integer, resolve_target
 from .bounds import GAP_TOLERANCE, exp_up, lp_bound, relative_gap
 from .model import (
     Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
@@ -657,7 +657,7 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
         raise InvalidParameterError("time_limit", time_limit, "a number of seconds > 0")
     if row_generation not in (None, True, False):
         raise InvalidParameterError("row_generation", row_generation, "True, False or None (by size)")
-    nb = neighbourhood if neighbourhood is not None else Neighbourhood.sd(1)
+    nb = as_neighbourhood(neighbourhood)
     values, shifts = int(np.prod(shape)), len(nb.cyclic_shifts(shape))
     lp_path = notion == "dp" or (dlt == 0.0 and minimize == "cost")
     kind = "pure" if dlt == 0.0 and minimize == "cost" else "dp" if lp_path else "pdp"
@@ -764,12 +764,9 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
 
 
 def _check_n(n: int | Sequence[int]) -> tuple[int, ...]:
-    vals = [n] if isinstance(n, (int, np.integer)) else list(n)
-    if not vals:
-        raise InvalidParameterError("n", n, "an integer n >= 1 or a list of them")
-    out = []
-    for v in vals:
-        if isinstance(v, bool) or int(v) != v or v < 1:
-            raise InvalidParameterError("n", n, "integers n >= 1 (domain {0..n})")
-        out.append(int(v) + 1)
-    return tuple(out)
+    accepted = "an integer n >= 1 (domain {0..n}), or a list of them for a vector query"
+    if isinstance(n, (list, tuple, np.ndarray)):
+        if len(n) == 0:
+            raise InvalidParameterError("n", n, accepted)
+        return tuple(check_integer(v, parameter="n", accepted=accepted) + 1 for v in n)
+    return (check_integer(n, parameter="n", accepted=accepted) + 1,)

@@ -9,7 +9,7 @@ from ..families.rr import rr_error_bounds, rr_optimal_p, rr_pmf
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..resources import check, distances_bytes, pairs_bytes
-from ..target import Target
+from ..target import Target, check_integer
 from .report import DesignResult
 
 
@@ -56,8 +56,9 @@ def design_rr(categories: int, *, epsilon: float, delta: float = 0.0, max_memory
     >>> round(d.p_keep, 4), d.mechanism.meets()
     (0.4754, True)
     """
-    rr_optimal_p(categories, epsilon, delta)  # validates categories, epsilon and delta
-    k = int(categories)
+    k = check_integer(categories, parameter="categories", minimum=2, accepted="an integer number of categories >= 2")
+    Target(epsilon, delta)  # a design's target: epsilon > 0 (one message for -1 and 0), 0 <= delta < 1
+    rr_optimal_p(k, epsilon, delta)
     check(pairs_bytes(2 * (k - 1), k) + distances_bytes(k), parameter="categories", value=categories,
           what=f"the analysis of {k}-ary randomized response ({2 * (k - 1)} pairs of {k} masses)",
           max_memory=max_memory)

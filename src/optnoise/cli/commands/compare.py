@@ -8,8 +8,8 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import channel_pairs, neighbourhood, prior_weights
-from ..options import (LIMITS, NEIGHBOURHOOD, Form, Guarantee, Json, NeighbourhoodArgs, PerRecord, Plot, Prior,
-                       WorstCase)
+from ..options import (LIMITS, NEIGHBOURHOOD, WRITES, Form, Guarantee, Json, NeighbourhoodArgs, PerRecord, Plot,
+                       Prior, WorstCase, Writes)
 from ..render import echo_json, err, fmt, notes, out
 from .shared import check_png, deliver, parse_list, plots
 
@@ -19,10 +19,11 @@ _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
 
-@command(NEIGHBOURHOOD, LIMITS)
+@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"k": "--releases"})
 def compare(
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    writes: Writes,  # --plot checked by the output rule before anything is computed
     epsilons: Annotated[str, typer.Option("--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2.")],
     n: Annotated[Optional[int], typer.Option(
         "--n", help="Domain {0..N}. Required unless --releases with --space integer.")] = None,
@@ -60,6 +61,7 @@ def compare(
     With --form channel (an ordered domain such as ages 0..N): the optimal channel, the optimal noise mod N+1
     and the baselines as channels, ranked by the released value's error.
     """
+    from rich.markup import escape
     from rich.progress import Progress
     from rich.table import Table
 
@@ -119,7 +121,8 @@ def compare(
     if as_json:
         echo_json(payload)
         return
-    table = Table(title=payload["plot"] if plot else f"compare on {{0..{n}}}, {hood.describe()}, {guarantee_.upper()}")
+    table = Table(title=escape(payload["plot"]) if plot else f"compare on {{0..{n}}}, {hood.describe()}, "
+                                                             f"{guarantee_.upper()}")
     released = rows[0].released_error["cost"] if rows and rows[0].released_error else None
     shown = released is not None and released != cost
     head = _NOISE_LABELS.get(cost, cost)
@@ -150,6 +153,7 @@ def _gap(gap: Optional[float]) -> str:
 def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: float, cost: str, releases: str,
               space: str, as_json: bool, plot) -> None:
     """``compare --releases K[,K...]``: the mechanisms for K releases at one total (eps, delta)."""
+    from rich.markup import escape
     from rich.progress import Progress
     from rich.table import Table
 
@@ -187,7 +191,7 @@ def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
     if as_json:
         echo_json(payload)
         return
-    table = Table(title=f"{'noise on Z' if space == 'integer' else f'{{0..{n}}}'}, {hood.describe()}: "
+    table = Table(title=f"{'noise on Z' if space == 'integer' else f'{{0..{n}}}'}, {escape(hood.describe())}: "
                         f"(eps={eps_list[0]:g}, delta={delta:g}) after K releases")
     for col in ("K", "mechanism", f"{first.cost}", "error rate", "composed eps (bound)", "parameter"):
         table.add_column(col, justify="left" if col == "mechanism" else "right")
@@ -195,10 +199,17 @@ def _releases(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
         comp = row["composed"]
         table.add_row(str(row["k"]), row["mechanism"], f"{row['expected_cost']:.6g}", f"{row['error_rate']:.4f}",
                       f"{comp['epsilon_dp']:.6g} ({comp['bound']['epsilon_dp']})",
-                      "" if row["parameter"] is None else f"{row['parameter']:.6g}")
+                      "" if row["parameter"] is None else f"{_symbol(row['parameter_name'])}={row['parameter']:.6g}")
     out.print(table)
+    notes(["parameter: eps1 = the epsilon of one release (the geometric's per unit distance), sigma = the discrete "
+           "Gaussian's scale, order = the Rényi order the K-release design was constrained at"])
     if plot is not None:
-        out.print(f"[dim]- figure written to {plot}[/]")
+        notes([f"figure written to {plot}"])
+
+
+def _symbol(name: str) -> str:
+    """A short label of a calibrated parameter's name (explained under the table)."""
+    return "sigma" if name == "sigma" else "order" if name.startswith("Rényi") else "eps1"
 
 
 def _channels(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: float, guarantee_: str, cost: str,
@@ -235,8 +246,9 @@ def _channels(nb: NeighbourhoodArgs, n: Optional[int], eps_list: list, delta: fl
 
 
 def _print_channels(p: dict, rows: list, objective) -> None:
+    from rich.markup import escape
     from rich.table import Table
-    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {p['unit']}, "
+    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {escape(p['unit'])}, "
                         f"{p['guarantee'].upper()}, delta={rows[0].delta:g}")
     average = "prior average" if objective.prior is not None else "average q"
     ranked = (" (ranked)", "") if not objective.worst_case else ("", " (ranked)")

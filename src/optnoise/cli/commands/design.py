@@ -11,17 +11,18 @@ from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import channel_pairs, neighbourhood, prior_weights
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, Form, Guarantee, Json, NeighbourhoodArgs, Output, PerRecord, Plot, Prior, TimeLimit,
-    WorstCase,
+    LIMITS, NEIGHBOURHOOD, WRITES, Form, Guarantee, Json, NeighbourhoodArgs, Output, PerRecord, Plot, Prior,
+    TimeLimit, WorstCase, Writes,
 )
-from ..render import err, fmt, notes, out
+from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(NEIGHBOURHOOD, LIMITS, flags={"path": "--cost-file"})
+@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"path": "--cost-file", "k": "--releases"})
 def design(
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    writes: Writes,
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
     n: Annotated[Optional[str], typer.Option(
         "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
@@ -83,7 +84,7 @@ def design(
                                             "--releases, --minimize, --max-cost, --formulation, --cost-file, "
                                             "--space")
         _channel(nb, n, epsilon, delta, guarantee_, cost or "abs-error", prior, worst_case, per_record, constraints,
-                 time_limit, output, as_json, plot, max_memory)
+                 time_limit, output, writes, as_json, plot, max_memory)
         return
     noise_cost = cost or "er"  # ``cost`` itself stays None when not given (it conflicts with --cost-file)
     if any(released.values()) or per_record:
@@ -92,7 +93,7 @@ def design(
             if bad:
                 raise InvalidParameterError(flag, "given", "not with --prior, --worst-case or --per-record")
         _released_noise(nb, n, epsilon, delta, guarantee_, noise_cost, prior, worst_case, per_record, time_limit,
-                        output, as_json, plot)
+                        output, writes, as_json, plot)
         return
     if releases is not None:
         given = {"--guarantee": guarantee_ != "dp", "--minimize": minimize != "cost", "--max-cost": max_cost is not None,
@@ -100,7 +101,7 @@ def design(
         for flag, bad in given.items():
             if bad:
                 raise InvalidParameterError(flag, "given", "not with --releases (approximate DP, minimum cost)")
-        _releases(nb, n, epsilon, delta, noise_cost, cost_file, releases, space, output, as_json, plot)
+        _releases(nb, n, epsilon, delta, noise_cost, cost_file, releases, space, output, writes, as_json, plot)
         return
     if space != "cyclic":
         raise InvalidParameterError("--space", space, "cyclic (integer only with --releases)")
@@ -132,8 +133,8 @@ def design(
     title = (f"Optimal noise, n={n}, eps={epsilon:g}, delta={result.delta:g}, {guarantee_.upper()}, "
              f"{result.neighbourhood.describe()}")
     payload = {**result.to_json(), **_noise_extras(result, cost_value if cost_file is None else "user", None, False)}
-    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output, plot=plot,
-            draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
+    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output,
+            writes=writes, plot=plot, draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
 #: Designs with more masses than this print a summary and the first and last few masses.
@@ -156,7 +157,7 @@ def _pmf_table(pmf: np.ndarray, form: str) -> None:
 
 
 def _releases(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, cost: str,
-              cost_file: Optional[Path], k: int, space: str, output: Optional[Path], as_json: bool,
+              cost_file: Optional[Path], k: int, space: str, output: Optional[Path], writes: Writes, as_json: bool,
               plot: Optional[Path]) -> None:
     """``design --releases K``: noise whose K-fold composition meets the target."""
     from ...design.releases import design_releases, design_releases_line
@@ -184,14 +185,14 @@ def _releases(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: fl
     title = (f"{k} releases, total eps={epsilon:g}, delta={delta:g}, {result.neighbourhood.describe()}, "
              f"cost {result.cost}")
     deliver(result.to_json(), as_json=as_json, render=_print_releases, mechanism=result.mechanism, output=output,
-            plot=plot, draw=lambda path: plots().plot_releases_design(result, path, title=title))
+            writes=writes, plot=plot, draw=lambda path: plots().plot_releases_design(result, path, title=title))
 
 
 def _print_releases(p: dict[str, Any]) -> None:
     from rich.table import Table
     c = p["composed"]
-    out.print(f"[bold]noise for {p['k']} releases[/] ({p['space']}): total eps={fmt(p['epsilon'])} "
-              f"delta={fmt(p['delta'])}, cost={p['cost']}")
+    say((f"noise for {p['k']} releases", "bold"),
+        f" ({p['space']}): total eps={fmt(p['epsilon'])} delta={fmt(p['delta'])}, cost={p['cost']}")
     pmf = np.asarray(p["pmf"])
     if p["space"] == "cyclic":
         _pmf_table(pmf, "{:.6g}")
@@ -215,18 +216,18 @@ def _print(p: dict[str, Any]) -> None:
     from rich.table import Table
     pmf = np.asarray(p["pmf"])
     g = p["guarantee"]
-    out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
-              f"delta={fmt(g['delta'])}, cost={p['cost']}")
+    say((f"optimal noise on {{0..{p['n']}}}", "bold"),
+        f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, cost={p['cost']}")
     where = (f"all masses in {p['output']}" if p.get("output")
              else "all masses: --output FILE (a mechanism file) or --json")
     if pmf.ndim == 1:
         _pmf_table(pmf, "{:.6f}")
         if pmf.size > PRINT_ALL_MASSES_UP_TO:
             top = int(np.argmax(pmf))
-            out.print(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
-                      f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
+            say(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
+                f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
     else:
-        out.print(f"joint PMF of shape {pmf.shape} ({where})")
+        say(f"joint PMF of shape {pmf.shape} ({where})")
     c = p["certificate"]
     summary = Table(show_header=False)
     summary.add_column("k")
@@ -242,8 +243,8 @@ def _print(p: dict[str, Any]) -> None:
     for k, v in rows:
         summary.add_row(k, fmt(v))
     out.print(summary)
-    out.print(f"[dim]method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
-              f"neighbourhood {g['neighbourhood']}[/]")
+    say((f"method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
+         f"neighbourhood {g['neighbourhood']}", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + ["the analysis is the float analysis of this PMF; 'optnoise sample' and 'release' "
                               "quantize it and certify the sampled weights exactly"])
@@ -272,7 +273,7 @@ def _print_released(p: dict[str, Any]) -> None:
     from ...costs import RELEASED_COSTS
     how = "; worst case over q" if p.get("worst_case") else "" if p.get("cost") not in RELEASED_COSTS else (
         "; averaged over " + ("a uniform q" if p.get("prior", "uniform") == "uniform" else "the prior on q"))
-    out.print(f"[bold]{role}[/]: {p['cost_meaning']}{how}")
+    say((role, "bold"), f": {p['cost_meaning']}{how}")
     rel = p.get("released_error")
     if not rel:
         return
@@ -288,7 +289,7 @@ def _print_released(p: dict[str, Any]) -> None:
 
 def _released_noise(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, guarantee_: str,
                     cost: str, prior: Optional[str], worst_case: bool, per_record: bool, time_limit: Optional[float],
-                    output: Optional[Path], as_json: bool, plot: Optional[Path]) -> None:
+                    output: Optional[Path], writes: Writes, as_json: bool, plot: Optional[Path]) -> None:
     """``design --form noise`` with ``--prior``, ``--worst-case`` or ``--per-record``: the best noise mod
     n+1 for a cost of the released value (worst case: the channel LP restricted to circulant channels)."""
     from ...costs import RELEASED_COSTS
@@ -315,8 +316,8 @@ def _released_noise(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, del
     title = (f"Optimal noise, n={size}, eps={epsilon:g}, delta={delta:g}, {guarantee_.upper()}, "
              f"{result.neighbourhood.describe()}, {cost}" + (" (worst q)" if worst_case else ""))
     payload = {**result.to_json(), **_noise_extras(result, cost, weights, worst_case)}
-    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output, plot=plot,
-            draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
+    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output,
+            writes=writes, plot=plot, draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
 
 
 def _scalar_n(n: Optional[str], what: str) -> int:
@@ -330,8 +331,8 @@ def _scalar_n(n: Optional[str], what: str) -> int:
 
 def _channel(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, guarantee_: str, cost: str,
              prior: Optional[str], worst_case: bool, per_record: bool, constraints: Optional[str],
-             time_limit: Optional[float], output: Optional[Path], as_json: bool, plot: Optional[Path],
-             max_memory: Optional[int] = None) -> None:
+             time_limit: Optional[float], output: Optional[Path], writes: Writes, as_json: bool,
+             plot: Optional[Path], max_memory: Optional[int] = None) -> None:
     """``design --form channel``: the optimal row-stochastic P[q, y] on {0..n}."""
     from ...design.channel import design_channel
     from ...resources import channel_bytes, check
@@ -353,8 +354,8 @@ def _channel(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: flo
              f"{cost}" + (" (worst q)" if worst_case else ""))
     payload = result.to_json()
     payload["unit"] = unit
-    deliver(payload, as_json=as_json, render=_print_channel, mechanism=result.mechanism, output=output, plot=plot,
-            draw=lambda path: plots().plot_channel(result.matrix, path, title=title))
+    deliver(payload, as_json=as_json, render=_print_channel, mechanism=result.mechanism, output=output,
+            writes=writes, plot=plot, draw=lambda path: plots().plot_channel(result.matrix, path, title=title))
 
 
 #: Channels with more answers than this print a summary instead of the whole matrix.
@@ -366,8 +367,8 @@ def _print_channel(p: dict[str, Any]) -> None:
     from rich.table import Table
     P = np.asarray(p["channel"])
     g = p["guarantee"]
-    out.print(f"[bold]optimal channel on {{0..{p['n']}}}[/]: {g['notion'].upper()} eps={fmt(g['epsilon'])} "
-              f"delta={fmt(g['delta'])}, neighbours: {p['unit']}")
+    say((f"optimal channel on {{0..{p['n']}}}", "bold"),
+        f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, neighbours: {p['unit']}")
     if P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
         table = Table(title=escape("P[q, y]: row q is the distribution of the released value y for the true answer q"))
         table.add_column("q \\ y", justify="right")
@@ -378,8 +379,8 @@ def _print_channel(p: dict[str, Any]) -> None:
         out.print(table)
     else:
         where = f"in {p['output']}" if p.get("output") else "with --output FILE or --json"
-        out.print(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
-                  f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
+        say(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
+            f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
     summary = Table(show_header=False)
     summary.add_column("k")
     summary.add_column("v", justify="right")
@@ -391,8 +392,8 @@ def _print_channel(p: dict[str, Any]) -> None:
     out.print(summary)
     _print_released(p)
     cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
-    out.print(f"[dim]method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
-              f"constraints: {cons}[/]")
+    say((f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
+         f"constraints: {cons}", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + ["the analysis is the float analysis of this matrix; 'optnoise sample --answer Q' and "
                               "'release' quantize it and certify the sampled weights exactly"])

@@ -11,16 +11,19 @@ from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
 from ..inputs import mechanism_from_source
-from ..options import LIMITS, NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
+from ..options import (
+    LIMITS, NEIGHBOURHOOD, SOURCE, WRITES, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, Writes,
+)
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(SOURCE, NEIGHBOURHOOD, LIMITS)
+@command(SOURCE, NEIGHBOURHOOD, LIMITS, WRITES)
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    writes: Writes,
     epsilon: Annotated[Optional[float], typer.Option(
         "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0).")] = None,
     delta: Annotated[Optional[float], typer.Option(
@@ -104,8 +107,8 @@ def verify(
                                   title=f"What an attacker who knows everything else can learn ({mech.name}; "
                                         f"neighbours {short}): telling x from x'")
 
-    deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output, plot=plot,
-            draw=draw)
+    deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output,
+            writes=writes, plot=plot, draw=draw)
 
 
 def _print(r: dict[str, Any], nb_text: str) -> None:
