@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: install
-	$(BIN)/optnoise demo --out demo-output
+	$(BIN)/optnoise demo --out demo-output --force
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -170,7 +170,7 @@ def test_plain_pmf_file_with_target(tmp_path):
     ok = runner.invoke(app, ["sample", "--mechanism", str(p), "--count", "3", "--epsilon", "0.7", "--json"])
     assert ok.exit_code == 0 and json.loads(ok.stdout)["certificate"]["delta_dp"] == 0.0
     miss = runner.invoke(app, ["sample", "--mechanism", str(p), "--count", "3", "--epsilon", "0.5"])
-    assert miss.exit_code == 1 and "cannot quantize" in miss.output
+    assert miss.exit_code == 2 and "cannot quantize" in miss.output  # a missed target is bad input (issue 26)
 
 
 # ------------------------------------------------------------------ Spark

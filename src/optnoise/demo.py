@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .analysis import guarantee, privacy_profile
 from .costs import cost_vector, describe_cost, wrapped_squared_error
@@ -42,7 +43,8 @@ from .design import Design, Request, calibrate, design
 from .families.baselines import discrete_gaussian_pmf, wrap
 from .families.geometric import geometric_pmf
 from .families.rr import rr_optimal_p, rr_pmf
-from .io import atomic_path, dumps, write_text_atomic
+from .errors import InvalidParameterError
+from .io import atomic_path, check_outputs_in, dumps, write_text_atomic
 from .neighbourhood import Neighbourhood
 from .pmf import CyclicPMF
 from .target import Target
@@ -55,10 +57,24 @@ OCCUPANTS = (1, 6)
 RELEASE_EPSILON = {"tariff": 0.5, "occupants": 0.5}
 
 
-def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0) -> dict[str, Any]:
-    """Design, compare, and write the demo's files into ``out_dir``."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+#: The files the demo writes into its directory.
+FILES = ("design.json", "comparison.csv", "pmfs.png", "summary.json", "households.csv", "hour_per_record.json",
+         "release.toml", "released.csv", "released.csv.manifest.json")
+
+
+def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0, *,
+             force: bool = False) -> dict[str, Any]:
+    """Design, compare, and write the demo's files (:data:`FILES`) into ``out_dir``.
+
+    The output rule (:func:`optnoise.io.check_outputs_in`), checked before anything is
+    computed: ``out_dir`` is a directory (made if missing) and none of the demo's files in
+    it is replaced unless ``force``; other files in it are left alone.
+    """
+    out_dir = check_outputs_in(out_dir, FILES, force=force)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidParameterError("out", str(out_dir), f"a directory this user can create ({exc.strerror})") from None
     hours = meter_peak_hours()
     nb = Neighbourhood.sd(1)  # one household changes the peak hour by one (either direction)
     hour = Request(space="cyclic", n=HOURS - 1, target=Target(epsilon), neighbourhood=nb, cost="circular-mse")
@@ -87,13 +103,11 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
     summary = {"households": int(hours.size), "domain": f"0..{HOURS - 1} (cyclic)", "epsilon": epsilon,
                "neighbourhood": nb.to_json(), "true_histogram": np.bincount(hours, minlength=HOURS).tolist(),
                "design": {k: v for k, v in optimum.to_json().items() if k != "pmf"}, "comparison": rows,
-               "files": ["design.json", "comparison.csv", "pmfs.png", "summary.json"]}
+               "files": list(FILES)}
     # a household's peak hour may become any other hour: every distance (the privacy unit is the record)
     per_record = design(hour.replace(neighbourhood=None, unit="record"))
     summary["per_record"] = _per_record(optimum, per_record)
     summary["release"] = _release(hours, out_dir, per_record)
-    summary["files"] += ["households.csv", "hour_per_record.json", "release.toml", "released.csv",
-                         "released.csv.manifest.json"]
     write_text_atomic(out_dir / "summary.json", dumps(summary))
     if console is not None:
         table = Table(title=f"Peak hour of {hours.size} households, eps = {epsilon:g}, neighbours one hour apart")
@@ -114,8 +128,8 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
         console.print(f"released {rel['rows']} households (peak hour, tariff, occupants; household id kept, not "
                       f"protected) into released.csv ({rel['randomness']['source']}); peak hour changed in "
                       f"{rel['changed_fraction']:.1%} of records")
-        console.print(f"[bold]guarantee:[/] {rel['in_words']}")
-        console.print(f"wrote {', '.join(str(out_dir / f) for f in summary['files'])}")
+        console.print(Text.assemble(("guarantee:", "bold"), f" {rel['in_words']}"), markup=False)
+        console.print(f"wrote {', '.join(str(out_dir / f) for f in summary['files'])}", markup=False)
     return summary
 
 
@@ -157,7 +171,8 @@ def _release(hours: np.ndarray, out_dir: Path, per_record: Design) -> dict[str, 
     table = households(hours)
     with atomic_path(out_dir / "households.csv") as tmp:
         table.to_csv(tmp, index=False)
-    per_record.mechanism.save(out_dir / "hour_per_record.json", report={"expected_cost": per_record.report.expected_cost})
+    per_record.mechanism.save(out_dir / "hour_per_record.json", report={"expected_cost": per_record.report.expected_cost},
+                              force=True)  # run_demo checked its files
     budget = per_record.mechanism.target.epsilon + sum(RELEASE_EPSILON.values())  # type: ignore[union-attr]
     write_text_atomic(out_dir / "release.toml", release_spec(budget))
     manifest = release_file(out_dir / "households.csv", out_dir / "released.csv", load_spec(out_dir / "release.toml"),

@@ -34,6 +34,15 @@ class InvalidParameterError(OptnoiseError, ValueError):
         self.accepted = accepted
         super().__init__(self.message())
 
+    def renamed(self, parameter: str) -> "InvalidParameterError":
+        """The same error (same class, value and what is accepted) naming ``parameter``: the
+        flag, or the key path, the value came from."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.parameter = parameter
+        Exception.__init__(new, new.message())
+        return new
+
     def message(self, parameter: str | None = None, shown: str | None = None) -> str:
         """The one-line message, naming ``parameter`` (e.g. the CLI flag) instead of the
         Python parameter when given, and ``shown`` (e.g. the value as the user typed it)

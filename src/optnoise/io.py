@@ -1,4 +1,4 @@
-"""Reading PMFs from the command line and files; JSON and atomic file writes."""
+"""Reading PMFs from the command line and files; JSON; the output rule and atomic file writes."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import tempfile
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Literal
 
 import numpy as np
 
-from .errors import InvalidParameterError, one_line, shorten, show_value
+from .errors import InvalidParameterError, OptnoiseError, one_line, shorten, show_value
 
 
 #: Longest decimal accepted for an exact mass or cost: digits, and the exponent's size. A
@@ -253,12 +253,123 @@ def dumps(obj: Any) -> str:
     return json.dumps(jsonable(obj), indent=2, allow_nan=False)
 
 
+# ------------------------------------------------------------------ the output rule
+#: How an output path is used: a file written whole, a dataset directory written whole
+#: (Spark's output), or a directory that files are written into (``demo``, ``reproduce``).
+OutputKind = Literal["file", "dataset", "directory"]
+
+
+def _same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two paths name the same file: through links, ``..`` and other spellings."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _inside(path: str | os.PathLike, directory: str | os.PathLike) -> bool:
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(directory))
+        return True
+    except ValueError:
+        return False
+
+
+def check_output(path: str | os.PathLike, *, force: bool = False, reads: Iterable[str | os.PathLike] = (),
+                 parameter: str = "output", kind: OutputKind = "file", what: str = "output") -> Path:
+    """The one output rule of every command and library function that writes.
+
+    Refuses (``InvalidParameterError`` naming ``parameter``, before anything is computed):
+
+    * a path that is one of the files read (``reads``), by any spelling -- links, relative
+      paths, ``..`` -- or, for a directory written whole, one that holds a file read: never
+      replaced, ``force`` or not;
+    * an existing file, or a non-empty directory written whole, unless ``force``;
+    * a path of the wrong kind (a directory where a file goes, or the reverse), an empty
+      path, a path whose directory does not exist.
+
+    ``kind``: ``"file"`` (the default), ``"dataset"`` (a directory written whole) or
+    ``"directory"`` (files are written into it: check each with :func:`check_outputs_in`).
+    ``what`` names the file in the message (``"manifest"`` for a release's second file).
+    Returns the path. The write itself goes through :func:`atomic_path`, which refuses,
+    at the moment of the rename, a file that appeared meanwhile (unless ``force``).
+    """
+    if not str(path).strip():
+        raise InvalidParameterError(parameter, str(path), "a path (this one is empty)")
+    target = Path(path)
+    for src in reads:
+        if _same_file(target, src) or (kind != "file" and target.is_dir() and _inside(src, target)):
+            raise InvalidParameterError(parameter, str(path), f"a path that is not the input or a file it reads "
+                                        f"(the {what} would replace {src}, --force or not)")
+    exists = target.exists() or target.is_symlink()
+    if kind == "directory":
+        if exists and not target.is_dir():
+            raise InvalidParameterError(parameter, str(path), "a directory (this is a file)")
+        return target
+    if kind == "file" and target.is_dir():
+        raise InvalidParameterError(parameter, str(path), "a file path (this is a directory)")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise InvalidParameterError(parameter, str(path), "a path in an existing directory")
+    _check_writable(parent, path, parameter)
+    if exists and not force:
+        if target.is_dir() and not any(target.iterdir()):
+            return target  # an empty directory is not replaced: nothing is lost
+        found = "a non-empty directory" if target.is_dir() else "a file"
+        name = f"the {what} {path}" if what != "output" else str(path)
+        raise InvalidParameterError(parameter, str(path), f"a new path ({name} exists: {found}; force=True "
+                                    "replaces it)")
+    return target
+
+
+def _check_writable(directory: Path, path: str | os.PathLike, parameter: str) -> None:
+    """A file can be created in ``directory`` (tried: permissions alone do not tell, e.g. for
+    root, or in /proc), so that a long computation is not refused only at its end."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".optnoise-probe.", dir=directory)
+    except OSError as exc:
+        raise InvalidParameterError(parameter, str(path), f"a path in a directory this user can write to "
+                                    f"({directory}: {(exc.strerror or str(exc)).lower()})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_outputs_in(directory: str | os.PathLike, names: Iterable[str], *, force: bool = False,
+                     parameter: str = "out") -> Path:
+    """The output rule for files written into ``directory``: it is not a file, and no file
+    it would write (``names``) exists unless ``force``; other files in it are left alone."""
+    folder = check_output(directory, parameter=parameter, kind="directory")
+    if folder.is_dir():
+        _check_writable(folder, directory, parameter)
+    existing = [name for name in names if (folder / name).exists() or (folder / name).is_symlink()]
+    if existing and not force:
+        more = f", and {len(existing) - 1} more of its files" if len(existing) > 1 else ""
+        raise InvalidParameterError(parameter, str(directory), f"a directory where no file would be replaced "
+                                    f"({folder / existing[0]} exists{more}; force=True replaces "
+                                    f"{'them' if more else 'it'})")
+    for name in names:
+        if (folder / name).is_dir():
+            raise InvalidParameterError(parameter, str(directory), f"a directory where {name} can be written "
+                                        f"({folder / name} is a directory)")
+    return folder
+
+
 @contextmanager
-def atomic_path(path: str | os.PathLike, *, parameter: str = "output") -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, parameter: str = "output", replace: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
 
     Nothing is left behind when the body raises: no partial output file. The file gets the
     permissions the umask gives a new file (``0o666 & ~umask``), not ``mkstemp``'s 0600.
+    ``replace=False``: the rename refuses an existing ``path`` (a hard link, which fails
+    when the name exists; where links are not supported, a check just before the rename).
+
+    Raises
+    ------
+    InvalidParameterError
+        A directory where the file goes, a missing or unwritable directory (bad input).
+    OptnoiseError
+        The write failed (a full disk, an I/O error): named with ``path``, not the
+        temporary file.
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
@@ -266,16 +377,40 @@ def atomic_path(path: str | os.PathLike, *, parameter: str = "output") -> Iterat
         raise InvalidParameterError(parameter, str(path), "a file path (this is a directory)")
     if not directory.is_dir():
         raise InvalidParameterError(parameter, str(path), "a path in an existing directory")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=directory)
+    except OSError as exc:
+        raise InvalidParameterError(parameter, str(path), f"a path in a directory this user can write to "
+                                    f"({directory}: {(exc.strerror or str(exc)).lower()})") from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp makes 0600: give what a plain open() would
-        os.replace(tmp_path, target)
-    except BaseException:
+        try:
+            yield tmp_path
+            os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp makes 0600: give what a plain open() would
+            _rename(tmp_path, target, parameter, replace)
+        except OSError as exc:
+            raise OptnoiseError(f"cannot write {path}: {exc.strerror or one_line(exc)}") from exc
+    finally:
         tmp_path.unlink(missing_ok=True)
-        raise
+
+
+def _rename(tmp: Path, target: Path, parameter: str, replace: bool) -> None:
+    if replace:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)  # atomic, and fails if the name exists
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        if not (target.exists() or target.is_symlink()):
+            os.replace(tmp, target)
+            return
+    else:
+        return
+    raise InvalidParameterError(parameter, str(target), f"a new path ({target} exists; force=True "
+                                "replaces it)")
 
 
 def current_umask() -> int:
@@ -292,7 +427,31 @@ def current_umask() -> int:
     return mask
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically."""
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
+def write_text_atomic(path: str | os.PathLike, text: str, *, parameter: str = "output",
+                      replace: bool = True) -> None:
+    """Write ``text`` to ``path`` atomically (UTF-8; ``replace``: as :func:`atomic_path`)."""
+    with atomic_path(path, parameter=parameter, replace=replace) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+#: Suffixes of a file of draws, and what each holds.
+DRAW_FORMATS = {".npy": "a numpy array", ".csv": "one draw per line (columns noise_0, noise_1... for a vector)"}
+
+
+def write_draws(values: np.ndarray, path: str | os.PathLike, *, force: bool = False,
+                reads: Iterable[str | os.PathLike] = (), parameter: str = "output") -> Path:
+    """Write integer draws to ``path`` (``.npy``, or ``.csv`` with a header ``noise``), atomically,
+    under the output rule (:func:`check_output`: an existing file only with ``force``)."""
+    if Path(path).suffix.lower() not in DRAW_FORMATS:
+        raise InvalidParameterError(parameter, str(path), "a path ending in .npy or .csv")
+    target = check_output(path, force=force, reads=reads, parameter=parameter)
+    values = np.asarray(values)
+    with atomic_path(target, parameter=parameter, replace=force) as tmp:
+        if target.suffix.lower() == ".npy":
+            with open(tmp, "wb") as fh:
+                np.save(fh, values)
+        else:
+            header = "noise" if values.ndim == 1 else ",".join(f"noise_{i}" for i in range(values.shape[1]))
+            rows = values.reshape(len(values), -1 if values.size else max(values.ndim, 1))  # -1 fails on 0 draws
+            np.savetxt(tmp, rows, fmt="%d", delimiter=",", header=header, comments="")
+    return target

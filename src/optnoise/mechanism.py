@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,8 +47,8 @@ import numpy as np
 
 from .analysis import Guarantee, PrivacyProfile, guarantee, privacy_profile
 from .analysis.pairs import default_neighbourhood
-from .errors import InvalidParameterError, ResourceLimitError, show_value
-from .io import dumps, read_pmf_file, write_text_atomic
+from .errors import InvalidParameterError, ResourceLimitError, one_line, show_value
+from .io import check_output, dumps, read_pmf_file, write_text_atomic
 from .neighbourhood import Distance, InputPairs, Neighbourhood
 from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from .randomness import RandomSource, random_source
@@ -208,15 +209,46 @@ class Mechanism:
     @cached_property
     def _quantized(self):
         from .sampling import quantize
+        self._check_target()
         return quantize(self.pmf, self.neighbourhood, target=self.target)
 
     def quantize(self, bits: int | None = None):
         """The integer-weight form that is sampled, with the exact certificate of those
-        weights (:func:`optnoise.sampling.quantize`); cached for the default ``bits``."""
+        weights (:func:`optnoise.sampling.quantize`); cached for the default ``bits``.
+
+        Raises
+        ------
+        InvalidParameterError
+            The masses miss the mechanism's target (no quantization can mend that), naming
+            what they give.
+        """
         if bits is None:
             return self._quantized
         from .sampling import quantize
+        self._check_target()
         return quantize(self.pmf, self.neighbourhood, target=self.target, bits=bits)
+
+    def _check_target(self) -> None:
+        """A target the masses miss is bad input (``target``), said in the user's terms: what
+        the mechanism gives and by how much it misses."""
+        t = self.target
+        if t is None or self.privacy.meets(t):
+            return
+        prof = self.privacy
+        if t.notion == "attack":
+            gives = f"its exact trade-off curve misses {t.describe()}"
+        elif t.pure:
+            e = prof.epsilon_pure
+            ratio = f" = ln {math.exp(e):.6g}" if math.isfinite(e) and e < 700 else ""
+            gives = (f"it gives pure eps {e:.6g}{ratio} > {t.epsilon:g} (the output probabilities of neighbouring "
+                     f"answers differ by a factor up to e^{e:.6g}, the target allows e^{t.epsilon:g})")
+        else:
+            gives = (f"it gives delta {prof.delta(t.epsilon, t.notion):.6g} > {t.delta:g} at eps {t.epsilon:g} "
+                     f"({t.notion.upper()})")
+        shown = t.epsilon if t.epsilon is not None else t.describe()
+        raise InvalidParameterError("target", shown, f"a target this mechanism ({self.name}) meets: {gives}, so "
+                                    "optnoise cannot quantize it to weights that do; raise the target, or use a "
+                                    "mechanism made for it")
 
     def sample(self, count: int, *, seed: int | None = None, source: RandomSource | None = None,
                answer: int | None = None, max_memory: int | None = None) -> Draws:
@@ -233,15 +265,19 @@ class Mechanism:
         from .sampling.words import check_count
         n = check_count(count)
         check(array_bytes(n, 8, copies=8), parameter="count", value=count, what=f"{n} draws", max_memory=max_memory)
+        if self.kind == "channel":
+            if answer is None:
+                raise InvalidParameterError("answer", None, "the true answer (an input index) to sample a channel")
+            row = int(self.answers([answer], parameter="answer")[0])
+        elif answer is not None:
+            raise InvalidParameterError("answer", answer, "no answer for additive noise: sample draws the noise "
+                                        "itself (to privatize answers: Mechanism.apply, or 'optnoise release' on a "
+                                        "file)")
         src = source if source is not None else random_source(seed)
         warn_not_private(src, "Mechanism.sample")
         q = self.quantize()
         if self.kind == "channel":
-            if answer is None:
-                raise InvalidParameterError("answer", None, "the true answer (an input index) to sample a channel")
-            return _draws(q.draw_outputs(np.full(n, int(answer)), src), src)
-        if answer is not None:
-            raise InvalidParameterError("answer", answer, "no answer for additive noise (use apply)")
+            return _draws(q.draw_outputs(np.full(n, row), src), src)
         draws = q.draw(n, src)
         if self.kind == "cyclic" and len(q.shape) > 1:
             draws = np.stack(np.unravel_index(draws, q.shape), axis=-1)
@@ -251,9 +287,9 @@ class Mechanism:
               source: RandomSource | None = None) -> Draws:
         """Privatize true answers: ``(q + eta) mod (n + 1)`` (cyclic, domain indices
         ``0..n``), ``q + eta`` (integer line) or a draw from row ``q`` (channel)."""
+        q_values = self.answers(values)
         src = source if source is not None else random_source(seed)
         warn_not_private(src, "Mechanism.apply")
-        q_values = np.asarray(values, dtype=np.int64)
         quantized = self.quantize()
         if self.kind == "channel":
             return _draws(quantized.draw_outputs(q_values, src), src)
@@ -265,6 +301,38 @@ class Mechanism:
             noise2 = np.stack(np.unravel_index(noise, shape), axis=-1)
             return _draws((q_values + noise2) % np.asarray(shape), src)
         return _draws((q_values + noise.reshape(q_values.shape)) % shape[0], src)
+
+    def answers(self, values: Sequence[int] | np.ndarray | int, *, parameter: str = "values") -> np.ndarray:
+        """True answers checked against the domain, as int64: integers (an integral float such
+        as ``3.0`` too; never NaN, infinity, ``1.7``, text or a bool) in ``0..n`` (cyclic:
+        shape ``(m, d)`` for a vector domain; channel: ``0..inputs - 1``) or, on the integer
+        line, within ``+-2^62`` (so that adding noise cannot overflow)."""
+        arr = np.asarray(values)
+        if arr.dtype.kind not in "iuf":
+            raise InvalidParameterError(parameter, _first(arr), "integer answers (not text or true/false)")
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+            if np.any(bad):
+                at = f"; this one is at position {int(np.flatnonzero(bad.ravel())[0])}" if arr.size > 1 else ""
+                raise InvalidParameterError(parameter, _first(arr[bad]), f"integer answers (no NaN, inf or fractions "
+                                            f"such as 1.7{at})")
+        if self.kind == "integer":
+            lo, hi = -(2**62), 2**62
+            where = "within +-2^62 (noise on the integer line is added to them)"
+        elif self.kind == "channel":
+            lo, hi = 0, self.pmf.n_inputs - 1  # type: ignore[union-attr]
+            where = f"in 0..{hi} (the channel's input indices)"
+        else:
+            shape = self.pmf.shape  # type: ignore[union-attr]
+            if len(shape) > 1 and (arr.ndim != 2 or arr.shape[1] != len(shape)):
+                raise InvalidParameterError(parameter, f"shape {arr.shape}", f"answers of shape (m, {len(shape)}) for "
+                                            f"a domain of shape {shape}")
+            lo, hi = 0, (np.asarray(shape) - 1 if len(shape) > 1 else shape[0] - 1)
+            where = f"in 0..{self.pmf.n} (the domain's indices; noise is added mod n + 1)"  # type: ignore[union-attr]
+        out_of = (arr < lo) | (arr > hi)
+        if np.any(out_of):
+            raise InvalidParameterError(parameter, _first(arr[out_of]), f"integer answers {where}")
+        return arr.astype(np.int64)
 
     # ------------------------------------------------------------------- files
     def to_json(self) -> dict:
@@ -290,11 +358,17 @@ class Mechanism:
         out["target"] = None if self.target is None else self.target.to_json()
         return out
 
-    def save(self, path: str | os.PathLike, *, report: dict | None = None) -> None:
+    def save(self, path: str | os.PathLike, *, report: dict | None = None, force: bool = False,
+             reads: Iterable[str | os.PathLike] = ()) -> None:
         """Write the mechanism file atomically; ``report`` keys (a design's figures) are
-        stored beside the schema keys and ignored when loading."""
+        stored beside the schema keys and ignored when loading.
+
+        The output rule (:func:`optnoise.io.check_output`): an existing file is replaced
+        only with ``force``, a file in ``reads`` never.
+        """
+        check_output(path, force=force, reads=reads)
         payload = {**(report or {}), **self.to_json()}
-        write_text_atomic(path, dumps(payload))
+        write_text_atomic(path, dumps(payload), replace=force)
 
     @classmethod
     def from_json(cls, data: dict, *, parameter: str = "mechanism") -> "Mechanism":
@@ -302,23 +376,43 @@ class Mechanism:
         return mechanism_from_json(data, parameter=parameter)
 
 
+def _first(arr: np.ndarray) -> Any:
+    """The first value of an array, as a plain Python value for a message."""
+    flat = np.asarray(arr).ravel()
+    return flat[0].item() if flat.size and hasattr(flat[0], "item") else (flat[0] if flat.size else None)
+
+
 def _tail_json(tail: GeometricTail | None) -> dict | None:
     return None if tail is None else {"ratio": tail.ratio, "period": tail.period}
 
 
-def _exact_array(data: dict, shape: tuple[int, ...], parameter: str) -> np.ndarray | None:
+#: Largest difference between a mass of a file's ``pmf`` (or ``channel``) and its ``exact``
+#: value: written by optnoise, the float is the exact value's nearest double.
+EXACT_AGREEMENT = 1e-12
+
+
+def _exact_array(data: dict, floats: np.ndarray, parameter: str, key: str = "pmf") -> np.ndarray | None:
+    """The file's ``exact`` masses, which must be the masses of ``key`` written exactly: a file
+    whose two copies disagree was edited by hand, and which one was meant is unknown."""
     values = data.get("exact")
     if values is None:
         return None
+    if not isinstance(values, list):
+        raise InvalidParameterError(parameter, "exact", "exact masses: a list of 'p/q' strings")
     try:
         flat = [Fraction(str(v)) for v in values]
     except (ValueError, ZeroDivisionError, TypeError) as exc:
         raise InvalidParameterError(parameter, "exact", "exact masses written as 'p/q' strings") from exc
-    if len(flat) != int(np.prod(shape)):
-        raise InvalidParameterError(parameter, f"{len(flat)} exact masses", f"{int(np.prod(shape))} (one per mass)")
+    if len(flat) != floats.size:
+        raise InvalidParameterError(parameter, f"{len(flat)} exact masses", f"{floats.size} (one per mass of '{key}')")
+    for i, (v, f) in enumerate(zip(flat, floats.ravel())):
+        if abs(float(v) - float(f)) > EXACT_AGREEMENT:
+            raise InvalidParameterError(parameter, f"'{key}' and 'exact' disagree at index {i} ({float(f):.12g} vs "
+                                        f"{v})", "a file whose 'exact' masses are its masses written exactly (edit "
+                                        "both, or delete 'exact')")
     out = np.empty(len(flat), dtype=object)
     out[:] = flat
-    return out.reshape(shape)
+    return out.reshape(floats.shape)
 
 
 def _tail_from_json(data: Any, parameter: str) -> GeometricTail | None:
@@ -330,6 +424,10 @@ def _tail_from_json(data: Any, parameter: str) -> GeometricTail | None:
 
 
 def _number_list(data: dict, key: str, parameter: str) -> np.ndarray:
+    if key not in data:
+        what = "the matrix P[input, output]" if key == "channel" else "the masses"
+        raise InvalidParameterError(parameter, f"no '{key}' key", f"a {data.get('kind') or 'cyclic'} mechanism file "
+                                    f"with key '{key}' ({what})")
     try:
         arr = np.asarray(data[key], dtype=float)
     except (TypeError, ValueError) as exc:
@@ -361,12 +459,37 @@ def _file_errors(parameter: str, source: str) -> Iterator[None]:
     except InvalidParameterError as exc:
         if exc.parameter == parameter and exc.value == source:
             raise
-        inner = "" if exc.parameter == parameter else f"its {exc.parameter} "
-        raise InvalidParameterError(parameter, source, f"a valid mechanism file; {inner}{show_value(exc.value)} "
-                                    f"is not accepted: {exc.accepted}") from exc
-    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
-        raise InvalidParameterError(parameter, source, f"a valid mechanism file (docs/cli.md, 'Mechanism files'); "
-                                    f"{type(exc).__name__}: {exc}") from exc
+        inner = "" if exc.parameter == parameter else f"its {exc.parameter}: "
+        found = exc.value if isinstance(exc.value, str) else show_value(exc.value)
+        accepted = exc.accepted.replace(" (normalize=True rescales them)", "")  # a file is not rescaled
+        raise InvalidParameterError(parameter, source, f"a valid mechanism file ({inner}{found}; accepted: "
+                                    f"{accepted})") from exc
+    except KeyError as exc:
+        raise InvalidParameterError(parameter, source, f"a valid mechanism file (its key {exc} is missing; "
+                                    "docs/cli.md, 'Mechanism files')") from exc
+    except (ValueError, TypeError, AttributeError, OverflowError) as exc:
+        raise InvalidParameterError(parameter, source, f"a valid mechanism file (docs/cli.md, 'Mechanism files'): "
+                                    f"{one_line(exc)}") from exc
+
+
+#: The keys each kind of mechanism file is written with (:meth:`Mechanism.to_json`): a file
+#: whose ``kind`` names another kind than its keys was edited, and is refused.
+KIND_KEYS = {"cyclic": ("pmf", "shape"), "integer": ("pmf", "offset", "left_tail", "right_tail"),
+             "channel": ("channel",)}
+
+
+def _check_kind(data: dict, kind: str, parameter: str) -> None:
+    """The file's keys are those of its ``kind`` (report keys beside them are not schema keys)."""
+    for other, keys in KIND_KEYS.items():
+        foreign = [k for k in keys if k not in KIND_KEYS[kind] and data.get(k) is not None]
+        if other != kind and foreign and all(k in data for k in keys):
+            raise InvalidParameterError(parameter, f"kind '{kind}' with the keys of a {other} file ({', '.join(keys)})",
+                                        "a file whose 'kind' matches its keys (was 'kind' edited?)")
+    missing = [k for k in KIND_KEYS[kind] if k not in data]
+    if missing:
+        raise InvalidParameterError(parameter, f"kind '{kind}' without key '{missing[0]}'",
+                                    f"a {kind} mechanism file, with key{'s' if len(KIND_KEYS[kind]) > 1 else ''} "
+                                    + ", ".join(f"'{k}'" for k in KIND_KEYS[kind]))
 
 
 def _mechanism_from_json(data: dict, parameter: str, origin: MechanismFile | None = None) -> Mechanism:
@@ -380,6 +503,8 @@ def _mechanism_from_json(data: dict, parameter: str, origin: MechanismFile | Non
     kind = data.get("kind") or ("integer" if "offset" in data and "tail" in data else "cyclic")
     if kind not in ("cyclic", "integer", "channel"):
         raise InvalidParameterError(parameter, kind, "kind 'cyclic', 'integer' or 'channel'")
+    if not legacy:
+        _check_kind(data, kind, parameter)
     target = None
     nb_data = data.get("neighbourhood")
     if legacy and "guarantee" in data and not isinstance(data["guarantee"], dict):
@@ -395,15 +520,18 @@ def _mechanism_from_json(data: dict, parameter: str, origin: MechanismFile | Non
         target = Target(data["epsilon"])
     if kind == "channel":
         matrix = _number_list(data, "channel", parameter)
-        pmf: CyclicPMF | IntegerPMF | Channel = Channel(matrix, exact=_exact_array(data, matrix.shape, parameter))
+        pmf: CyclicPMF | IntegerPMF | Channel = Channel(matrix, exact=_exact_array(data, matrix, parameter, "channel"))
         nb = InputPairs.from_json(nb_data) if isinstance(nb_data, dict) and "pairs" in nb_data else (
             Neighbourhood.from_json(nb_data) if nb_data else Neighbourhood((1,)))
     else:
         if "pmf" not in data:
             raise InvalidParameterError(parameter, "no 'pmf' key", "a mechanism file with key 'pmf'")
         probs = _number_list(data, "pmf", parameter)
-        exact = _exact_array(data, probs.shape, parameter)
+        exact = _exact_array(data, probs, parameter)
         if kind == "cyclic":
+            if not legacy and "shape" in data and list(data["shape"] or []) != list(probs.shape):
+                raise InvalidParameterError(parameter, f"shape {data['shape']} for masses of shape {list(probs.shape)}",
+                                            "a 'shape' that is the shape of 'pmf'")
             pmf = CyclicPMF(probs, exact=exact)
         else:
             offset = data.get("offset", 0)

@@ -115,6 +115,10 @@ class Neighbourhood:
         modulo the domain. Symmetric neighbourhoods add ``-mu mod (n + 1)``.
         """
         shp = (int(shape),) if isinstance(shape, (int,)) else tuple(int(s) for s in shape)
+        if min(shp) < 2:
+            raise InvalidParameterError("pmf", shp[0] if len(shp) == 1 else shp,
+                                        "at least 2 masses (per coordinate): on a domain of one value no two answers "
+                                        "differ, so there is nothing to protect")
         if len(shp) != self.dimension:
             raise InvalidParameterError(
                 "distances", list(self.distances),
@@ -150,6 +154,23 @@ class Neighbourhood:
     def describe(self) -> str:
         ds = ", ".join(str(d) for d in self.distances)
         return f"{{{ds}}} ({'directed' if self.directed else 'symmetric'})"
+
+
+def as_neighbourhood(value: object, *, parameter: str = "neighbourhood") -> "Neighbourhood":
+    """The one check of a ``neighbourhood=`` argument: a :class:`Neighbourhood`, a list of query
+    distances (``[1, 2]``), or ``None`` for SD 1 (symmetric); anything else is refused."""
+    accepted = "a Neighbourhood (e.g. Neighbourhood.sd(1), Neighbourhood.bd(3)), a list of query distances " \
+               "like [1, 2], or None (SD 1)"
+    if value is None:
+        return Neighbourhood.sd(1)
+    if isinstance(value, Neighbourhood):
+        return value
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InvalidParameterError(parameter, value, accepted)
+    try:
+        return Neighbourhood(tuple(value))  # type: ignore[arg-type]
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(parameter, value, f"{accepted}: {exc.accepted}") from exc
 
 
 @dataclass(frozen=True)

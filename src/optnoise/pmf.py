@@ -85,7 +85,7 @@ def _check_total(total: float, parameter: str, normalize: bool) -> None:
     if total <= 0:
         raise InvalidParameterError(parameter, total, "masses with a positive sum")
     if not normalize and abs(total - 1.0) > SUM_TOLERANCE:
-        raise InvalidParameterError(parameter, f"sum = {total!r}", _SUM_ACCEPTED)
+        raise InvalidParameterError(parameter, f"sum = {float(total)!r}", _SUM_ACCEPTED)
 
 
 def _assign_masses(obj: object, arr: np.ndarray, total: float, normalize: bool, exact,
@@ -340,8 +340,8 @@ class Channel:
         if np.any(bad) and not normalize:
             row = int(np.argmax(bad))
             raise InvalidParameterError(
-                "channel", f"row {row} sums to {sums[row]!r}",
-                f"rows summing to 1 within {SUM_TOLERANCE:g} (use normalize=True)")
+                "channel", f"row {row} sums to {float(sums[row])!r}",
+                f"rows summing to 1 within {SUM_TOLERANCE:g} (normalize=True rescales them)")
         scaled = bool(normalize and np.any(sums != 1.0))
         if exact is not None:
             ex = _as_fraction_array(exact, arr.shape)

@@ -15,8 +15,9 @@ is decided by one rule, :meth:`optnoise.analysis.PrivacyProfile.meets` (for an a
 target: on the exact trade-off curve, :mod:`optnoise.analysis.tradeoff`).
 
 Every parameter check of an epsilon or a delta in the library goes through
-:func:`check_epsilon` and :func:`check_delta`; errors name the Python parameter
-(the command line maps it to the flag the user typed).
+:func:`check_epsilon` and :func:`check_delta` (and of an integer parameter through
+:func:`check_integer`); errors name the Python parameter (the command line maps it to the
+flag the user typed). Text is never taken for a number: ``epsilon="1"`` is refused.
 
 >>> Target(1.0, 1e-6)
 Target(epsilon=1.0, delta=1e-06, notion='dp')
@@ -27,6 +28,7 @@ True
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Literal
 
@@ -42,7 +44,7 @@ MEETS_TOLERANCE = 1e-12
 
 
 def _as_float(value: object, parameter: str, accepted: str) -> float:
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):  # "1" is text, not a number: the CLI parses, the library checks
         raise InvalidParameterError(parameter, value, accepted)
     try:
         return float(value)  # type: ignore[arg-type]
@@ -106,6 +108,25 @@ def check_sensitivity(sensitivity: object, *, integer: bool = True, parameter: s
     if not ok:
         raise InvalidParameterError(parameter, sensitivity, accepted)
     return int(value) if integer else value
+
+
+def check_integer(value: object, *, parameter: str, minimum: int | None = 1, accepted: str | None = None) -> int:
+    """Validate an integer parameter (a size ``n``, a number of releases, categories): a Python or
+    numpy integer, or an integral float such as ``3.0``, ``>= minimum``; never a bool, a string,
+    NaN or a fraction such as ``2.5``."""
+    words = accepted or ("an integer" if minimum is None else f"an integer >= {minimum}")
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real):
+        raise InvalidParameterError(parameter, value, words)
+    if isinstance(value, numbers.Integral):
+        number = int(value)
+    else:
+        f = float(value)
+        if not (math.isfinite(f) and f.is_integer()):
+            raise InvalidParameterError(parameter, value, words)
+        number = int(f)
+    if minimum is not None and number < minimum:
+        raise InvalidParameterError(parameter, value, words)
+    return number
 
 
 def check_notion(notion: object, *, parameter: str = "notion", attack: bool = False) -> str:

@@ -604,7 +604,8 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
             finite = np.concatenate([ld.losses[np.isfinite(ld.losses)] for ld in lds] + [np.zeros(1)])
             cells = float(finite.max() - finite.min()) / discretization + 2
             check(pld_bytes(cells, k), parameter="k", value=k, max_memory=max_memory,
-                  what=f"{int(k)} compositions of a loss distribution over {cells:.3g} grid points")
+                  what=f"composing {int(k)} releases with privacy loss distributions (their support grows with "
+                       f"the number of releases, from {math.ceil(cells)} grid points)")
     # one mechanism: its pairs are composed one by one, which is tight (module docstring)
     cap = max(max_combinations, len(item_lds[0])) if len(item_lds) == 1 else max_combinations
     units, dominated = _units([len(x) for x in item_lds], cap)

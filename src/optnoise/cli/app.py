@@ -7,6 +7,8 @@ library errors are mapped by :mod:`.errors`; anything unexpected exits 1 with on
 (``--debug`` anywhere on the command line shows the traceback instead); Ctrl-C exits 130.
 """
 
+import inspect
+import os
 import sys
 import traceback
 import warnings
@@ -17,7 +19,7 @@ from typer.core import TyperGroup
 
 from ..version import __version__
 from ..errors import one_line, shorten
-from .errors import cli_errors, typed_value
+from .errors import cli_errors, typed_value, write_failure
 from .options import Group, with_groups
 from .render import error_line, out
 
@@ -64,6 +66,24 @@ def _usage_message(exc: Any, argv: Sequence[str]) -> str:
     return f"{text} (see '{command} --help')"
 
 
+def _flushed(code: int) -> int:
+    """Flush stdout: a result that could not be written (a full disk, a closed pipe) is a failure
+    (exit 1, one line), never a silent success. Afterwards stdout points at /dev/null, so the
+    interpreter's own flush at exit cannot print a second message."""
+    try:
+        sys.stdout.flush()
+        return code
+    except OSError as exc:
+        if code == 0:
+            error_line(write_failure(exc))
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1 if code == 0 else code
+
+
 class OptnoiseGroup(TyperGroup):
     """The root command: parses in non-standalone mode and answers every outcome itself."""
 
@@ -72,6 +92,10 @@ class OptnoiseGroup(TyperGroup):
         argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
         debug = "--debug" in argv
         argv = [a for a in argv if a != "--debug"]
+        if sys.stdout is None:  # started with stdout closed (``>&-``): every result would be lost
+            error_line("stdout is closed: optnoise prints its results there (redirect it to a file or /dev/null "
+                       "instead); nothing was done")
+            return self._exit(1, standalone_mode)
         try:
             with warnings.catch_warnings():  # library warnings (numpy, the solvers) would break the one-line rule
                 if not debug:
@@ -87,6 +111,10 @@ class OptnoiseGroup(TyperGroup):
                 error_line(f"unexpected failure: {type(exc).__name__}: {shorten(one_line(exc), 300)} "
                            "(rerun with --debug for the traceback)")
             code = 1
+        return self._exit(_flushed(code), standalone_mode)
+
+    @staticmethod
+    def _exit(code: int, standalone_mode: bool) -> int:
         if not standalone_mode:
             return code
         sys.exit(code)
@@ -136,9 +164,22 @@ def command(*groups: Group, flags: dict[str, str] | None = None) -> Callable[[Ca
     library errors to exit codes and flags (:func:`~.errors.cli_errors`), and typer."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        return app.command()(cli_errors(flags)(with_groups(*groups)(fn) if groups else fn))
+        wrapped = cli_errors(flags)(with_groups(*groups)(fn) if groups else fn)
+        _plain_help(wrapped)
+        return app.command()(wrapped)
 
     return deco
+
+
+def _plain_help(fn: Callable[..., Any]) -> None:
+    """Options' help is plain text, not rich markup: ``pmf[i]`` and ``P[q, y]`` print as written."""
+    from rich.markup import escape
+    for param in inspect.signature(fn).parameters.values():
+        for info in getattr(param.annotation, "__metadata__", ()):
+            help_text = getattr(info, "help", None)
+            if isinstance(help_text, str) and not getattr(info, "_plain", False):
+                info.help = escape(help_text)
+                info._plain = True  # shared declarations (--json, --plot) are escaped once
 
 
 def main() -> None:

@@ -76,8 +76,12 @@ def _argv(ctx: Any) -> list[str]:
     return list(obj.get("argv", [])) if isinstance(obj, dict) else []
 
 
-def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | None, argv: Sequence[str] = ()) -> str:
-    """The one line of a bad input: the flag the user typed, the value as typed, what is accepted."""
+def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | None, argv: Sequence[str] = (),
+                      limits: bool = True) -> str:
+    """The one line of a bad input: the flag the user typed, the value as typed, what is accepted.
+
+    ``limits``: whether the command has ``--max-memory`` (a refusal of a computation too large
+    for the memory limit names it only then)."""
     flag = flag_for(exc.parameter, overrides)
     choices = ALTERNATIVES.get(exc.parameter)
     if choices and not (overrides and exc.parameter in overrides):
@@ -92,7 +96,8 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
             shown += f" ({show_value(exc.value)})"
     accepted = as_flags(exc.accepted, overrides)
     if isinstance(exc, ResourceLimitError):
-        accepted = accepted.replace("max_memory", "--max-memory")
+        accepted = accepted.replace("max_memory raises it", "--max-memory raises it" if limits else
+                                    "half of this machine's memory: a smaller problem, or a larger machine")
     return InvalidParameterError(flag, exc.value, accepted).message(shown=shown)
 
 
@@ -108,6 +113,23 @@ def _same(value: Any, typed: str) -> bool:
         return float(typed) == float(value) or (math.isnan(float(typed)) and math.isnan(float(value)))
     except (ValueError, OverflowError):
         return False
+
+
+def write_failure(exc: OSError) -> str:
+    """The one line of an I/O failure: what could not be written, and why, in words."""
+    import errno
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return "cannot write the results: stdout was closed before they were written (broken pipe)"
+    where = f" {exc.filename}" if getattr(exc, "filename", None) else " the results"
+    return f"cannot write{where}: {(exc.strerror or str(exc)).lower()}"
+
+
+def _has_option(ctx: Any, flag: str) -> bool:
+    """Whether the running command has the option ``flag`` (True when unknown)."""
+    command = getattr(ctx, "command", None)
+    if command is None:
+        return True
+    return any(flag in getattr(p, "opts", ()) for p in command.params)
 
 
 def fail(code: int, message: str) -> None:
@@ -134,7 +156,7 @@ def cli_errors(flags: dict[str, str] | None = None) -> Callable[[Callable[..., A
             try:
                 return fn(*args, **kwargs)
             except InvalidParameterError as exc:
-                fail(2, bad_input_message(exc, flags, _argv(ctx)))
+                fail(2, bad_input_message(exc, flags, _argv(ctx), _has_option(ctx, "--max-memory")))
             except OptnoiseError as exc:   # DesignError included
                 fail(1, as_flags(str(exc), flags))
             except MemoryError:
@@ -143,7 +165,7 @@ def cli_errors(flags: dict[str, str] | None = None) -> Callable[[Callable[..., A
             except KeyboardInterrupt:
                 fail(130, "interrupted")
             except OSError as exc:
-                fail(1, f"I/O error: {exc}")
+                fail(1, write_failure(exc))
 
         sig = inspect.signature(fn)
         extra = inspect.Parameter(CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)

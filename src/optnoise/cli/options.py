@@ -9,6 +9,7 @@ sees them) and hands the command one object built from them.
 
 import functools
 import inspect
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
@@ -36,11 +37,13 @@ def _opt(name: str, flag: str | tuple[str, ...], kind: Any, help: str, default: 
 @dataclass(frozen=True)
 class Group:
     """Options that travel together: ``build(**values)`` makes the object the command receives
-    under the keyword ``name``."""
+    under the keyword ``name``. A group that ``sees`` the command also gets, as ``command``,
+    every other value the user gave (as typed by typer, before any group is built)."""
 
     name: str
     params: tuple[inspect.Parameter, ...]
     build: Callable[..., Any]
+    sees: bool = False
 
 
 def with_groups(*groups: Group) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -54,8 +57,14 @@ def with_groups(*groups: Group) -> Callable[[Callable[..., Any]], Callable[..., 
 
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> Any:
+            typed = dict(kwargs)  # a group that sees the command sees every other value as typed
             for g in groups:
-                kwargs[g.name] = g.build(**{p.name: kwargs.pop(p.name) for p in g.params})
+                values = {p.name: kwargs.pop(p.name) for p in g.params}
+                if g.sees:
+                    command = {k: v for k, v in typed.items() if k not in values}
+                    kwargs[g.name] = g.build(**values, command=command)
+                else:
+                    kwargs[g.name] = g.build(**values)
             return fn(**kwargs)
 
         params = own + extra
@@ -169,3 +178,61 @@ WorstCase = Annotated[bool, typer.Option(
 PerRecord = Annotated[bool, typer.Option(
     "--per-record", help="Any two answers are neighbours (each record released on its own: the standard unit); "
                          "instead of the distance flags.")]
+
+
+# ------------------------------------------------------------------ the output rule (issue 26)
+@dataclass(frozen=True)
+class Writes:
+    """``--force``, and the files the command reads (never replaced): what a command passes
+    to the library functions that write (:func:`optnoise.io.check_output`)."""
+
+    force: bool
+    reads: tuple[Path, ...]
+
+
+#: Parameters that name a path a command writes -> their flag (``--out``: a directory written into).
+WRITTEN = {"output": "--output", "plot": "--plot", "out_dir": "--out"}
+
+
+def _files_named(values: dict[str, Any]) -> tuple[Path, ...]:
+    """The existing files named by a command's values (``--mechanism F``, ``--prior F``,
+    ``--input pmf-file:F``...): what it reads, whatever the option."""
+    found = []
+    for name, value in values.items():
+        if name in WRITTEN or value is None or isinstance(value, bool):
+            continue
+        text = str(value)
+        text = text.split(":", 1)[1] if text.startswith("pmf-file:") else text
+        try:
+            if text.strip() and Path(text).is_file():
+                found.append(Path(text))
+        except (OSError, ValueError):  # not a path at all (too long, a NUL byte)
+            continue
+    return tuple(found)
+
+
+def _writes(force: bool, command: dict[str, Any]) -> Writes:
+    """Check every path the command writes before it computes anything: not a file it reads,
+    not an existing file unless ``--force`` (:func:`optnoise.io.check_output`)."""
+    from ..errors import InvalidParameterError
+    from ..io import check_output
+    reads = _files_named(command)
+    written: dict[str, str] = {}
+    for name, flag in WRITTEN.items():
+        value = command.get(name)
+        if value is None:
+            continue
+        kind = "directory" if name == "out_dir" else "dataset" if command.get("engine") == "spark" else "file"
+        path = check_output(value, force=force, reads=reads, parameter=flag, kind=kind)
+        key = os.path.realpath(path)
+        if key in written:
+            raise InvalidParameterError(flag, str(value), f"a path other than {written[key]}'s")
+        written[key] = flag
+    return Writes(bool(force), reads)
+
+
+#: ``--force``: any command that writes files takes it; the command receives ``writes`` (:class:`Writes`),
+#: after every path it writes (``--output``, ``--plot``, ``--out``) has been checked.
+WRITES = Group("writes", (
+    _opt("force", "--force", bool, "Replace existing output files (never a file the command reads).", False),
+), _writes, sees=True)

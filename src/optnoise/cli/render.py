@@ -1,4 +1,9 @@
-"""Rendering: the two consoles, number formatting, JSON on stdout, simple tables."""
+"""Rendering: the two consoles, number formatting, JSON on stdout, simple tables.
+
+Text that holds user data (names, paths, categories) or math (``P[q, q]``) is never read as
+rich markup: it is printed with :func:`say` (plain text, styles given as styles) or, in a
+table, passed through ``rich.markup.escape``.
+"""
 
 import math
 from typing import Any, Iterable
@@ -7,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 out = Console()
 #: Messages on stderr never wrap: the contract's failures are one line each.
@@ -18,6 +24,18 @@ def error_line(message: str) -> None:
     as is, never read as markup)."""
     from ..errors import one_line
     err.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """A line of plain text with styled parts: ``styled(("optimal noise", "bold"), ": eps=1")``
+    (nothing in the text is read as markup)."""
+    return Text.assemble(*parts)
+
+
+def say(*parts: str | tuple[str, str]) -> None:
+    """Print one line of plain text on stdout (``P[q, q]`` and a path like ``[x].csv`` print as
+    written); ``(text, style)`` parts are styled: ``say(("method lp", "dim"))``."""
+    out.print(styled(*parts))
 
 
 def fmt(x: Any) -> str:
@@ -57,7 +75,7 @@ def key_value_table(title: str, rows: Iterable[tuple[str, Any]], *, meanings: di
 def notes(lines: Iterable[str]) -> None:
     """Dim bullet notes under a table."""
     for line in lines:
-        out.print(f"[dim]- {line}[/]")
+        say((f"- {line}", "dim"))
 
 
 def warn_seed(seed: int | None, as_json: bool) -> None:

@@ -205,7 +205,7 @@ def _builder(build: Callable[[float], Representation], request: Request, start: 
     found = largest_passing(check, start, retreat=START_RETREATS, regrow=True, doublings=None, rel_tol=1e-4,
                             budget=40)
     if found is None:
-        raise DesignError(f"calibration start {start!r} does not meet the target")
+        raise DesignError(f"calibration start {float(start):.12g} does not meet the target")
     pmf, comp = found.payload
     mech = Mechanism(pmf, nb, None if k > 1 else target, name)
     return CalibratedDesign(name, found.value, parameter_name, mech, None, comp)

@@ -38,7 +38,7 @@ from ..analysis import privacy_profile
 from ..costs import Cost, cost_vector, wrapped_squared_error
 from ..errors import DesignError
 from ..mechanism import Mechanism
-from ..neighbourhood import Neighbourhood
+from ..neighbourhood import Neighbourhood, as_neighbourhood
 from ..pmf import CyclicPMF
 from ..resources import check, design_lp_bytes, row_generation_bytes
 from ..search import first_passing

@@ -198,7 +198,7 @@ def finish(p: np.ndarray, window: TailedWindow, epsilon: float) -> tuple[Integer
     profile = privacy_profile(pmf, Neighbourhood.sensitivity(window.period))
     certified = profile.epsilon_pure
     if not profile.meets(Target(epsilon)):
-        raise DesignError(f"the LP answer certifies eps = {certified!r} > target {epsilon!r}; widen the window")
+        raise DesignError(f"the LP answer certifies eps = {float(certified):.12g} > target {float(epsilon):.12g}; widen the window")
     return pmf, certified
 
 

@@ -23,11 +23,11 @@ from ..costs import Cost, expected_cost, parse_cost
 from ..errors import InvalidParameterError
 from ..families.baselines import discrete_gaussian_pmf, wrap
 from ..families.geometric import geometric_pmf
-from ..neighbourhood import Neighbourhood
+from ..neighbourhood import Neighbourhood, as_neighbourhood
 from ..target import Target, check_delta
 from .calibrate import calibrate
 from .releases_design import (
-    ReleaseCandidate, ReleasesDesign, Trial, calibrated_single_release, calibrated_single_release_line,
+    RDP_MARGIN, ReleaseCandidate, ReleasesDesign, Trial, calibrated_single_release, calibrated_single_release_line,
     composed_epsilon, geometric_ratio_for, line_reach, sigma0, solve_releases,
 )
 from .renyi_program import (
@@ -212,7 +212,7 @@ def composed_profiles(mechanisms: dict[str, Pmf], k: int, epsilons: Sequence[flo
                       neighbourhood: Neighbourhood | None = None) -> dict[str, np.ndarray]:
     """``delta(eps)`` after K releases for each named PMF (for a privacy-profile plot):
     :func:`~optnoise.analysis.composition.delta_curve`."""
-    nb = neighbourhood if neighbourhood is not None else Neighbourhood.sd(1)
+    nb = as_neighbourhood(neighbourhood)
     return {name: delta_curve([(privacy_profile(pmf, nb), int(k))], epsilons)[1] for name, pmf in mechanisms.items()}
 
 
@@ -316,7 +316,7 @@ def _k(k: object) -> int:
     return int(k)
 
 
-__all__ = ["DESIGN_ORDERS", "ReleaseCandidate", "ReleasesComparison", "ReleasesDesign",
+__all__ = ["DESIGN_ORDERS", "RDP_MARGIN", "ReleaseCandidate", "ReleasesComparison", "ReleasesDesign",
            "RenyiProgram", "RenyiSolution", "Trial", "calibrated_discrete_gaussian",
            "calibrated_discrete_gaussian_line", "calibrated_geometric", "calibrated_geometric_line",
            "calibrated_single_release", "calibrated_single_release_line", "compare_releases", "composed_epsilon",

@@ -168,6 +168,13 @@ def composed_epsilon(pmf: Pmf, k: int, delta: float, nb: Neighbourhood,
 
 
 
+#: Relative room left under the target when an RDP budget is spent to the full: the proven
+#: composition adds the RDP value's float error and converts in interval arithmetic, so a
+#: budget converting to eps exactly certifies a hair above it (10.0000000001 for 365 releases
+#: at eps 10, delta 1e-6 on Z), and the design would be refused.
+RDP_MARGIN = 1e-9
+
+
 def _renyi_candidates(program_for: Callable[[float, float], RenyiProgram], k: int, eps: float, dlt: float,
                       nb: Neighbourhood, ords: list[float], calibrate: bool, calibration_steps: int, tol: float,
                       trials: list[Trial], reference: Callable[[], Pmf]) -> list[tuple]:
@@ -181,7 +188,7 @@ def _renyi_candidates(program_for: Callable[[float, float], RenyiProgram], k: in
     cands: list[tuple] = []
     rdp_best: tuple[float, int, float, RenyiSolution, RenyiProgram] | None = None
     for i, a in enumerate(ords):
-        r = (eps - conversion(a, dlt)) / k
+        r = (eps * (1.0 - RDP_MARGIN) - conversion(a, dlt)) / k
         if r <= 0:
             continue
         prog = program_for(a, r)
@@ -236,7 +243,8 @@ def _result(pmf: Pmf, method: str, order, budget, lower, trials, *, k: int, eps:
     # a float design meets its target within the float-profile tolerance (docs/architecture.md,
     # "Meets"); the certificate itself is proven, rounded up, and reported as it is
     if not comp.epsilon_dp <= eps * (1.0 + MEETS_TOLERANCE):
-        raise DesignError(f"the design certifies {comp.epsilon_dp!r} > target {eps!r}; refusing to return it")
+        raise DesignError(f"the design certifies eps {float(comp.epsilon_dp):.12g} > target {float(eps):.12g}; "
+                          "refusing to return it")
     pld_c, rdp_c = comp.candidate("pld"), comp.candidate("rdp")
     return ReleasesDesign(pmf, k, eps, dlt, nb, cost_name, cost_of(pmf), method, order, budget, lower,
                           comp, pld_c.epsilon if pld_c else None, float(rdp_c.epsilon) if rdp_c else None,
@@ -413,5 +421,6 @@ def _line(request: Request) -> ReleasesDesign:
     return _cheapest(cands, opts.strategies, lambda: _single_release_line(request), finish, trials)
 
 
-__all__ = ["ReleaseCandidate", "ReleasesDesign", "Trial", "calibrated_single_release", "calibrated_single_release_line",
+__all__ = ["RDP_MARGIN", "ReleaseCandidate", "ReleasesDesign", "Trial", "calibrated_single_release",
+           "calibrated_single_release_line",
            "composed_epsilon", "geometric_ratio_for", "line_reach", "sigma0", "solve_releases"]

@@ -42,9 +42,9 @@ import numpy as np
 
 from ..costs import Cost, ReleasedCost, check_prior, cost_vector, loss_matrix, parse_cost
 from ..errors import InvalidParameterError
-from ..neighbourhood import InputPairs, Neighbourhood
+from ..neighbourhood import InputPairs, Neighbourhood, as_neighbourhood
 from ..resources import check, distances_bytes
-from ..target import Target, check_epsilon
+from ..target import Target, check_epsilon, check_integer
 
 SPACES: tuple[str, ...] = ("cyclic", "integer", "channel", "categories")
 UNITS: tuple[str, ...] = ("record", "value")
@@ -145,16 +145,8 @@ def _float(value: object, parameter: str, accepted: str) -> float:
 
 
 def _integer(value: object, parameter: str, accepted: str, least: int = 1) -> int:
-    """An integral number ``>= least`` (not a bool)."""
-    if isinstance(value, bool):
-        raise InvalidParameterError(parameter, value, accepted)
-    try:
-        ok = int(value) == value and value >= least  # type: ignore[operator, call-overload]
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise InvalidParameterError(parameter, value, accepted)
-    return int(value)  # type: ignore[call-overload]
+    """An integral number ``>= least`` (:func:`~optnoise.target.check_integer`: not a bool nor text)."""
+    return check_integer(value, parameter=parameter, minimum=least, accepted=accepted)
 
 
 def check_n(n: object, *, vector: bool = False) -> tuple[int, ...]:
@@ -205,7 +197,7 @@ class Request:
         The :class:`~optnoise.target.Target` (for ``releases > 1``: after K releases; for
         ``minimize="delta"``: its epsilon).
     neighbourhood:
-        Query distances (:class:`~optnoise.neighbourhood.Neighbourhood`; for a channel they
+        Query distances (a :class:`~optnoise.neighbourhood.Neighbourhood`, or a list like ``[1, 2]``; for a channel they
         become the pairs ``q - q'`` in ``M``, without wrap-around) or input pairs of a channel
         (:class:`~optnoise.neighbourhood.InputPairs`, expanded by their own rule). Default:
         distance 1 (categories: any category may become any other).
@@ -259,6 +251,8 @@ class Request:
     solver: SolverOptions = field(default_factory=SolverOptions)
 
     def __post_init__(self) -> None:
+        if self.neighbourhood is not None and not isinstance(self.neighbourhood, InputPairs):
+            object.__setattr__(self, "neighbourhood", as_neighbourhood(self.neighbourhood))  # distances -> Neighbourhood
         _check_fields(self)
         _check_objective(self)
         _check_solving(self)

@@ -9,7 +9,7 @@ from ..families.rr import rr_error_bounds, rr_optimal_p, rr_pmf
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..resources import check, distances_bytes, pairs_bytes
-from ..target import Target
+from ..target import Target, check_integer
 from .calibrate import CalibratedDesign, calibrate
 from .report import DesignResult
 from .request import Request
@@ -99,8 +99,9 @@ def design_rr(categories: int, *, epsilon: float, delta: float = 0.0, max_memory
     >>> round(d.p_keep, 4), d.mechanism.meets()
     (0.4754, True)
     """
-    rr_optimal_p(categories, epsilon, delta)  # validates categories, epsilon and delta (named so)
-    check_memory(categories, max_memory)     # before the request lists every distance
-    request = Request(space="categories", n=int(categories) - 1, target=Target(epsilon, delta),
-                      max_memory=max_memory)
+    k = check_integer(categories, parameter="categories", minimum=2, accepted="an integer number of categories >= 2")
+    target = Target(epsilon, delta)  # a design's target: epsilon > 0 (one message for -1 and 0), 0 <= delta < 1
+    rr_optimal_p(k, epsilon, delta)
+    check_memory(k, max_memory)      # before the request lists every distance
+    request = Request(space="categories", n=k - 1, target=target, max_memory=max_memory)
     return solve_rr(request)  # type: ignore[return-value]

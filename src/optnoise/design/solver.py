@@ -8,6 +8,7 @@ failure, and the mapping of solver statuses to :class:`~optnoise.errors.DesignEr
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from contextlib import contextmanager
@@ -129,10 +130,11 @@ def solve_milp(c, constraints, integrality, bounds, time_limit: float | None, *,
     if res.status == 1:
         bound = getattr(res, "mip_dual_bound", None)
         if res.x is None:
-            raise DesignError(f"solver time limit reached ({time_limit} s) with no feasible design found; "
-                              f"best bound {bound}")
+            found = "" if bound is None or not math.isfinite(bound) else f" (the best bound so far is {bound:.10g})"
+            raise DesignError(f"solver time limit reached ({time_limit:g} s) before any feasible design was found"
+                              f"{found}; raise --time-limit, or solve a smaller problem")
         shown = "unknown" if bound is None else f"{bound:.10g}"
-        raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved: "
+        raise DesignError(f"solver time limit reached ({time_limit:g} s) before optimality was proved: "
                           f"incumbent objective {res.fun:.10g}, best bound {shown}, gap {res.mip_gap:.3g}; "
                           "no design is called optimal (raise --time-limit)")
     if res.status != 0 or res.x is None:

@@ -208,7 +208,8 @@ def parse_family(spec: str, *, max_memory: int | None = None) -> tuple[Family, "
     fam = FAMILIES.get(parsed.name)
     if fam is None:
         raise InvalidParameterError("family", spec, "one of " + ", ".join(f"{f.name}:{f.params}" for f in FAMILIES.values()))
-    parsed.count(*fam.n_params, parameter="family", accepted=f"{fam.name}:{fam.params}")
+    bare = "" if ":" in spec else " (a bare name is calibrated to a target only by release, on its column's domain)"
+    parsed.count(*fam.n_params, parameter="family", accepted=f"{fam.name}:{fam.params}{bare}")
     if fam.size is not None:
         cells = fam.size(parsed)
         check(array_bytes(cells, 8, copies=12), parameter="family", value=spec,

@@ -23,6 +23,11 @@ class Item:
     run: Callable[[Path], dict[str, Any]]
     slow: bool = False
 
+    @property
+    def files(self) -> tuple[str, str]:
+        """The files the item writes: its numbers and its figure."""
+        return f"{self.id}.csv", f"{self.id}.png"
+
     def to_json(self) -> dict:
         return {"id": self.id, "paper": self.paper, "what": self.what}
 

@@ -530,7 +530,7 @@ def dyadic_ratio_up(ratio: float, m: int = TAIL_BITS) -> tuple[int, int]:
     """
     a = math.floor(Fraction(ratio) * (1 << m)) + 2
     if a >= 1 << m:
-        raise OptnoiseError(f"tail ratio {ratio!r} too close to 1 for {m}-bit quantization")
+        raise OptnoiseError(f"tail ratio {float(ratio):.17g} too close to 1 for {m}-bit quantization")
     return a, m
 
 

@@ -94,7 +94,7 @@ def _plan(col: ColumnSpec, unit: str) -> ColumnPlan:
     except InvalidParameterError as exc:
         if exc.parameter == "unit":
             raise
-        raise InvalidParameterError(f"columns.{col.name}.{exc.parameter}", exc.value, exc.accepted) from exc
+        raise exc.renamed(f"columns.{col.name}.{exc.parameter}") from exc
 
 
 def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed: int | None = None,
@@ -135,20 +135,25 @@ def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed:
         raise InvalidParameterError("frame", type(frame).__name__, "a pandas DataFrame")
     prepared = prepare(spec)
     table = prepared.spec
-    names = [str(c) for c in frame.columns]
+    names = [str(c) for c in frame.columns]  # spec keys are text: column 3 is "3"
     columns = select_columns(names, table.names, table.keep, "the frame")
+    repeated = next((c for c in columns if names.count(c) > 1), None)
+    if repeated is not None:
+        raise InvalidParameterError("frame", repeated, f"a DataFrame whose released and kept columns have unique names "
+                                    f"(column {repeated!r} appears {names.count(repeated)} times)")
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "release")
-    out: dict[str, Any] = {}
+    out: dict[Any, Any] = {}
     for name in columns:
+        label = frame.columns[names.index(name)]  # the frame's own label (an integer stays an integer)
         plan = prepared.by_name.get(name)
         if plan is None:
-            out[name] = frame[name]
+            out[label] = frame.iloc[:, names.index(name)]
             continue
-        released = plan.privatize(_arrow(frame[name]), first_row=1, source=src)
+        released = plan.privatize(_arrow(frame.iloc[:, names.index(name)]), first_row=1, source=src)
         series = released.to_pandas()
         series.index = frame.index
-        out[name] = series.rename(name)
+        out[label] = series.rename(label)
     manifest = build_manifest(unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep,
                               rows=len(frame), source=src, engine="python", output_info={"columns": columns})
     return pd.DataFrame(out, index=frame.index), manifest
@@ -192,9 +197,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     output = Path(output_path)
     manifest_path = Path(str(output) + ".manifest.json")
     reads = [Path(input_path)] + [Path(f) for f in table.files()] + ([Path(spec_file)] if spec_file else [])
-    check_destination(output, manifest_path, reads, force=force)
-    if engine == "local" and output.is_dir() and not output.is_symlink():
-        raise InvalidParameterError("output", str(output), "a file path (it is a directory; remove it first)")
+    check_destination(output, manifest_path, reads, force=force, dataset=engine == "spark")
     columns = select_columns(column_names(input_path, in_fmt), table.names, table.keep, Path(input_path).name)
     prepared = prepare(table)  # certify before reading any data
     schema = output_schema(input_schema(input_path, in_fmt, columns), prepared.by_name)
@@ -218,7 +221,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
         from .spark import release_spark
         return release_spark(input_path, in_fmt, columns, prepared.by_name, schema, output, out_fmt, src, finish,
                              manifest_path, master=spark_master)
-    with atomic_path(manifest_path) as tmp_manifest, atomic_path(output) as tmp_out:
+    with atomic_path(manifest_path, replace=force) as tmp_manifest, atomic_path(output, replace=force) as tmp_out:
         rows = 0
         with BatchWriter(tmp_out, out_fmt, schema) as writer:
             for batch in read_batches(input_path, in_fmt, columns, progress):
@@ -229,14 +232,17 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     return manifest
 
 
-def release_column(input_path: str | os.PathLike, column: str, mechanism: Mechanism, output_path: str | os.PathLike,
-                   *, categories: Sequence[str] | None = None, lower: int | None = None, upper: int | None = None,
-                   clamp: bool = False, unit: str = "record", keep: Sequence[str] = (), budget: Target | None = None,
-                   mechanism_file: str | os.PathLike | None = None, **options: Any) -> dict:
+def release_column(input_path: str | os.PathLike, column: str, mechanism: Mechanism | str,
+                   output_path: str | os.PathLike, *, categories: Sequence[str] | None = None, lower: int | None = None,
+                   upper: int | None = None, clamp: bool = False, unit: str = "record", keep: Sequence[str] = (),
+                   budget: Target | None = None, mechanism_file: str | os.PathLike | None = None,
+                   target: Target | None = None, neighbourhood: Any = None, **options: Any) -> dict:
     """The single-column shortcut: release ``column`` with ``mechanism`` (domain from the
-    mechanism, :func:`~optnoise.table.spec.column_spec`); ``options`` as for :func:`release_file`."""
+    mechanism; or a bare family name calibrated to ``target``, :func:`~optnoise.table.spec.column_spec`);
+    ``options`` as for :func:`release_file`."""
     col = column_spec(column, mechanism, categories=None if categories is None else list(categories), lower=lower,
-                      upper=upper, clamp=clamp, mechanism_file=mechanism_file)
+                      upper=upper, clamp=clamp, mechanism_file=mechanism_file, target=target,
+                      neighbourhood=neighbourhood)
     return release_file(input_path, output_path, TableSpec((col,), tuple(keep), budget, unit), **options)
 
 

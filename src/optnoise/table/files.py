@@ -8,9 +8,10 @@ written as each batch is released. In a CSV every selected column is read as tex
 privatized columns are validated by :class:`~optnoise.table.domain.Domain` and kept
 columns are copied as they were written.
 
-Nothing is lost: :func:`check_destination` refuses an output (or manifest) that is one of
-the files read -- also through a link or another path to the same file -- and an existing
-output unless ``force``.
+Nothing is lost: :func:`check_destination` applies the output rule of every command
+(:func:`optnoise.io.check_output`) to the output and its manifest: never one of the files
+read -- also through a link or another path to the same file -- and an existing one only
+with ``force``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from ..errors import InvalidParameterError, OptnoiseError
+from ..errors import InvalidParameterError, one_line, shorten
+from ..io import check_output
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,18 +67,49 @@ def file_format(path: str | os.PathLike, parameter: str) -> str:
 
 # ------------------------------------------------------------------ reading
 def column_names(path: str | os.PathLike, fmt: str) -> list[str]:
-    """The input's columns, in order."""
+    """The input's columns, in order; a file that cannot be read as ``fmt``, or whose column
+    names repeat, is bad input naming the file (:func:`unreadable`)."""
     p = Path(path)
     if not p.is_file():
         raise InvalidParameterError("input", str(path), "an existing CSV or Parquet file")
     try:
         if fmt == "csv":
+            with open(p, "rb") as fh:
+                head = fh.read(CSV_BLOCK)
+            if b"\x00" in head:
+                raise InvalidParameterError("input", str(path), "a CSV file of text (this one is binary: it holds "
+                                            "NUL bytes)")
             with open(p, newline="", encoding="utf-8-sig") as fh:
-                return next(csv.reader(fh), [])
-        import pyarrow.parquet as pq
-        return list(pq.read_schema(p).names)
+                names = next(csv.reader(fh), [])
+        else:
+            import pyarrow.parquet as pq
+            names = list(pq.read_schema(p).names)
+    except InvalidParameterError:
+        raise
     except Exception as exc:  # OSError, bad text or CSV, a malformed Parquet file
-        raise OptnoiseError(f"cannot read {path}: {exc}") from exc
+        raise unreadable(path, fmt, exc) from exc
+    if not names:
+        raise InvalidParameterError("input", str(path), "a file with a header line naming its columns (this one "
+                                    "has none: it is empty)")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InvalidParameterError("input", str(path), f"a file whose column names are unique ('{repeated[0]}' "
+                                    f"appears {names.count(repeated[0])} times)")
+    return names
+
+
+def unreadable(path: str | os.PathLike, fmt: str, exc: BaseException) -> InvalidParameterError:
+    """The bad-input error of a file that cannot be read as ``fmt``: what is wrong, in words."""
+    text = one_line(str(exc).strip())
+    if isinstance(exc, UnicodeDecodeError) or "invalid UTF8" in text or "UTF-8" in text:
+        detail = (f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start} is not UTF-8"
+                  if isinstance(exc, UnicodeDecodeError) else "it holds text that is not UTF-8")
+        return InvalidParameterError("input", str(path), f"a CSV file encoded in UTF-8 ({detail}; convert it, e.g. "
+                                     "iconv -f latin1 -t utf-8)")
+    if isinstance(exc, OSError) and getattr(exc, "strerror", None):
+        return InvalidParameterError("input", str(path), f"a readable file ({exc.strerror})")
+    what = "a well-formed CSV file, one record per line" if fmt == "csv" else "a complete, readable Parquet file"
+    return InvalidParameterError("input", str(path), f"{what} ({shorten(text, 160)})")
 
 
 def select_columns(names: list[str], privatized: tuple[str, ...], keep: tuple[str, ...], where: str) -> list[str]:
@@ -131,8 +164,8 @@ def read_batches(path: str | os.PathLike, fmt: str, columns: list[str],
             yield batch
             if progress is not None:
                 progress(rows / total, rows)
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:  # malformed file
-        raise OptnoiseError(f"cannot read {path}: {exc}") from exc
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, UnicodeDecodeError) as exc:  # malformed file
+        raise unreadable(path, fmt, exc) from exc
 
 
 # ------------------------------------------------------------------ writing
@@ -197,35 +230,15 @@ class BatchWriter:
 
 
 # ------------------------------------------------------------------ nothing lost
-def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """Whether two existing paths are the same file (links and other paths included)."""
+def check_destination(output: Path, manifest: Path, reads: list[Path], *, force: bool, dataset: bool = False) -> None:
+    """The output rule (:func:`optnoise.io.check_output`) for the output and its manifest: never
+    a file that is read, an existing one only with ``force``; ``dataset``: the output is a
+    directory written whole (Spark)."""
+    check_output(output, force=force, reads=reads, kind="dataset" if dataset else "file")
     try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def check_destination(output: Path, manifest: Path, reads: list[Path], *, force: bool) -> None:
-    """Refuse to write over a file that is read, and an existing output or manifest unless ``force``."""
-    for target, what in ((output, "output"), (manifest, "manifest")):
-        for src in reads:
-            if same_file(target, src) or (target.is_dir() and _inside(src, target)):
-                raise InvalidParameterError("output", str(output), f"a path that is not the input or a file it reads "
-                                                                   f"(the {what} would replace {src})")
-    if force:
-        return
-    for target, what in ((output, "output"), (manifest, "manifest")):
-        if target.exists() or target.is_symlink():
-            raise InvalidParameterError("output", str(output), f"a new path (the {what} {target} exists; --force "
-                                                               "replaces it)")
-
-
-def _inside(path: Path, directory: Path) -> bool:
-    try:
-        Path(os.path.realpath(path)).relative_to(os.path.realpath(directory))
-        return True
-    except ValueError:
-        return False
+        check_output(manifest, force=force, reads=reads, what="manifest")
+    except InvalidParameterError as exc:
+        raise InvalidParameterError("output", str(output), exc.accepted) from None
 
 
 def move_dir_atomic(tmp_dir: Path, target: Path) -> None:

@@ -47,7 +47,7 @@ import numpy as np
 from ..analysis import privacy_profile
 from ..design import Request, design
 from ..design.request import unit_neighbourhood
-from ..errors import InvalidParameterError, OptnoiseError
+from ..errors import InvalidParameterError, OptnoiseError, ResourceLimitError
 from ..families import get_family
 from ..mechanism import Mechanism, from_family
 from ..neighbourhood import InputPairs, Neighbourhood
@@ -160,7 +160,18 @@ def record_neighbourhood(kind: str, domain: Domain, column: str) -> Neighbourhoo
         raise InvalidParameterError("domain", f"column '{column}': all integers",
                                     "lower and upper for a per-record release (every distance up to upper - lower "
                                     "must be protected), or the value unit")
-    return unit_neighbourhood(kind, domain.n)  # type: ignore[arg-type]
+    try:
+        return unit_neighbourhood(kind, domain.n)  # type: ignore[arg-type]
+    except ResourceLimitError as exc:
+        raise _too_large(exc, domain) from exc
+
+
+def _too_large(exc: ResourceLimitError, domain: Domain) -> ResourceLimitError:
+    """A per-record refusal for memory, naming the domain: the domain, not a distance the user
+    gave, makes the neighbourhood large."""
+    return ResourceLimitError("domain", f"{domain.describe()} ({domain.size} values)",
+                              f"a domain small enough to protect per record: every distance up to {domain.n} is "
+                              f"protected, and {exc.accepted.split(': ', 1)[-1]}", exc.estimate, exc.limit)
 
 
 # ------------------------------------------------------------------ building
@@ -272,8 +283,13 @@ def _request(col: ColumnSpec, unit: str, own: Neighbourhood, space: str, **field
     if unit == "record" and d.size is None:
         record_neighbourhood(space, d, col.name)   # refuses, naming the domain
     n = d.n if space != "integer" or unit == "record" else None
-    return Request(space=space, n=n, target=col.target, unit="record" if unit == "record" else None,
-                   neighbourhood=None if unit == "record" else own, **fields)
+    try:
+        return Request(space=space, n=n, target=col.target, unit="record" if unit == "record" else None,
+                       neighbourhood=None if unit == "record" else own, **fields)
+    except ResourceLimitError as exc:
+        if unit != "record" or exc.parameter != "n":
+            raise
+        raise _too_large(exc, d) from exc
 
 
 def _designed(col: ColumnSpec, unit: str, own: Neighbourhood) -> _Source:
@@ -366,32 +382,41 @@ def _certify(col: ColumnSpec, mech: Mechanism, unit: str) -> None:
 
 def refusal(col: ColumnSpec, mech: Mechanism, unit: str, quantized: str | None = None) -> InvalidParameterError:
     """The error for a mechanism that misses its target under the unit: what it gives, and
-    the two ways out (a mechanism made for the unit, or the value unit). ``quantized``: the
-    quantizer's account when the float masses meet the target but no integer weights do."""
+    the ways out (a mechanism made for the unit, only the target, or the value unit).
+    ``quantized``: the quantizer's account when the float masses meet the target but no
+    integer weights do (given whole, in what is accepted: the value stays short)."""
     t: Target = mech.target  # type: ignore[assignment]
     prof = mech.privacy
     if quantized is not None:
-        gives = f"masses that meet it only before quantization ({quantized})"
+        value = f"column '{col.name}' per {unit}: {t.describe()} only before quantization"
     elif t.pure:
-        gives = f"pure eps {prof.epsilon_pure:.6g}"
+        value = f"column '{col.name}' per {unit}: pure eps {prof.epsilon_pure:.6g}, not {t.describe()}"
     else:
-        gives = (f"eps {prof.epsilon(t.delta, t.notion):.6g} at delta {t.delta:g} "
-                 f"(delta {prof.delta(t.epsilon, t.notion):.6g} at eps {t.epsilon:g})")
-    value = f"{unit}: column '{col.name}' gives {gives}, not {t.describe()}"
+        value = (f"column '{col.name}' per {unit}: eps {prof.epsilon(t.delta, t.notion):.6g} at delta {t.delta:g}, "
+                 f"not {t.describe()}")
+    gives = "" if quantized is not None or t.pure else \
+        f" (it gives delta {prof.delta(t.epsilon, t.notion):.6g} at eps {t.epsilon:g})"
+    why = f" (the quantizer: {quantized})" if quantized is not None else gives
     if unit == "value":
-        return InvalidParameterError("unit", value, "a mechanism that meets its target")
+        return InvalidParameterError("unit", value, f"a mechanism that meets its target{why}")
     d = col.domain
     delta = f" --delta {t.delta:g}" if t.delta else ""
     if d.categories is not None:
         design = f"optnoise rr --categories {d.size} --epsilon {t.epsilon:g}{delta}"
     elif mech.kind == "integer":
         design = f"--family geometric:{math.exp(-t.epsilon / (d.upper - d.lower)):.6g}"  # type: ignore[operator]
+    elif mech.kind == "channel":
+        design = f"optnoise design --form channel --n {d.n} --epsilon {t.epsilon:g}{delta} --per-record"
     else:
         design = f"optnoise design --n {d.n} --epsilon {t.epsilon:g}{delta} --bd {d.n} --cost circular-mse"
+    if col.mechanism is None and col.family is None:  # optnoise built it from the target: say so, not "give it"
+        return InvalidParameterError(
+            "unit", value, f"a target optnoise can meet for this column{why}: a larger epsilon (or delta), or a "
+            f"mechanism made for the per-record unit (e.g. {design}), or --unit value")
     return InvalidParameterError(
         "unit", value,
-        f"a mechanism made for the per-record unit (e.g. {design}; or give only the target and optnoise builds it), "
-        "or --unit value to certify only changes by the mechanism's own distances")
+        f"a mechanism made for the per-record unit (e.g. {design}; or give only the target and optnoise builds it)"
+        f"{why}, or --unit value to certify only changes by the mechanism's own distances")
 
 
 # ------------------------------------------------------------------ the record's total

@@ -152,9 +152,18 @@ def parse_budget(value: Any, *, parameter: str = "budget") -> Target:
     if not isinstance(value, Mapping) or "epsilon" not in value or set(value) - {"epsilon", "delta"}:
         raise InvalidParameterError(parameter, value, "{ epsilon = E, delta = D } (delta optional)")
     try:
-        return Target(value["epsilon"], value.get("delta", 0.0))
-    except InvalidParameterError as exc:
-        raise InvalidParameterError(parameter, value, f"{exc.parameter} {exc.accepted}") from exc
+        return Target(_number(value["epsilon"], "epsilon"), _number(value.get("delta", 0.0), "delta"))
+    except InvalidParameterError as exc:  # name the budget's own key: budget.epsilon (a flag keeps its name)
+        name = parameter if parameter.startswith("--") else f"{parameter}.{exc.parameter}"
+        raise InvalidParameterError(name, exc.value, f"{exc.parameter}: {exc.accepted} (a budget is epsilon E > 0 "
+                                    "and delta D with 0 <= D < 1)") from exc
+
+
+def _number(value: Any, key: str) -> Any:
+    """A number written as a number: TOML ``epsilon = "1.0"`` is text, refused (not read as 1.0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidParameterError(key, value, "a number (written without quotes)")
+    return value
 
 
 def parse_table_spec(data: Mapping[str, Any], *, base_dir: str | os.PathLike | None = None) -> TableSpec:
@@ -186,30 +195,45 @@ def load_spec(path: str | os.PathLike) -> TableSpec:
     """Read a TOML spec file (standard library ``tomllib``)."""
     import tomllib
     p = Path(path)
+    if p.is_dir():
+        raise InvalidParameterError("spec", str(path), "a TOML file (this is a directory)")
     try:
         with open(p, "rb") as fh:
             data = tomllib.load(fh)
     except OSError as exc:
         raise InvalidParameterError("spec", str(path), f"a readable TOML file ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError("spec", str(path), f"a TOML file of UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                                    f"at offset {exc.start} is not UTF-8: is it binary?)") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InvalidParameterError("spec", str(path), f"valid TOML ({exc})") from exc
     return parse_table_spec(data, base_dir=p.parent)
 
 
-def column_spec(name: str, mechanism: Mechanism, *, categories: list[str] | tuple[str, ...] | None = None,
+def column_spec(name: str, mechanism: Mechanism | str, *, categories: list[str] | tuple[str, ...] | None = None,
                 lower: int | None = None, upper: int | None = None, clamp: bool = False,
-                mechanism_file: str | os.PathLike | None = None) -> ColumnSpec:
+                mechanism_file: str | os.PathLike | None = None, target: Target | None = None,
+                neighbourhood: Neighbourhood | None = None) -> ColumnSpec:
     """The column of the single-column shortcut: the domain follows the mechanism.
 
     A finite mechanism (cyclic noise or a square channel on ``{0..n}``) releases
     ``categories`` (exactly ``n + 1``) or integers ``lower..lower + n`` (``lower``
     default 0; a cyclic mechanism makes the domain cyclic). Noise on the integer line
     releases integers ``lower..upper`` when both are given (needed per record), else all
-    integers.
+    integers. A bare family name (``"geometric"``, ``"rr"``) is calibrated to ``target``
+    on the domain of ``categories`` or ``lower..upper``, as in a spec (``family = NAME``);
+    ``neighbourhood`` replaces the mechanism's (value unit only).
     """
     if categories is not None and (lower is not None or upper is not None):
         raise InvalidParameterError("lower" if lower is not None else "upper", lower if lower is not None else upper,
                                     "no --lower/--upper with --categories (the categories' order is the domain)")
+    if isinstance(mechanism, str):  # a family NAME, calibrated to the target on the given domain
+        if target is None:
+            raise InvalidParameterError("epsilon", None, f"a target epsilon for the family '{mechanism}' (a bare name "
+                                        "is calibrated to it), or NAME:PARAMS")
+        domain = Domain(categories=tuple(str(c) for c in categories)) if categories is not None else \
+            Domain(lower=lower, upper=upper)
+        return ColumnSpec(name, domain, family=mechanism, target=target, clamp=clamp, neighbourhood=neighbourhood)
     size = _finite_size(mechanism)
     if categories is not None:
         if size is not None and len(categories) != size:
@@ -236,7 +260,7 @@ def _finite_size(mechanism: Mechanism) -> int | None:
 
 
 class _at:
-    """Re-raise a parameter error of a nested value as ``spec`` with its key path."""
+    """Re-raise a parameter error of a nested value naming its key path (``columns.hour.epsilon``)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -245,9 +269,9 @@ class _at:
         return None
 
     def __exit__(self, kind, exc, tb) -> bool:
-        if isinstance(exc, InvalidParameterError) and exc.parameter != "spec":
-            where = ".".join(p for p in (self.path, exc.parameter) if p)
-            raise InvalidParameterError("spec", f"{where} = {exc.value!r}", exc.accepted) from exc
+        if isinstance(exc, InvalidParameterError) and exc.parameter != "spec" and self.path \
+                and not (exc.parameter + ".").startswith(self.path + "."):
+            raise exc.renamed(f"{self.path}.{exc.parameter}") from exc
         return False
 
 
@@ -276,9 +300,11 @@ def _column(name: str, table: Any, base: Path) -> ColumnSpec:
         family = f"{family}:{','.join(repr(p) if isinstance(p, float) else str(p) for p in params)}"
     target = None
     if "epsilon" in table:
-        target = Target(table["epsilon"], table.get("delta", 0.0), check_notion(table.get("notion", "dp")))
+        target = Target(_number(table["epsilon"], "epsilon"), _number(table.get("delta", 0.0), "delta"),
+                        check_notion(table.get("notion", "dp")))
     elif "delta" in table or "notion" in table:
-        raise InvalidParameterError("epsilon", None, "an epsilon with delta/notion")
+        raise InvalidParameterError("epsilon", None, "a target epsilon > 0 beside delta/notion (a column's target is "
+                                                     "epsilon = E, with optional delta = D and notion = \"dp\")")
     nb = _neighbourhood(table)
     cost = table.get("cost")
     if cost is not None and not isinstance(cost, str):

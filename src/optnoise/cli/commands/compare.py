@@ -8,7 +8,8 @@ import typer
 
 from ..app import command
 from ..inputs import compare_request
-from ..options import LIMITS, NEIGHBOURHOOD, Form, Json, NeighbourhoodArgs, Notion, PerRecord, Plot, Prior, WorstCase
+from ..options import (LIMITS, NEIGHBOURHOOD, WRITES, Form, Json, NeighbourhoodArgs, Notion, PerRecord, Plot, Prior,
+                       WorstCase, Writes)
 from ..render import err, fmt, notes, out
 from .shared import check_png, deliver, parse_list, plots
 
@@ -18,10 +19,11 @@ _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
 
-@command(NEIGHBOURHOOD, LIMITS, flags={"epsilon": "--epsilons", "unit": "--per-record"})
+@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"epsilon": "--epsilons", "unit": "--per-record", "k": "--releases"})
 def compare(
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    writes: Writes,  # --plot checked by the output rule before anything is computed
     epsilons: Annotated[str, typer.Option("--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2.")],
     n: Annotated[Optional[int], typer.Option(
         "--n", help="Domain {0..N}. Required unless --releases with --space integer.")] = None,
@@ -72,7 +74,7 @@ def compare(
         result = cmp.comparison(request, eps_list, mechanisms=names, boundary=boundary, target_cost=target_cost,
                                 releases=ks, progress=tick)
     render, draw = VIEWS[result.form]
-    deliver(result.to_json(), as_json=as_json, render=lambda p: render(p, result), plot=plot,
+    deliver(result.to_json(), as_json=as_json, render=lambda p: render(p, result), writes=writes, plot=plot,
             draw=lambda path: draw(result, path))
 
 
@@ -112,10 +114,11 @@ def _draw(c: Any, path: Path) -> None:
 
 
 def _print_noise(p: dict, c: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
     rows, cost, hood = c.rows, p["cost"], c.request.neighbours
-    table = Table(title=p["plot"] if p.get("plot") else f"compare on {{0..{p['n']}}}, {hood.describe()}, "
-                                                         f"{p['notion'].upper()}")
+    table = Table(title=escape(p["plot"]) if p.get("plot") else f"compare on {{0..{p['n']}}}, {hood.describe()}, "
+                                                                 f"{p['notion'].upper()}")
     released = rows[0].released_error["cost"] if rows and rows[0].released_error else None
     shown = released is not None and released != cost
     head = _NOISE_LABELS.get(cost, cost)
@@ -144,27 +147,36 @@ def _gap(gap: Optional[float]) -> str:
 
 
 def _print_releases(p: dict, c: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
     first = c.rows[0]
     where = "noise on Z" if p["space"] == "integer" else f"{{0..{p['n']}}}"
-    table = Table(title=f"{where}, {c.request.neighbours.describe()}: (eps={p['epsilon']:g}, delta={p['delta']:g}) "
-                        "after K releases")
+    table = Table(title=f"{where}, {escape(c.request.neighbours.describe())}: (eps={p['epsilon']:g}, "
+                        f"delta={p['delta']:g}) after K releases")
     for col in ("K", "mechanism", f"{first.cost}", "error rate", "composed eps (bound)", "parameter"):
         table.add_column(col, justify="left" if col == "mechanism" else "right")
     for row in p["rows"]:
         comp = row["composed"]
         table.add_row(str(row["k"]), row["mechanism"], f"{row['expected_cost']:.6g}", f"{row['error_rate']:.4f}",
                       f"{comp['epsilon_dp']:.6g} ({comp['bound']['epsilon_dp']})",
-                      "" if row["parameter"] is None else f"{row['parameter']:.6g}")
+                      "" if row["parameter"] is None else f"{_symbol(row['parameter_name'])}={row['parameter']:.6g}")
     out.print(table)
+    notes(["parameter: eps1 = the epsilon of one release (the geometric's per unit distance), sigma = the discrete "
+           "Gaussian's scale, order = the Rényi order the K-release design was constrained at"])
     if p.get("plot"):
-        out.print(f"[dim]- figure written to {p['plot']}[/]")
+        notes([f"figure written to {p['plot']}"])
+
+
+def _symbol(name: str) -> str:
+    """A short label of a calibrated parameter's name (explained under the table)."""
+    return "sigma" if name == "sigma" else "order" if name.startswith("Rényi") else "eps1"
 
 
 def _print_channels(p: dict, c: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
     rows, objective = c.rows, c.request.cost
-    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {p['unit']}, "
+    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {escape(p['unit'])}, "
                         f"{p['notion'].upper()}, delta={rows[0].delta:g}")
     average = "prior average" if objective.prior is not None else "average q"
     ranked = (" (ranked)", "") if not objective.worst_case else ("", " (ranked)")

@@ -10,17 +10,19 @@ import typer
 from ..app import command
 from ..inputs import design_request
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, Form, Json, NeighbourhoodArgs, Notion, Output, PerRecord, Plot, Prior, TimeLimit,
-    WorstCase,
+    LIMITS, NEIGHBOURHOOD, WRITES, Form, Json, NeighbourhoodArgs, Notion, Output, PerRecord, Plot, Prior, TimeLimit,
+    WorstCase, Writes,
 )
-from ..render import err, fmt, notes, out
+from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, plots
 
 
-@command(NEIGHBOURHOOD, LIMITS, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n"})
+@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
+                                               "k": "--releases"})
 def design(
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    writes: Writes,
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
     n: Annotated[Optional[str], typer.Option(
         "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
@@ -75,8 +77,8 @@ def design(
             else nullcontext():
         result = answer(request)
     render, draw = VIEWS[request.problem]
-    deliver(result.to_json(), as_json=as_json, render=render, mechanism=result.mechanism, output=output, plot=plot,
-            draw=lambda path: draw(result, path))
+    deliver(result.to_json(), as_json=as_json, render=render, mechanism=result.mechanism, output=output,
+            writes=writes, plot=plot, draw=lambda path: draw(result, path))
 
 
 #: Designs with more masses than this print a summary and the first and last few masses.
@@ -101,8 +103,8 @@ def _pmf_table(pmf: np.ndarray, form: str) -> None:
 def _print_releases(p: dict[str, Any]) -> None:
     from rich.table import Table
     c = p["composed"]
-    out.print(f"[bold]noise for {p['k']} releases[/] ({p['space']}): total eps={fmt(p['epsilon'])} "
-              f"delta={fmt(p['delta'])}, cost={p['cost']}")
+    say((f"noise for {p['k']} releases", "bold"),
+        f" ({p['space']}): total eps={fmt(p['epsilon'])} delta={fmt(p['delta'])}, cost={p['cost']}")
     pmf = np.asarray(p["pmf"])
     if p["space"] == "cyclic":
         _pmf_table(pmf, "{:.6g}")
@@ -127,18 +129,18 @@ def _print(p: dict[str, Any]) -> None:
     pmf = np.asarray(p["pmf"])
     r, t = p["report"], p["target"]
     delta = r["delta"] if p["minimize"] == "delta" else t["delta"]
-    out.print(f"[bold]optimal noise on {{0..{p['n']}}}[/]: {t['notion'].upper()} eps={fmt(t['epsilon'])} "
-              f"delta={fmt(delta)}, cost={p['cost']}")
+    say((f"optimal noise on {{0..{p['n']}}}", "bold"),
+        f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(delta)}, cost={p['cost']}")
     where = (f"all masses in {p['output']}" if p.get("output")
              else "all masses: --output FILE (a mechanism file) or --json")
     if pmf.ndim == 1:
         _pmf_table(pmf, "{:.6f}")
         if pmf.size > PRINT_ALL_MASSES_UP_TO:
             top = int(np.argmax(pmf))
-            out.print(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
-                      f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
+            say(f"{pmf.size} masses; largest f({top}) = {fmt(float(pmf[top]))}, smallest "
+                f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
     else:
-        out.print(f"joint PMF of shape {pmf.shape} ({where})")
+        say(f"joint PMF of shape {pmf.shape} ({where})")
     summary = Table(show_header=False)
     summary.add_column("k")
     summary.add_column("v", justify="right")
@@ -151,8 +153,8 @@ def _print(p: dict[str, Any]) -> None:
     for k, v in rows:
         summary.add_row(k, fmt(v))
     out.print(summary)
-    out.print(f"[dim]method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
-              f"neighbourhood {p['neighbourhood']}[/]")
+    say((f"method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
+         f"neighbourhood {p['neighbourhood']}", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
 
@@ -182,7 +184,7 @@ def _print_released(p: dict[str, Any]) -> None:
     from ...costs import RELEASED_COSTS
     how = "; worst case over q" if p.get("worst_case") else "" if p.get("cost") not in RELEASED_COSTS else (
         "; averaged over " + ("a uniform q" if p.get("prior", "uniform") == "uniform" else "the prior on q"))
-    out.print(f"[bold]{role}[/]: {p['cost_meaning']}{how}")
+    say((role, "bold"), f": {p['cost_meaning']}{how}")
     rel = p.get("released_error")
     if not rel:
         return
@@ -205,8 +207,8 @@ def _print_channel(p: dict[str, Any]) -> None:
     from rich.table import Table
     P = np.asarray(p["channel"])
     t = p["target"]
-    out.print(f"[bold]optimal channel on {{0..{p['n']}}}[/]: {t['notion'].upper()} eps={fmt(t['epsilon'])} "
-              f"delta={fmt(t['delta'])}, neighbours: {p['unit']}")
+    say((f"optimal channel on {{0..{p['n']}}}", "bold"),
+        f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(t['delta'])}, neighbours: {p['unit']}")
     if P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
         table = Table(title=escape("P[q, y]: row q is the distribution of the released value y for the true answer q"))
         table.add_column("q \\ y", justify="right")
@@ -217,8 +219,8 @@ def _print_channel(p: dict[str, Any]) -> None:
         out.print(table)
     else:
         where = f"in {p['output']}" if p.get("output") else "with --output FILE or --json"
-        out.print(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
-                  f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
+        say(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
+            f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
     summary = Table(show_header=False)
     summary.add_column("k")
     summary.add_column("v", justify="right")
@@ -227,8 +229,8 @@ def _print_channel(p: dict[str, Any]) -> None:
     out.print(summary)
     _print_released(p)
     cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
-    out.print(f"[dim]method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
-              f"constraints: {cons}[/]")
+    say((f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
+         f"constraints: {cons}", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
 

@@ -8,16 +8,17 @@ from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import family_mechanism
 from ..inputs import target as target_of
-from ..options import LIMITS, NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Output, TargetArgs
-from ..render import out
+from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Output, TargetArgs, Writes
+from ..render import out, say
 from .shared import deliver
 
 
-@command(NEIGHBOURHOOD, TARGET, LIMITS)
+@command(NEIGHBOURHOOD, TARGET, LIMITS, WRITES)
 def families(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
     max_memory: Optional[int],
+    writes: Writes,
     family: Annotated[Optional[str], typer.Option(
         "--family", help="With --output: save this family NAME:PARAMS as a mechanism file.")] = None,
     output: Output = None,
@@ -31,8 +32,8 @@ def families(
     if family is not None:
         mech = family_mechanism(family, nb, target_of(target), max_memory=max_memory)
         deliver({"family": family, "mechanism": mech.to_json()}, as_json=as_json, mechanism=mech, output=output,
-                with_report=False, render=lambda p: out.print(f"wrote {p['output']}: {family} ({mech.kind}), "
-                                                               f"neighbourhood {mech.neighbourhood.describe()}"))
+                writes=writes, with_report=False, render=lambda p: say(f"wrote {p['output']}: {family} ({mech.kind}), "
+                                                                        f"neighbourhood {mech.neighbourhood.describe()}"))
         return
     if nb.given or target.given:
         raise InvalidParameterError("--distances/--sd/--bd/--epsilon", "given", "neighbourhood and target flags only "
@@ -41,10 +42,11 @@ def families(
 
 
 def _print(p: dict) -> None:
+    from rich.markup import escape
     from rich.table import Table
     table = Table(title="optnoise families")
     for col in ("name:params", "space", "description"):
         table.add_column(col)
     for f in p["families"]:
-        table.add_row(f"{f['name']}:{f['params']}", f["space"], f["description"])
+        table.add_row(*(escape(c) for c in (f"{f['name']}:{f['params']}", f["space"], f["description"])))
     out.print(table)

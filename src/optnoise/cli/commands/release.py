@@ -10,9 +10,10 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..errors import flag_for
-from ..inputs import releasable
-from ..options import NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
-from ..render import err, fmt, out, warn_seed
+from ..inputs import neighbourhood, releasable
+from ..inputs import target as target_of
+from ..options import NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
+from ..render import err, fmt, out, say, warn_seed
 
 #: Seconds of work before the progress bar appears.
 PROGRESS_AFTER = 2.0
@@ -20,10 +21,11 @@ PROGRESS_AFTER = 2.0
 SHORTCUT_FLAGS = {"domain": "--lower/--upper", "distances": "--distances/--sd/--bd", "notion": "--guarantee"}
 
 
-@command(NEIGHBOURHOOD, TARGET, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec"})
+@command(NEIGHBOURHOOD, TARGET, WRITES, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec"})
 def release(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
+    writes: Writes,
     input_path: Annotated[Path, typer.Option("--input", help="CSV or Parquet file, one record per row.")],
     output: Annotated[Path, typer.Option(
         "--output", help="Output .csv or .parquet (privatized and --keep columns); PATH.manifest.json beside it.")],
@@ -47,7 +49,6 @@ def release(
         "--unit", help="record (default: any value of a record may change) or value (the mechanism's distances).")] = None,
     budget: Annotated[Optional[str], typer.Option(
         "--budget", help="EPS[,DELTA]: refuse a release whose record total exceeds it.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing output and manifest.")] = False,
     engine: Annotated[str, typer.Option(
         "--engine", help="local, or spark (pyspark; the output is a dataset directory).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
@@ -56,7 +57,7 @@ def release(
     as_json: Json = False,
 ) -> None:
     """Privatize a table (--spec) or one column (--column) with certified mechanisms, per record by default."""
-    from ...table import load_spec, release_column, release_file
+    from ...table import release_column, release_file
     from ...table.spec import parse_budget
 
     if (spec is None) == (column is None):
@@ -78,28 +79,42 @@ def release(
     def render(manifest: dict) -> None:
         rendered.append(_text(manifest, output, as_json))
 
-    options = {"engine": engine, "seed": seed, "force": force, "spark_master": spark_master, "before_commit": render}
+    options = {"engine": engine, "seed": seed, "force": writes.force, "spark_master": spark_master,
+               "before_commit": render}
     bar = _Progress(enabled=not as_json and err.is_terminal)
     try:
         with bar:
             if spec is not None:
-                table = load_spec(spec).replace(keep=kept, budget=goal, unit=unit)
+                table = _spec_file(spec).replace(keep=kept, budget=goal, unit=unit)
                 manifest = release_file(input_path, output, table, spec_file=spec, progress=bar, **options)
             else:
-                mech = releasable(mechanism, family, nb, target)
+                bare = family is not None and mechanism is None and ":" not in family  # calibrated, as in a spec
+                mech = family.strip() if bare else releasable(mechanism, family, nb, target)  # type: ignore[union-attr]
                 cats = [c.strip() for c in categories.split(",")] if categories is not None else None
                 manifest = release_column(input_path, column, mech, output, categories=cats, lower=lower, upper=upper,
                                           clamp=clamp, unit=unit or "record", keep=kept or (), budget=goal,
-                                          mechanism_file=mechanism, progress=bar, **options)
+                                          mechanism_file=mechanism, progress=bar, target=target_of(target) if bare
+                                          else None, neighbourhood=neighbourhood(nb) if bare and nb.given else None,
+                                          **options)
     except InvalidParameterError as exc:
-        raise InvalidParameterError(_flag(exc.parameter, spec is not None, family is not None), exc.value,
-                                    exc.accepted) from exc
+        raise exc.renamed(_flag(exc.parameter, spec is not None, family is not None)) from exc
     warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
     typer.echo(rendered[0], nl=False)
 
 
+def _spec_file(path: Path):
+    """The spec file, its errors naming the key they are about: ``--spec (columns.hour.epsilon)``."""
+    from ...table import load_spec
+    try:
+        return load_spec(path)
+    except InvalidParameterError as exc:
+        raise exc.renamed("--spec" if exc.parameter == "spec" else f"--spec ({exc.parameter})") from exc
+
+
 def _flag(parameter: str, spec_mode: bool, family: bool) -> str:
     """The flag (or spec key) a library parameter of ``release`` came from."""
+    if parameter.startswith("--"):
+        return parameter
     if parameter.startswith("columns."):
         if spec_mode:
             return f"--spec ({parameter})"
@@ -123,29 +138,31 @@ def _text(manifest: dict, output: Path, as_json: bool) -> str:
 
 
 def _render(manifest: dict, output: Path) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from ...table import words
     unit = manifest["unit"]
     seeded = manifest.get("private") is False
-    table = Table(title=f"released {manifest['input']['rows']} records into {output} (+ {output}.manifest.json)")
+    table = Table(title=escape(f"released {manifest['input']['rows']} records into {output} (+ {output}.manifest.json)"))
     for name in ("column", "mechanism", "output", "certificate" if seeded else f"certificate (per {unit['kind']})"):
         table.add_column(name)
     for name, col in manifest["columns"].items():
         c = col.get("certificate")
         cert = "none: the release is seeded (not private)" if c is None else f"pure eps {fmt(c['epsilon_pure'])}" + (
             f"; delta_DP {fmt(c['delta_dp'])} at eps {c['epsilon']:g}" if c.get("epsilon") and c.get("delta_dp") else "")
-        table.add_row(name, f"{col['mechanism']['name']} ({col['mechanism']['built']})", col["output"], cert)
+        table.add_row(*(escape(cell) for cell in (name, f"{col['mechanism']['name']} ({col['mechanism']['built']})",
+                                                  col["output"], cert)))
     for name in manifest["kept"]["columns"]:
-        table.add_row(name, "kept: copied unchanged", "", "NOT protected")
+        table.add_row(escape(name), "kept: copied unchanged", "", "NOT protected")
     out.print(table)
     if seeded:
-        out.print(words(manifest))
+        say(words(manifest))
     else:
-        out.print(f"protected: {unit['protects']}")
-        out.print(f"not protected: {unit['not_protected']}")
-        out.print(f"total for {words(manifest)}")
-    out.print(f"randomness: {manifest['randomness']['source']}")
+        say(f"protected: {unit['protects']}")
+        say(f"not protected: {unit['not_protected']}")
+        say(f"total for {words(manifest)}")
+    say(f"randomness: {manifest['randomness']['source']}")
 
 
 class _Progress:

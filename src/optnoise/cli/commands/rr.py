@@ -6,14 +6,15 @@ import typer
 
 from ..app import command
 from ..inputs import rr_request
-from ..options import LIMITS, Json, Output
+from ..options import LIMITS, WRITES, Json, Output, Writes
 from ..render import fmt, out
 from .shared import deliver
 
 
-@command(LIMITS)
+@command(LIMITS, WRITES)
 def rr(
     max_memory: Optional[int],
+    writes: Writes,
     categories: Annotated[int, typer.Option("--categories", help="Number of categories K (>= 2).")],
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
     delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
@@ -23,7 +24,8 @@ def rr(
     """Optimal (eps, delta) K-ary randomized response (Holohan et al. Theorems 8-10), verified exactly."""
     from ... import design
     result = design(rr_request(categories, epsilon=epsilon, delta=delta, max_memory=max_memory))
-    deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output)
+    deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output,
+            writes=writes)
 
 
 def _print(p: dict) -> None:

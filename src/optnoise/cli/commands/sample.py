@@ -7,19 +7,21 @@ import numpy as np
 import typer
 
 from ...errors import InvalidParameterError
+from ...io import DRAW_FORMATS, write_draws
 from ...seeded import NOT_PRIVATE, withhold
 from ..app import command
 from ..inputs import releasable
-from ..options import LIMITS, NEIGHBOURHOOD, TARGET, Json, NeighbourhoodArgs, Seed, TargetArgs
-from ..render import fmt, out, warn_seed
+from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
+from ..render import fmt, say, warn_seed
 from .shared import deliver
 
 
-@command(NEIGHBOURHOOD, TARGET, LIMITS, flags={"path": "--mechanism"})
+@command(NEIGHBOURHOOD, TARGET, LIMITS, WRITES, flags={"path": "--mechanism"})
 def sample(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
     max_memory: Optional[int],
+    writes: Writes,
     count: Annotated[int, typer.Option("--count", help="Number of draws (>= 0).")],
     mechanism: Annotated[Optional[Path], typer.Option(
         "--mechanism", help="A mechanism file (design, staircase --discrete, wasserstein, rr, families --output) "
@@ -36,14 +38,19 @@ def sample(
     """Draw from a mechanism exactly as certified (quantized weights, OS CSPRNG by default)."""
     if isinstance(count, bool) or count < 0:
         raise InvalidParameterError("--count", count, "an integer >= 0")
-    if output is not None and output.suffix.lower() not in (".npy", ".csv"):
+    if output is not None and output.suffix.lower() not in DRAW_FORMATS:
         raise InvalidParameterError("--output", str(output), "a path ending in .npy or .csv")
     mech = releasable(mechanism, family, nb, target, max_memory)
-    q = mech.quantize()
+    try:
+        q = mech.quantize()
+    except InvalidParameterError as exc:  # a target the file carries, not one typed: name the file
+        if exc.parameter != "target" or target.given:
+            raise
+        raise exc.renamed("--mechanism" if mechanism is not None else "--family") from exc
     draws = mech.sample(count, seed=seed, answer=answer, max_memory=max_memory)
     values = np.asarray(draws)
     if output is not None:
-        _write(values, output)
+        write_draws(values, output, force=writes.force, reads=writes.reads)
     warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
     payload = {"count": int(count), "kind": mech.kind, "certificate": q.certificate.to_json(),
                "private": bool(draws.private), "randomness": draws.randomness,
@@ -62,25 +69,13 @@ def sample(
 
 def _print(p: dict, c, source, values: np.ndarray) -> None:
     if c is not None:
-        out.print(f"{p['count']} draws from {source} ({p['kind']}); certified pure eps {fmt(c.epsilon_pure)}"
-                  + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}"
-                     if c.epsilon else ""))
+        say(f"{p['count']} draws from {source} ({p['kind']}); certified pure eps {fmt(c.epsilon_pure)}"
+            + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
     else:
-        out.print(f"{p['count']} draws from {source} ({p['kind']}); {NOT_PRIVATE}")
-    out.print(f"randomness: {p['randomness']}; private: {p['private']}")
+        say(f"{p['count']} draws from {source} ({p['kind']}); {NOT_PRIVATE}")
+    say(f"randomness: {p['randomness']}; private: {p['private']}")
     if p["output"] is not None:
-        out.print(f"wrote {p['output']}")
+        say(f"wrote {p['output']}")
     else:
-        out.print(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if p["count"] > 200 else ""))
+        say(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if p["count"] > 200 else ""))
 
-
-def _write(values: np.ndarray, output: Path) -> None:
-    from ...io import atomic_path
-    with atomic_path(output) as tmp:
-        if output.suffix.lower() == ".npy":
-            with open(tmp, "wb") as fh:
-                np.save(fh, values)
-        else:
-            header = "noise" if values.ndim == 1 else ",".join(f"noise_{i}" for i in range(values.shape[1]))
-            rows = values.reshape(len(values), -1 if values.size else max(values.ndim, 1))  # -1 fails on 0 draws
-            np.savetxt(tmp, rows, fmt="%d", delimiter=",", header=header, comments="")

@@ -5,6 +5,7 @@ from typing import Callable, Optional
 
 from ...errors import InvalidParameterError
 from ...mechanism import Mechanism
+from ..options import Writes
 from ..render import echo_json
 
 
@@ -20,9 +21,9 @@ def check_png(plot: Optional[Path]) -> None:
         raise InvalidParameterError("--plot", str(plot), "a path ending in .png")
 
 
-def save_mechanism(mechanism: Mechanism, output: Path, report: Optional[dict] = None) -> str:
-    """Write ``--output`` as a mechanism file (atomically); returns the path written."""
-    mechanism.save(output, report=report)
+def save_mechanism(mechanism: Mechanism, output: Path, writes: Writes, report: Optional[dict] = None) -> str:
+    """Write ``--output`` as a mechanism file (atomically, under the output rule); returns the path written."""
+    mechanism.save(output, report=report, force=writes.force, reads=writes.reads)
     return str(output)
 
 
@@ -38,17 +39,18 @@ def parse_list(text: str, flag: str, accepted: str, convert=float) -> list:
 
 
 def deliver(payload: dict, *, as_json: bool, render: Callable[[dict], None],
-            mechanism: Optional[Mechanism] = None, output: Optional[Path] = None,
+            mechanism: Optional[Mechanism] = None, output: Optional[Path] = None, writes: Optional[Writes] = None,
             plot: Optional[Path] = None, draw: Optional[Callable[[Path], None]] = None,
             with_report: bool = True) -> None:
     """The common end of every command: draw ``--plot``, save ``--output`` (the mechanism, with
-    the report keys unless ``with_report`` is false), then print one JSON object or the
-    human view."""
+    the report keys unless ``with_report`` is false, under the output rule of ``writes``), then
+    print one JSON object or the human view."""
     if plot is not None and draw is not None:
         draw(plot)
         payload["plot"] = str(plot)
     if output is not None and mechanism is not None:
-        payload["output"] = save_mechanism(mechanism, output, report=payload if with_report else None)
+        payload["output"] = save_mechanism(mechanism, output, writes or Writes(False, ()),
+                                           report=payload if with_report else None)
     if as_json:
         echo_json(payload)
     else:

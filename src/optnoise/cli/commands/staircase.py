@@ -6,7 +6,7 @@ import typer
 
 from ...errors import InvalidParameterError
 from ..app import command
-from ..options import LIMITS, Json, Output, Plot
+from ..options import LIMITS, WRITES, Json, Output, Plot, Writes
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, plots
 
@@ -15,9 +15,10 @@ _KEYS = ("epsilon", "sensitivity", "cost", "r", "r_star", "gamma", "gamma_star",
          "lp_expected_cost", "lp_relative_gap")
 
 
-@command(LIMITS)
+@command(LIMITS, WRITES)
 def staircase(
     max_memory: Optional[int],
+    writes: Writes,
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0): pure eps-DP.")],
     sensitivity: Annotated[float, typer.Option(
         "--sensitivity", help="Sensitivity Delta (> 0; an integer with --discrete).")] = 1.0,
@@ -46,7 +47,7 @@ def staircase(
     result = design_staircase(epsilon, sensitivity, cost, discrete=discrete, gamma=gamma, r=r, lp=lp,
                               max_memory=max_memory)
     deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism if output else None,
-            output=output, plot=plot, draw=lambda path: plots().plot_staircase(result, path))
+            output=output, writes=writes, plot=plot, draw=lambda path: plots().plot_staircase(result, path))
 
 
 def _print(payload: dict) -> None:

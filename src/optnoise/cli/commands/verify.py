@@ -11,16 +11,19 @@ from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
 from ..inputs import mechanism_from_source
-from ..options import LIMITS, NEIGHBOURHOOD, SOURCE, Json, NeighbourhoodArgs, Output, Plot, SourceArgs
+from ..options import (
+    LIMITS, NEIGHBOURHOOD, SOURCE, WRITES, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, Writes,
+)
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(SOURCE, NEIGHBOURHOOD, LIMITS)
+@command(SOURCE, NEIGHBOURHOOD, LIMITS, WRITES)
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    writes: Writes,
     epsilon: Annotated[Optional[float], typer.Option(
         "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0).")] = None,
     delta: Annotated[Optional[float], typer.Option(
@@ -86,8 +89,8 @@ def verify(
         from ...families import renyi_analysis
         result.update(renyi_analysis(mech.privacy, orders, family=source.family).to_json())
     nb_text = mech.neighbourhood.describe()
-    deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output, plot=plot,
-            draw=lambda path: _draw(path, mech, profile, curve, result))
+    deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output,
+            writes=writes, plot=plot, draw=lambda path: _draw(path, mech, profile, curve, result))
 
 
 def _attack(result: dict[str, Any], profile: Any, fprs: Optional[list], odds: float, compose_k: Optional[int]) -> Any:

@@ -6,14 +6,15 @@ from typing import Annotated, Optional
 import typer
 
 from ..app import command
-from ..options import LIMITS, Json, Output, Plot, TimeLimit
+from ..options import LIMITS, WRITES, Json, Output, Plot, TimeLimit, Writes
 from ..render import err, key_value_table
 from .shared import check_png, deliver, plots
 
 
-@command(LIMITS)
+@command(LIMITS, WRITES)
 def wasserstein(
     max_memory: Optional[int],
+    writes: Writes,
     input_spec: Annotated[str, typer.Option(
         "--input", help="gaussian:MU,SIGMA | poisson:LAMBDA | pmf-file:PATH (the input X on Z).")],
     sensitivity: Annotated[int, typer.Option(
@@ -49,6 +50,6 @@ def wasserstein(
         rows.append(("window", f"{des.pmf.lo}..{des.pmf.hi} + geometric tails (period {m})"))
         key_value_table("optnoise wasserstein (Qin et al.)", rows)
 
-    deliver(des.to_json(), as_json=as_json, render=render, mechanism=des.mechanism, output=output, plot=plot,
+    deliver(des.to_json(), as_json=as_json, render=render, mechanism=des.mechanism, output=output, writes=writes, plot=plot,
             draw=lambda path: plots().plot_pmf(des.pmf.probs, path, offset=des.pmf.offset,
                                                title=f"{objective}-optimal noise, input {desc}, m={m}, eps={eps:g}"))
