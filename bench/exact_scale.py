@@ -279,7 +279,7 @@ def opendp_rates(count: int) -> dict[str, Callable[[], object]]:
 
 def bench_integer_line() -> None:
     print("6. integer-line noise, exact and vectorised (os.urandom) vs OpenDP's vector samplers")
-    from optnoise.cli.inputs import family_mechanism  # the mechanisms `optnoise sample --family` uses
+    from optnoise.mechanism import from_family as family_mechanism  # the mechanisms `optnoise sample --family` uses
     count = 500_000 if QUICK else 2_000_000
     odp_count = 50_000
     src = SystemRandomSource()

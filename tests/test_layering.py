@@ -6,6 +6,7 @@ blocks: a lazy import is still a dependency.
 """
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ SRC = ROOT / "src" / "optnoise"
 #: Module (dotted, without the ``optnoise.`` prefix) or package prefix -> layer; lower layers
 #: never import higher ones. The same table is in docs/architecture.md.
 LAYERS: list[tuple[str, int]] = [
-    ("errors", 0),
+    ("errors", 0), ("version", 0),
     ("target", 1), ("search", 1), ("specs", 1), ("randomness", 1), ("seeded", 1), ("io", 1), ("datasets", 1),
     ("resources", 1),
     ("pmf", 2), ("neighbourhood", 2),
@@ -73,7 +74,7 @@ def imports(path: Path) -> list[tuple[str, list[str]]]:
             submodules = [f"{target}.{n}" if target else n for n in names
                           if (SRC / Path(*(f"{target}.{n}".split(".") if target else [n]))).exists()
                           or (SRC / Path(*((f"{target}.{n}" if target else n).split(".")))).with_suffix(".py").exists()]
-            out.append((target, [n for n in names if f"{target}.{n}" not in submodules]))
+            out.append((target, [n for n in names if (f"{target}.{n}" if target else n) not in submodules]))
             out.extend((s, []) for s in submodules)
         elif isinstance(node, ast.Import):
             for alias in node.names:
@@ -95,6 +96,33 @@ def test_no_upward_import():
             if target and layer_of(target) > layer_of(module):
                 bad.append(f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)})")
     assert not bad, "\n".join(bad)
+
+
+def test_nothing_imports_the_package_face():
+    """Modules import what they use from its own module, never from ``optnoise`` itself (the
+    face loads every layer lazily; importing it from inside would tie a floor to all of them)."""
+    bad = []
+    for path in SOURCES:
+        for target, names in imports(path):
+            if target == "" and names:
+                bad.append(f"{module_name(path) or 'optnoise'} imports {', '.join(names)} from the package face")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_package_face_imports_only_the_ground_floor():
+    """The face's own imports (outside ``TYPE_CHECKING``) are ground-floor modules, and every
+    public name it promises lives in a module of the table."""
+    import optnoise
+
+    tree = ast.parse((SRC / "__init__.py").read_text())
+    checking = [n for n in ast.walk(tree) if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)]
+    hidden = {id(m) for block in checking for m in ast.walk(block)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and id(node) not in hidden and node.level:
+            assert layer_of(node.module) == 0, f"the package face imports {node.module} (layer {layer_of(node.module)})"
+    for name, module in optnoise._PUBLIC.items():
+        layer_of(module)
+        assert hasattr(importlib.import_module(f"optnoise.{module}"), name), f"optnoise.{module} has no {name}"
 
 
 def test_no_import_cycle():

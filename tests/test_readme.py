@@ -15,6 +15,10 @@ def test_readme_python_tour_runs(tmp_path, monkeypatch):
     assert abs(ns["mech"].privacy.epsilon_pure - 0.6931471805599453) < 1e-12
     assert ns["hour"].kind == "cyclic" and ns["hour"].target.epsilon == 1.0
     assert ns["again"].quantize().certificate == ns["best"].certify()
+    # the one door: the same design as the historic call, its exact certificate what is sampled
+    assert ns["result"].report.certificate == ns["again"].quantize().certificate
+    assert ns["result"].report.certificate.exact and not ns["result"].report.analysis.exact
+    assert (ns["result"].mechanism.pmf.probs == ns["best"].pmf.probs).all()
     assert ns["again"].certify().epsilon_pure == ns["hour"].certify().epsilon_pure
     assert (tmp_path / "hour.json").is_file()
     assert ns["manifest"]["unit"]["kind"] == "record" and ns["released"]["household"].tolist() == [1, 2, 3]

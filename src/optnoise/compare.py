@@ -37,15 +37,18 @@ from .analysis import privacy_profile
 from .costs import (
     RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, released_row_costs, row_costs,
 )
+from .design import Request, calibrate, design
 from .design.bounds import relative_gap
-from .design.channel import calibrated_baselines, design_channel
-from .design.finite import design_finite
+from .design.calibrate import CalibratedDesign
+from .design.channel import calibrated_baselines
+from .design.channel_model import ordered_pairs
+from .design.request import check_n
 from .errors import InvalidParameterError
-from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibrate, calibration_of
-from .neighbourhood import Neighbourhood, as_neighbourhood
+from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibration_of
+from .neighbourhood import InputPairs, Neighbourhood
 from .pmf import Channel, CyclicPMF, channel_matrix
 from .resources import array_bytes, channel_bytes, check
-from .target import Target, check_delta, check_notion
+from .target import Target, check_epsilons
 
 MECHANISMS = ("optimal",) + CALIBRATED
 #: Noises on the integer line, used on {0..n} through a boundary.
@@ -133,27 +136,95 @@ def calibrate_to_cost(name: str, n: int, target: float, cost: str, boundary: str
                            more_private_ok=False)
 
 
-def _check_rows(n: int, epsilons: Sequence[float], mechanisms: Sequence[str], known: Sequence[str]) -> None:
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise InvalidParameterError("n", n, "an integer >= 1")
-    if not epsilons or any(not (e > 0 and math.isfinite(e)) for e in epsilons):
-        raise InvalidParameterError("epsilons", list(epsilons), "a list of numbers > 0")
-    bad = [m for m in mechanisms if m not in known]
-    if bad or not mechanisms:
-        raise InvalidParameterError("mechanisms", ",".join(bad or mechanisms), ", ".join(known))
+def _check_mechanisms(mechanisms: Sequence[str], known: Sequence[str]) -> list[str]:
+    names = list(mechanisms)
+    bad = [m for m in names if m not in known]
+    if bad or not names:
+        raise InvalidParameterError("mechanisms", ",".join(bad or names), ", ".join(known))
+    return names
 
 
-def _check(n: int, epsilons: Sequence[float], cost: str, mechanisms: Sequence[str], boundary: str,
-           max_memory: int | None = None) -> None:
-    _check_rows(n, epsilons, mechanisms, MECHANISMS)
+def _check(request: Request, mechanisms: Sequence[str], boundary: str) -> None:
+    """The mechanisms and boundary of a comparison on ``{0..n}``, and its memory from ``n``."""
+    _check_mechanisms(mechanisms, MECHANISMS)
     if boundary not in BOUNDARIES:
         raise InvalidParameterError("boundary", boundary, ", ".join(BOUNDARIES))
+    n = request.largest
     channels = "exponential" in mechanisms or (boundary != "modulo" and set(_LINE_NOISES) & set(mechanisms))
     # a channel on {0..n}: the matrix, its cost temporaries and its 2n pairs; else vectors over {0..n}
     check(channel_bytes(n + 1, n + 1, copies=10) if channels else array_bytes(n + 1, 8, copies=40),
-          parameter="n", value=n, max_memory=max_memory,
+          parameter="n", value=request.n, max_memory=request.max_memory,
           what=f"channels of {n + 1} x {n + 1} entries" if channels else f"PMFs over {n + 1} values")
-    cost_vector(cost, (int(n) + 1,))
+    request.loss  # noqa: B018 - the cost on the domain
+
+
+def _calibrated(name: str, request: Request, boundary: str) -> CalibratedDesign:
+    """Family ``name`` calibrated to the request's target on ``{0..n}``: a channel when line noise
+    is clamped or truncated (and for the exponential mechanism), else cyclic noise."""
+    line = name in _LINE_NOISES
+    space = "channel" if name == "exponential" or (line and boundary != "modulo") else "cyclic"
+    return calibrate(name, Request(space=space, n=request.n, target=request.target,
+                                   neighbourhood=request.neighbours, family=name, boundary=boundary if line else None))
+
+
+def _request(n: int, epsilons: Sequence[float], delta: float, notion: str, cost: str,
+             neighbourhood: Neighbourhood | None, max_memory: int | None) -> Request:
+    """The request of a comparison on ``{0..n}`` at its first epsilon (each row replaces it)."""
+    eps = check_epsilons(epsilons)
+    return Request(space="cyclic", n=n, target=Target(eps[0], delta, notion), neighbourhood=neighbourhood, cost=cost,
+                   max_memory=max_memory)
+
+
+def at_target(request: Request, epsilons: Sequence[float], *, mechanisms: Sequence[str] = MECHANISMS,
+              boundary: str = "modulo", progress: Callable[[], None] | None = None) -> list[CompareRow]:
+    """Error of each mechanism calibrated to the request's target, at each epsilon: the optimal
+    design (:func:`optnoise.design.design`) and each family (:func:`optnoise.design.calibrate`)."""
+    _check(request, mechanisms, boundary)
+    t, n, cost = request.target, request.largest, request.cost_name
+    rows: list[CompareRow] = []
+    for eps in check_epsilons(epsilons):
+        r = request.replace(target=Target(eps, t.delta, t.notion))  # type: ignore[union-attr]
+        at, bound = len(rows), None
+        for name in mechanisms:
+            if name == "optimal":
+                d = design(r)
+                rows.append(_row(name, eps, r.target.delta, d.mechanism.pmf, None, boundary, cost, n))  # type: ignore[union-attr, arg-type]
+                bound = d.report.lower_bound
+            else:
+                c = _calibrated(name, r, boundary)
+                rows.append(_row(name, eps, r.target.delta, c.representation, c.parameter, boundary, cost, n))  # type: ignore[union-attr, arg-type]
+            if progress:
+                progress()
+        rows[at:] = _bounded(rows[at:], bound)
+    return rows
+
+
+def at_cost(request: Request, epsilons: Sequence[float], target_cost: float, *, mechanisms: Sequence[str] = MECHANISMS,
+            boundary: str = "modulo", progress: Callable[[], None] | None = None) -> list[CompareRow]:
+    """The dual view: each mechanism at expected cost ``target_cost``; ``delta`` is its exact delta
+    at each ``eps`` (the optimal design minimises delta, Kadam (15))."""
+    _check(request, mechanisms, boundary)
+    if isinstance(target_cost, bool) or not (target_cost > 0 and math.isfinite(target_cost)):
+        raise InvalidParameterError("target_cost", target_cost, "a number > 0")
+    n, cost, notion, nb = request.largest, request.cost_name, request.target.notion, request.neighbours  # type: ignore[union-attr]
+    fixed = {name: calibrate_to_cost(name, n, target_cost, cost, boundary) for name in mechanisms if name != "optimal"}
+    rows: list[CompareRow] = []
+    for eps in check_epsilons(epsilons):
+        at, bound = len(rows), None
+        for name in mechanisms:
+            if name == "optimal":
+                r = request.replace(target=Target(eps, 0.0, notion), minimize="delta", max_cost=target_cost)
+                d = design(r)
+                mech, param, bound = d.mechanism.pmf, None, d.report.lower_bound
+            else:
+                param = fixed[name]
+                mech = build(name, param, n, boundary)
+            dl = privacy_profile(mech, nb).delta(eps, notion)  # type: ignore[arg-type]
+            rows.append(_row(name, eps, dl, mech, param, boundary, cost, n))  # type: ignore[arg-type]
+            if progress:
+                progress()
+        rows[at:] = _bounded(rows[at:], bound, objective=lambda r: r.delta)   # the bound is on delta at this cost
+    return rows
 
 
 def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str = "er",
@@ -161,27 +232,10 @@ def compare(n: int, epsilons: Sequence[float], *, delta: float = 0.0, cost: str 
             neighbourhood: Neighbourhood | None = None, notion: str = "dp",
             progress: Callable[[], None] | None = None, max_memory: int | None = None) -> list[CompareRow]:
     """Error of each mechanism calibrated to ``(eps, delta)`` under ``notion`` for each ``eps``
-    (``max_memory``: :mod:`optnoise.resources`, checked from ``n`` before anything is built)."""
-    _check(n, epsilons, cost, mechanisms, boundary, max_memory)
-    dlt, notion = check_delta(delta), check_notion(notion)
-    nb = as_neighbourhood(neighbourhood)
-    rows = []
-    for eps in epsilons:
-        target = Target(eps, dlt, notion)
-        at = len(rows)
-        bound = None
-        for name in mechanisms:
-            if name == "optimal":
-                d = design_finite(n, target=target, neighbourhood=nb, cost=cost, max_memory=max_memory)
-                rows.append(_row(name, eps, dlt, d.pmf, None, boundary, cost, n))
-                bound = d.lower_bound
-            else:
-                param = calibrate(name, n, target, nb, boundary)
-                rows.append(_row(name, eps, dlt, build(name, param, n, boundary), param, boundary, cost, n))
-            if progress:
-                progress()
-        rows[at:] = _bounded(rows[at:], bound)
-    return rows
+    (``max_memory``: :mod:`optnoise.resources`, checked from ``n`` before anything is built):
+    :func:`at_target` of the request on ``{0..n}``."""
+    request = _request(n, epsilons, delta, notion, cost, neighbourhood, max_memory)
+    return at_target(request, epsilons, mechanisms=mechanisms, boundary=boundary, progress=progress)
 
 
 def _noise_rows(r: CompareRow) -> bool:
@@ -203,33 +257,9 @@ def compare_at_cost(n: int, epsilons: Sequence[float], target_cost: float, *, co
                     mechanisms: Sequence[str] = MECHANISMS, boundary: str = "modulo",
                     neighbourhood: Neighbourhood | None = None, notion: str = "dp",
                     progress: Callable[[], None] | None = None, max_memory: int | None = None) -> list[CompareRow]:
-    """The dual view: each mechanism at expected cost ``target_cost``; ``delta`` is its
-    exact delta at each ``eps`` (the optimal design minimises delta, Kadam (15))."""
-    _check(n, epsilons, cost, mechanisms, boundary, max_memory)
-    notion = check_notion(notion)
-    if isinstance(target_cost, bool) or not (target_cost > 0 and math.isfinite(target_cost)):
-        raise InvalidParameterError("target_cost", target_cost, "a number > 0")
-    nb = as_neighbourhood(neighbourhood)
-    fixed = {name: calibrate_to_cost(name, n, target_cost, cost, boundary) for name in mechanisms if name != "optimal"}
-    rows: list[CompareRow] = []
-    for eps in epsilons:
-        at = len(rows)
-        bound = None
-        for name in mechanisms:
-            if name == "optimal":
-                d = design_finite(n, epsilon=eps, neighbourhood=nb, notion=notion, cost=cost,
-                                  minimize="delta", max_cost=target_cost, max_memory=max_memory)
-                mech, param = d.pmf, None
-                bound = d.lower_bound
-            else:
-                param = fixed[name]
-                mech = build(name, param, n, boundary)
-            dl = privacy_profile(mech, nb).delta(eps, notion)  # type: ignore[arg-type]
-            rows.append(_row(name, eps, dl, mech, param, boundary, cost, n))
-            if progress:
-                progress()
-        rows[at:] = _bounded(rows[at:], bound, objective=lambda r: r.delta)   # the bound is on delta at this cost
-    return rows
+    """:func:`at_cost` of the request on ``{0..n}``."""
+    request = _request(n, epsilons, 0.0, notion, cost, neighbourhood, max_memory)
+    return at_cost(request, epsilons, target_cost, mechanisms=mechanisms, boundary=boundary, progress=progress)
 
 
 # ------------------------------------------------------------------------ ordered domains
@@ -250,52 +280,170 @@ def _ranked(rows: list[CompareRow]) -> list[CompareRow]:
     return out
 
 
-def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, notion: str = "dp",
-                     cost: ReleasedCost | str = "abs-error", pairs=None,
-                     mechanisms: Sequence[str] = CHANNEL_DEFAULT,
-                     progress: Callable[[], None] | None = None) -> list[CompareRow]:
-    """Mechanisms on the ordered domain ``{0..n}`` (outputs stay in it), as channels.
-
-    The optimal channel (:func:`~optnoise.design.channel.design_channel`), the optimal noise
-    mod ``n + 1`` for the same cost (:func:`~optnoise.design.channel.optimal_modulo_noise`,
-    protecting every difference of the pairs) and the baselines of
-    :data:`~optnoise.design.channel.BASELINE_FAMILIES`, each calibrated to the same target on
-    the same input ``pairs`` (default: neighbours one apart; ``"all"`` per record), ranked (``rank``) by
-    ``expected_cost``: the cost of the released value, averaged over the prior or in the
-    worst case over ``q`` (``cost.worst_case``). ``expected_cost_average`` is the prior
-    average, ``expected_cost_worst`` the worst case, ``error_rate`` the worst ``P(y != q)``.
-    """
-    _check_rows(n, epsilons, mechanisms, CHANNEL_MECHANISMS)
-    objective = cost if isinstance(cost, ReleasedCost) else ReleasedCost(cost)
-    objective.weights(int(n) + 1)
-    dlt, notion = check_delta(delta), check_notion(notion)
-    L = objective.matrix(n)
-    er = loss_matrix("er", n)
+def channel_rows(request: Request, epsilons: Sequence[float], *, mechanisms: Sequence[str] = CHANNEL_DEFAULT,
+                 progress: Callable[[], None] | None = None) -> list[CompareRow]:
+    """Mechanisms on the ordered domain ``{0..n}`` (outputs stay in it), as channels, for a
+    request with ``space="channel"``: the optimal channel (:func:`optnoise.design.design`), the
+    optimal noise mod ``n + 1`` for the same cost (protecting every difference of the pairs)
+    and the baselines of :data:`~optnoise.design.channel.BASELINE_FAMILIES`, each calibrated to
+    the same target on the same input pairs, ranked (``rank``) by ``expected_cost``: the cost
+    of the released value, averaged over the prior or in the worst case over ``q``.
+    ``expected_cost_average`` is the prior average, ``expected_cost_worst`` the worst case,
+    ``error_rate`` the worst ``P(y != q)``."""
+    names = _check_mechanisms(mechanisms, CHANNEL_MECHANISMS)
+    n, t = request.largest, request.target
+    objective = request.cost if isinstance(request.cost, ReleasedCost) else ReleasedCost(request.cost or "abs-error")
+    L, weights, er = objective.matrix(n), objective.weights(n + 1), loss_matrix("er", n)
     rows = []
     bounds: dict[float, float | None] = {}
-    for eps in epsilons:
-        target = Target(eps, dlt, notion)
+    for eps in check_epsilons(epsilons):
+        r = request.replace(target=Target(eps, t.delta, t.notion))  # type: ignore[union-attr]
         found: dict[str, tuple[np.ndarray, float | None, str | None, str | None]] = {}
-        if "optimal-channel" in mechanisms:
-            best = design_channel(n, target=target, pairs=pairs, cost=objective)
-            found["optimal-channel"] = (np.asarray(best.matrix), None, None, None)
-            bounds[float(eps)] = best.lower_bound
+        if "optimal-channel" in names:
+            best = design(r)
+            found["optimal-channel"] = (np.asarray(best.details.matrix), None, None, None)
+            bounds[float(eps)] = best.report.lower_bound
             if progress:
                 progress()
-        for b in calibrated_baselines(n, target=target, pairs=pairs, cost=objective,
-                                      names=[m for m in mechanisms if m != "optimal-channel"]):
+        for b in calibrated_baselines(n, target=r.target, pairs=r.neighbours, cost=objective,  # type: ignore[arg-type]
+                                      names=[m for m in names if m != "optimal-channel"]):
             found[b.name] = (b.matrix, b.parameter, b.parameter_name, b.boundary)
             if progress:
                 progress()
-        for name in mechanisms:
+        for name in names:
             M, param, pname, bnd = found[name]
             per_q = row_costs(M, L)
-            avg = float(objective.weights(n + 1) @ per_q)
-            rows.append(CompareRow(name, float(eps), dlt, float(per_q.max()) if objective.worst_case else avg, avg,
-                                   float(row_costs(M, er).max()), param, pname, bnd,
+            avg = float(weights @ per_q)
+            rows.append(CompareRow(name, float(eps), r.target.delta, float(per_q.max()) if objective.worst_case  # type: ignore[union-attr]
+                                   else avg, avg, float(row_costs(M, er).max()), param, pname, bnd,
                                    {"cost": objective.name, "average": avg, "worst": float(per_q.max())},
                                    expected_cost_worst=float(per_q.max())))
     out = []
     for eps in dict.fromkeys(r.epsilon for r in rows):   # every channel meets the target on the pairs
         out += _bounded([r for r in rows if r.epsilon == eps], bounds.get(eps), lambda r: True)
     return _ranked(out)
+
+
+def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, notion: str = "dp",
+                     cost: ReleasedCost | str = "abs-error", pairs=None,
+                     mechanisms: Sequence[str] = CHANNEL_DEFAULT,
+                     progress: Callable[[], None] | None = None) -> list[CompareRow]:
+    """:func:`channel_rows` on ``{0..n}`` with input ``pairs`` (default: neighbours one apart;
+    ``"all"`` per record)."""
+    objective = cost if isinstance(cost, ReleasedCost) else ReleasedCost(cost)
+    eps = check_epsilons(epsilons)
+    record = isinstance(pairs, str) and pairs == "all"
+    size = check_n(n)[0]
+    nb = None if record else InputPairs(ordered_pairs(pairs, size), directed=True)
+    request = Request(space="channel", n=n, target=Target(eps[0], delta, notion), neighbourhood=nb,
+                      unit="record" if record else None, cost=objective)
+    return channel_rows(request, eps, mechanisms=mechanisms, progress=progress)
+
+
+# ------------------------------------------------------------------------ one call
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """A comparison's rows and what they were made for (docs/cli.md ``compare`` keys in
+    :meth:`to_json`): ``form`` ``"noise"`` (:func:`at_target`, or :func:`at_cost` with a
+    ``target_cost``), ``"channel"`` (:func:`channel_rows`) or ``"releases"`` (one
+    :class:`~optnoise.design.releases.ReleasesComparison` per K)."""
+
+    request: Request
+    form: str
+    rows: tuple
+    boundary: str = "modulo"
+    target_cost: float | None = None
+    ks: tuple[int, ...] = ()
+
+    @property
+    def ranked_by(self) -> str:
+        """The cost the rows are ranked by, in words."""
+        from .costs import describe_cost
+        if self.form == "channel":
+            objective = self.request.cost
+            return describe_cost(objective) + ("" if objective.worst_case  # type: ignore[union-attr]
+                                               else " (expected_cost: averaged over the prior on q)")
+        return describe_cost(self.request.cost_name) + " (expected_cost: worst case over q)"
+
+    def to_json(self) -> dict:
+        r, notion = self.request, self.request.target.notion  # type: ignore[union-attr]
+        if self.form == "releases":
+            first = self.rows[0]
+            t = r.target
+            return {"n": r.n, "cost": first.cost, "space": r.space, "neighbourhood": r.neighbours.to_json(),
+                    "epsilon": t.epsilon, "delta": t.delta, "releases": list(self.ks),  # type: ignore[union-attr]
+                    "best": {str(c.k): c.best for c in self.rows},
+                    "rows": [{"k": c.k, "epsilon": c.epsilon, "delta": c.delta, **row.to_json()}
+                             for c in self.rows for row in c.rows]}
+        if self.form == "channel":
+            objective, record = r.cost, r.unit == "record"
+            return {"n": r.n, "form": "channel", "cost": objective.name,  # type: ignore[union-attr]
+                    "prior": objective.to_json()["prior"], "worst_case": objective.worst_case,  # type: ignore[union-attr]
+                    "guarantee": notion, "notion": notion, "unit": self.unit,
+                    "neighbourhood": {"pairs": "all", "directed": False} if record else r.neighbours.to_json(),
+                    "ranked_by": self.ranked_by, "rows": [row.to_json() for row in self.rows]}
+        return {"n": r.n, "cost": r.cost_name, "boundary": self.boundary, "guarantee": notion, "notion": notion,
+                "neighbourhood": r.neighbours.to_json(), "target_cost": self.target_cost,
+                "rows": [row.to_json() for row in self.rows], "form": "noise", "ranked_by": self.ranked_by}
+
+    @property
+    def unit(self) -> str:
+        """Who is protected, in words."""
+        return "every pair of answers (per record)" if self.request.unit == "record" else \
+            self.request.neighbours.describe()
+
+
+def comparison(request: Request, epsilons: Sequence[float], *, mechanisms: Sequence[str] | None = None,
+               boundary: str = "modulo", target_cost: float | None = None, releases: Sequence[int] | None = None,
+               progress: Callable[[], None] | None = None) -> Comparison:
+    """One comparison for one request (``optnoise compare``): the mechanisms as channels for a
+    ``space="channel"`` request; the K-release design against the baselines for each K of
+    ``releases`` (one epsilon: the target after K releases); else the noises on ``{0..n}`` at
+    each epsilon (or at ``target_cost``). Mechanisms default to every one the form has."""
+    if request.space == "channel":
+        for name, given in (("releases", releases is not None), ("boundary", boundary != "modulo"),
+                            ("target_cost", target_cost is not None)):
+            if given:
+                raise InvalidParameterError(name, "given", "not with a channel (outputs stay in {0..n}; the line "
+                                            "noises are clamped)")
+        rows = channel_rows(request, epsilons, mechanisms=mechanisms or CHANNEL_DEFAULT, progress=progress)
+        return Comparison(request, "channel", tuple(rows))
+    if releases is not None:
+        return _releases(request, epsilons, mechanisms, boundary, target_cost, releases, progress)
+    if request.space != "cyclic":
+        raise InvalidParameterError("space", request.space, "cyclic (integer only with releases)")
+    names = mechanisms or MECHANISMS
+    rows = at_target(request, epsilons, mechanisms=names, boundary=boundary, progress=progress) \
+        if target_cost is None else \
+        at_cost(request, epsilons, target_cost, mechanisms=names, boundary=boundary, progress=progress)
+    return Comparison(request, "noise", tuple(rows), boundary, target_cost)
+
+
+def _releases(request: Request, epsilons: Sequence[float], mechanisms: Sequence[str] | None, boundary: str,
+              target_cost: float | None, releases: Sequence[int], progress: Callable[[], None] | None) -> Comparison:
+    """For each K: :func:`optnoise.design.releases.releases_comparison` at the one target."""
+    from .design.releases import releases_comparison
+    given = {"mechanisms": mechanisms is not None, "boundary": boundary != "modulo",
+             "target_cost": target_cost is not None, "notion": request.target.notion != "dp"}  # type: ignore[union-attr]
+    for name, bad in given.items():
+        if bad:
+            raise InvalidParameterError(name, "given", "not with releases (its mechanisms are fixed; approximate DP "
+                                        "at a fixed target)")
+    eps = check_epsilons(epsilons)
+    if len(eps) != 1:
+        raise InvalidParameterError("epsilons", ",".join(f"{e:g}" for e in eps),
+                                    "one epsilon with releases (the target after K releases)")
+    ks = [int(k) for k in releases]
+    if not ks or any(isinstance(k, bool) or k < 1 for k in releases):
+        raise InvalidParameterError("releases", list(releases), "integers K >= 1")
+    out = []
+    for k in ks:
+        out.append(releases_comparison(request.replace(releases=k)))
+        if progress:
+            progress()
+    return Comparison(request, "releases", tuple(out), ks=tuple(ks))
+
+
+__all__ = ["CHANNEL_DEFAULT", "CHANNEL_MECHANISMS", "MECHANISMS", "CompareRow", "Comparison", "at_cost", "at_target",
+           "build", "calibrate_to_cost", "channel_rows", "compare", "compare_at_cost", "compare_channels",
+           "comparison", "costs", "released_error"]

@@ -39,8 +39,7 @@ from rich.text import Text
 from .analysis import guarantee, privacy_profile
 from .costs import cost_vector, describe_cost, wrapped_squared_error
 from .datasets import HOURS, meter_peak_hours
-from .design import design_finite
-from .families import calibrate
+from .design import Design, Request, calibrate, design
 from .families.baselines import discrete_gaussian_pmf, wrap
 from .families.geometric import geometric_pmf
 from .families.rr import rr_optimal_p, rr_pmf
@@ -78,12 +77,13 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
         raise InvalidParameterError("out", str(out_dir), f"a directory this user can create ({exc.strerror})") from None
     hours = meter_peak_hours()
     nb = Neighbourhood.sd(1)  # one household changes the peak hour by one (either direction)
-    design = design_finite(HOURS - 1, epsilon=epsilon, neighbourhood=nb, cost="circular-mse")
-    write_text_atomic(out_dir / "design.json", dumps(design.to_json()))
+    hour = Request(space="cyclic", n=HOURS - 1, target=Target(epsilon), neighbourhood=nb, cost="circular-mse")
+    optimum = design(hour)
+    write_text_atomic(out_dir / "design.json", dumps(optimum.to_json()))
     # the smallest-noise wrapped discrete Gaussian with the same pure epsilon
-    sigma = calibrate("discrete-gaussian", HOURS - 1, Target(epsilon), nb)
+    sigma = calibrate("discrete-gaussian", hour.replace(cost=None, family="discrete-gaussian")).parameter
     mechanisms = {
-        "optimal (circular MSE)": design.pmf,
+        "optimal (circular MSE)": optimum.mechanism.pmf,
         f"geometric, alpha=e^-{epsilon:g}": wrap(geometric_pmf(math.exp(-epsilon)), HOURS),
         f"discrete Gaussian, sigma={sigma:.3f}": wrap(discrete_gaussian_pmf(sigma), HOURS),
         "randomized response": rr_pmf(HOURS, rr_optimal_p(HOURS, epsilon)),
@@ -102,11 +102,11 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
     _plot(mechanisms, out_dir / "pmfs.png", epsilon)
     summary = {"households": int(hours.size), "domain": f"0..{HOURS - 1} (cyclic)", "epsilon": epsilon,
                "neighbourhood": nb.to_json(), "true_histogram": np.bincount(hours, minlength=HOURS).tolist(),
-               "design": {k: v for k, v in design.to_json().items() if k != "pmf"}, "comparison": rows,
+               "design": {k: v for k, v in optimum.to_json().items() if k != "pmf"}, "comparison": rows,
                "files": list(FILES)}
-    record = Neighbourhood.bd(HOURS - 1)  # a household's peak hour may become any other hour: every distance
-    per_record = design_finite(HOURS - 1, epsilon=epsilon, neighbourhood=record, cost="circular-mse")
-    summary["per_record"] = _per_record(design, per_record)
+    # a household's peak hour may become any other hour: every distance (the privacy unit is the record)
+    per_record = design(hour.replace(neighbourhood=None, unit="record"))
+    summary["per_record"] = _per_record(optimum, per_record)
     summary["release"] = _release(hours, out_dir, per_record)
     write_text_atomic(out_dir / "summary.json", dumps(summary))
     if console is not None:
@@ -118,8 +118,8 @@ def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0
                           f"{r['circular_mse']:.4f}", f"{r['squared_error_average']:.3f}")
         console.print(table)
         console.print(f"ranked by {describe_cost('circular-mse')} (the design minimises it)")
-        console.print(f"optimal design: {design.method}, optimal={design.optimal}, pure eps "
-                      f"{design.analysis.epsilon_pure:.6f} <= {epsilon:g} for neighbours one hour apart")
+        console.print(f"optimal design: {optimum.report.method}, optimal={optimum.report.optimal}, pure eps "
+                      f"{optimum.report.analysis.epsilon_pure:.6f} <= {epsilon:g} for neighbours one hour apart")
         pr = summary["per_record"]
         console.print(f"but a household's peak hour may change to any other hour: per record this design gives pure "
                       f"eps {pr['epsilon_pure']:.3g}, so the release uses the design for the record (every distance): "
@@ -143,13 +143,13 @@ def households(hours: np.ndarray, seed: int = 2024) -> pd.DataFrame:
                          "occupants": occupants})
 
 
-def _per_record(design, per_record) -> dict[str, Any]:
+def _per_record(optimum: Design, per_record: Design) -> dict[str, Any]:
     """What the one-hour design gives per record, beside the design made for the record."""
-    from .mechanism import Mechanism
-    as_released = Mechanism(design.pmf, per_record.neighbourhood, None, design.mechanism.name)
-    return {"epsilon_pure": as_released.privacy.epsilon_pure, "neighbourhood": per_record.neighbourhood.to_json(),
-            "circular_mse": design.expected_cost, "record_design_circular_mse": per_record.expected_cost,
-            "record_design_epsilon_pure": per_record.analysis.epsilon_pure}
+    record = per_record.mechanism.neighbourhood
+    return {"epsilon_pure": privacy_profile(optimum.mechanism.pmf, record).epsilon_pure,
+            "neighbourhood": record.to_json(), "circular_mse": optimum.report.expected_cost,
+            "record_design_circular_mse": per_record.report.expected_cost,
+            "record_design_epsilon_pure": per_record.report.analysis.epsilon_pure}
 
 
 def release_spec(budget: float, hour_file: str = "hour_per_record.json") -> str:
@@ -165,15 +165,15 @@ def release_spec(budget: float, hour_file: str = "hour_per_record.json") -> str:
             f'family = "geometric"\nepsilon = {e["occupants"]}\nclamp = true\n')
 
 
-def _release(hours: np.ndarray, out_dir: Path, per_record) -> dict[str, Any]:
+def _release(hours: np.ndarray, out_dir: Path, per_record: Design) -> dict[str, Any]:
     """Release the households' table per record with the spec (OS CSPRNG, exact samplers)."""
     from .table import load_spec, release_file, words
     table = households(hours)
     with atomic_path(out_dir / "households.csv") as tmp:
         table.to_csv(tmp, index=False)
-    per_record.mechanism.save(out_dir / "hour_per_record.json", report={"expected_cost": per_record.expected_cost},
+    per_record.mechanism.save(out_dir / "hour_per_record.json", report={"expected_cost": per_record.report.expected_cost},
                               force=True)  # run_demo checked its files
-    budget = per_record.target.epsilon + sum(RELEASE_EPSILON.values())
+    budget = per_record.mechanism.target.epsilon + sum(RELEASE_EPSILON.values())  # type: ignore[union-attr]
     write_text_atomic(out_dir / "release.toml", release_spec(budget))
     manifest = release_file(out_dir / "households.csv", out_dir / "released.csv", load_spec(out_dir / "release.toml"),
                             force=True, spec_file=out_dir / "release.toml")

@@ -32,6 +32,7 @@ Keyword names follow other DP libraries: ``epsilon=``, ``delta=``, ``sensitivity
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -82,6 +83,15 @@ def _draws(values: np.ndarray, source: RandomSource) -> Draws:
     return out
 
 
+@dataclass(frozen=True)
+class MechanismFile:
+    """Where a mechanism was read from: the path as given and the SHA-256 (hex) of the bytes
+    that were parsed (a release manifest records both without reading the file again)."""
+
+    path: str
+    sha256: str
+
+
 @dataclass(frozen=True, eq=False)
 class Mechanism:
     """A releasable mechanism under a neighbourhood, optionally with its target.
@@ -99,12 +109,16 @@ class Mechanism:
         exactly. ``None``: no target (the exact certificate is reported as it is).
     name:
         A label for reports.
+    origin:
+        The file it was read from, with the SHA-256 of the bytes parsed
+        (:func:`load_mechanism`); ``None`` for a mechanism made in memory.
     """
 
     pmf: CyclicPMF | IntegerPMF | Channel
     neighbourhood: Neighbourhood | InputPairs
     target: Target | None = None
     name: str = "custom"
+    origin: "MechanismFile | None" = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.pmf, (CyclicPMF, IntegerPMF, Channel)):
@@ -478,7 +492,7 @@ def _check_kind(data: dict, kind: str, parameter: str) -> None:
                                     + ", ".join(f"'{k}'" for k in KIND_KEYS[kind]))
 
 
-def _mechanism_from_json(data: dict, parameter: str) -> Mechanism:
+def _mechanism_from_json(data: dict, parameter: str, origin: MechanismFile | None = None) -> Mechanism:
     if not isinstance(data, dict):
         raise InvalidParameterError(parameter, type(data).__name__, "a JSON object (a mechanism file)")
     if data.get("format") not in (None, SCHEMA):
@@ -534,7 +548,7 @@ def _mechanism_from_json(data: dict, parameter: str) -> Mechanism:
         nb = Neighbourhood.from_json(nb_data) if nb_data else (
             Neighbourhood.sensitivity(int(data["sensitivity"])) if legacy and "sensitivity" in data
             else Neighbourhood((1,)))
-    return Mechanism(pmf, nb, target, str(data.get("name") or data.get("mechanism") or kind))
+    return Mechanism(pmf, nb, target, str(data.get("name") or data.get("mechanism") or kind), origin)
 
 
 def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | InputPairs | None = None,
@@ -545,12 +559,15 @@ def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | In
     has neither (default SD 1, no target).
     """
     p = Path(path)
-    text = None
-    if p.suffix.lower() != ".npy":
-        try:
-            text = p.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidParameterError(parameter, str(path), f"a readable mechanism or PMF file ({exc})") from exc
+    try:
+        raw = p.read_bytes()   # read once: parsed, and hashed for a manifest
+    except OSError as exc:
+        raise InvalidParameterError(parameter, str(path), f"a readable mechanism or PMF file ({exc})") from exc
+    origin = MechanismFile(str(path), hashlib.sha256(raw).hexdigest())
+    try:
+        text = None if p.suffix.lower() == ".npy" else raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(parameter, str(path), f"a readable mechanism or PMF file ({exc})") from exc
     if text is not None and text.lstrip().startswith("{"):
         try:
             data = json.loads(text)
@@ -559,15 +576,16 @@ def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | In
         except RecursionError:
             raise InvalidParameterError(parameter, str(path), "JSON nested at most a few levels deep") from None
         with _file_errors(parameter, str(path)):
-            mech = _mechanism_from_json(data, parameter)
+            mech = _mechanism_from_json(data, parameter, origin if neighbourhood is None and target is None else None)
     else:
-        raw = read_pmf_file(p, parameter=parameter)
+        pmf_file = read_pmf_file(p, parameter=parameter)
         with _file_errors(parameter, str(path)):
-            mech = Mechanism(CyclicPMF(raw["pmf"], exact=raw["exact"]), Neighbourhood((1,)), None, p.name)
+            mech = Mechanism(CyclicPMF(pmf_file["pmf"], exact=pmf_file["exact"]), Neighbourhood((1,)), None, p.name,
+                             origin if neighbourhood is None and target is None else None)
     if neighbourhood is None and target is None:
         return mech
     return Mechanism(mech.pmf, neighbourhood if neighbourhood is not None else mech.neighbourhood,
-                     target if target is not None else mech.target, mech.name)
+                     target if target is not None else mech.target, mech.name, origin)
 
 
 # ------------------------------------------------------------------ constructors
@@ -632,6 +650,34 @@ def channel(matrix: Sequence[Sequence[float]] | np.ndarray | Channel, *,
         nb = InputPairs.from_distances(
             make_neighbourhood(sensitivity=sensitivity, distances=distances, directed=directed), ch.n_inputs)
     return Mechanism(ch, nb, target, name)
+
+
+def from_family(spec: str, neighbourhood: Neighbourhood | InputPairs | None = None, target: Target | None = None, *,
+                default: Neighbourhood | InputPairs | None = None, wrap: int | None = None,
+                max_memory: int | None = None) -> Mechanism:
+    """A family ``NAME:PARAMS`` (``optnoise families``) as a mechanism: the one way a family
+    becomes a mechanism (the command line's ``--family``, a table column's ``family``, the
+    benchmarks).
+
+    A channel family keeps its own neighbouring pairs (``neighbourhood`` must be ``None``);
+    noise, or a plain channel, takes ``neighbourhood`` (else ``default``, else SD 1).
+    ``wrap``: noise on the integer line wrapped onto ``{0..wrap-1}`` (a cyclic domain, or
+    categories). ``max_memory`` bounds the family's window (:func:`optnoise.families.parse_family`).
+
+    >>> from_family("geometric:0.5").kind, from_family("hamming:1,2,1.0").neighbourhood.describe()
+    ('integer', '8 ordered input pairs')
+    """
+    from .families import ChannelFamily, parse_family
+    from .families.baselines import wrap as wrap_onto
+    _, obj = parse_family(spec, max_memory=max_memory)
+    if isinstance(obj, ChannelFamily):
+        if neighbourhood is not None:
+            raise InvalidParameterError("neighbourhood", "given", "no neighbourhood with a channel family (its "
+                                        "neighbours differ in one row)")
+        return Mechanism(obj.channel, obj.pairs, target, spec)
+    rep = wrap_onto(obj, wrap) if wrap is not None and isinstance(obj, IntegerPMF) else obj
+    nb = neighbourhood if neighbourhood is not None else default if default is not None else Neighbourhood((1,))
+    return Mechanism(rep, nb, target, spec)
 
 
 def geometric(*, epsilon: float | None = None, alpha: float | None = None, sensitivity: int = 1) -> Mechanism:

@@ -87,9 +87,10 @@ class Neighbourhood:
         return cls(tuple(range(1, int(mu_bar) + 1)), directed)
 
     @classmethod
-    def sensitivity(cls, delta: int = 1, *, directed: bool = False) -> "Neighbourhood":
-        """Sensitivity ``Delta``: ``|Q(X) - Q(X')| <= Delta``, i.e. ``BD(Delta)``."""
-        return cls.bd(delta, directed=directed)
+    def sensitivity(cls, bound: int = 1, *, directed: bool = False) -> "Neighbourhood":
+        """Sensitivity ``Delta = bound``: ``|Q(X) - Q(X')| <= bound``, i.e. ``BD(bound)`` (the
+        argument is the bound on the change of the answer, not a DP delta)."""
+        return cls.bd(bound, directed=directed)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -214,6 +215,19 @@ class InputPairs:
             raise InvalidParameterError("distances", list(neighbourhood.distances),
                                         f"distances smaller than the number of inputs {n_inputs}")
         return cls(tuple(pairs), directed=True)
+
+    @classmethod
+    def complete(cls, n_inputs: int, *, directed: bool = False) -> "InputPairs":
+        """Every pair of distinct inputs of ``0..n_inputs-1``: the per-record unit of a channel.
+
+        Symmetric (default): ``(a, b)`` with ``a < b``. ``directed``: every ordered pair,
+        ``(a, b)`` for every ``a``, then every ``b != a`` (the order the channel LP lists them).
+        """
+        if isinstance(n_inputs, bool) or int(n_inputs) != n_inputs or n_inputs < 2:
+            raise InvalidParameterError("n", n_inputs - 1, "an integer n >= 1 (domain {0..n})")
+        k = int(n_inputs)
+        pairs = ((a, b) for a in range(k) for b in range(k) if (a != b if directed else a < b))
+        return cls(tuple(pairs), directed=directed)
 
     def to_json(self) -> dict:
         """``{"pairs": [[x, x'], ...], "directed": bool}``."""

@@ -53,25 +53,50 @@ def _as_float(value: object, parameter: str, accepted: str) -> float:
 
 
 def check_epsilon(epsilon: object, *, allow_zero: bool = True, allow_inf: bool = False,
-                  parameter: str = "epsilon") -> float:
+                  parameter: str = "epsilon", within: tuple[float, float] | None = None,
+                  accepted: str | None = None) -> float:
     """Validate an epsilon: a real number ``>= 0`` (``> 0`` unless ``allow_zero``).
 
     Infinity is accepted only with ``allow_inf`` (where an analysis can answer it, e.g.
-    "delta at eps = inf" is the mass facing impossible outputs).
+    "delta at eps = inf" is the mass facing impossible outputs). ``within``: the range a
+    computation can answer (a solver's numerical range), said in ``accepted``.
     """
-    accepted = ("a real number >= 0" if allow_zero else "a real number > 0") + ("" if allow_inf else ", finite")
-    eps = _as_float(epsilon, parameter, accepted)
+    words = accepted or (("a real number >= 0" if allow_zero else "a real number > 0")
+                         + ("" if allow_inf else ", finite"))
+    eps = _as_float(epsilon, parameter, words)
     if math.isnan(eps) or eps < 0 or (eps == 0 and not allow_zero) or (math.isinf(eps) and not allow_inf):
-        raise InvalidParameterError(parameter, epsilon, accepted)
+        raise InvalidParameterError(parameter, epsilon, words)
+    if within is not None and not within[0] <= eps <= within[1]:
+        raise InvalidParameterError(parameter, epsilon, words)
     return eps
 
 
-def check_delta(delta: object, *, parameter: str = "delta") -> float:
-    """Validate a delta: a real number with ``0 <= delta < 1``."""
-    accepted = "a real number with 0 <= delta < 1"
-    d = _as_float(delta, parameter, accepted)
-    if not (0.0 <= d < 1.0):
-        raise InvalidParameterError(parameter, delta, accepted)
+def check_epsilons(epsilons: object, *, parameter: str = "epsilons", allow_zero: bool = False,
+                   allow_inf: bool = False, accepted: str | None = None) -> list[float]:
+    """Validate a non-empty list of epsilons, each a finite real number ``> 0`` (``>= 0`` with
+    ``allow_zero``; infinity with ``allow_inf``)."""
+    accepted = accepted or ("a list of numbers >= 0" if allow_zero else "a list of numbers > 0")
+    try:
+        values = list(epsilons)  # type: ignore[call-overload]
+    except TypeError as exc:
+        raise InvalidParameterError(parameter, epsilons, accepted) from exc
+    if not values:
+        raise InvalidParameterError(parameter, values, accepted)
+    try:
+        return [check_epsilon(e, allow_zero=allow_zero, allow_inf=allow_inf, parameter=parameter, accepted=accepted)
+                for e in values]
+    except InvalidParameterError:
+        raise InvalidParameterError(parameter, values, accepted) from None
+
+
+def check_delta(delta: object, *, parameter: str = "delta", positive: bool = False, at_most: float | None = None,
+                accepted: str | None = None) -> float:
+    """Validate a delta: a real number with ``0 <= delta < 1`` (``> 0`` with ``positive``; at
+    most ``at_most`` where a computation bounds it, said in ``accepted``)."""
+    words = accepted or ("a real number with 0 < delta < 1" if positive else "a real number with 0 <= delta < 1")
+    d = _as_float(delta, parameter, words)
+    if not (0.0 <= d < 1.0) or (positive and d == 0.0) or (at_most is not None and d > at_most):
+        raise InvalidParameterError(parameter, delta, words)
     return d
 
 

@@ -91,7 +91,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..resources import check, pld_bytes
-from ..target import check_delta, check_epsilon
+from ..target import check_delta, check_epsilon, check_epsilons
 from .exact_composition import MAX_ATOMS, KFold, loss_atoms, state_count
 from .floating import LossDistribution
 from .outward import U, nudge_up, pld_allowance, rdp_delta_up, rdp_epsilon_up, renyi_allowance, sum_up
@@ -689,9 +689,7 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
     ``exact`` and ``basic`` bounds are left out here for speed); every value is an upper
     bound. Returns ``(epsilons, deltas)``.
     """
-    eps = np.asarray([float(e) for e in epsilons], dtype=float)
-    if eps.size == 0 or np.any(~(eps >= 0)):
-        raise InvalidParameterError("epsilons", list(epsilons), "epsilons >= 0")
+    eps = np.asarray(check_epsilons(epsilons, allow_zero=True, allow_inf=True, accepted="epsilons >= 0"), dtype=float)
     profiles = [p for p, _ in items]
     counts = [int(k) for _, k in items]
     item_lds = [[ld for _, ld in _distinct(p)] for p in profiles]

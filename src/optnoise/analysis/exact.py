@@ -67,6 +67,8 @@ def exp_lower(epsilon: float) -> Fraction:
     set of ratios above ``E`` (delta_DP, delta_PDP) and tightens the ratio constraints a
     quantized mechanism must keep (:mod:`optnoise.sampling`). So for huge ``eps`` the
     bound ``2^EXP_CAP_BITS <= e^eps`` is used; it is tight whenever every ratio is below it.
+
+    Proof: docs/proofs/outward-rounding.md.
     """
     if epsilon == 0:
         return Fraction(1)
@@ -82,6 +84,8 @@ def log_up(r: Fraction) -> float:
 
     The interval of ``ln r`` at :data:`_PREC` bits (outward rounded, explicit precision) is
     far narrower than a float's ulp; its upper end is rounded up by :func:`float_up`.
+
+    Proof: docs/proofs/outward-rounding.md.
     """
     if r == 1:
         return 0.0

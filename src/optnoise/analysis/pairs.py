@@ -329,6 +329,8 @@ def _integer_form_pair(form: IntegerForm, mu: int) -> PairMasses:
     ``W a^t b^(T - t)`` times the other side's ``b^T``. The outermost ``period`` cells stand
     for their residue classes (weight ``1 / (1 - a/b) = b / (b - a)``): every cell is
     multiplied by ``(b - a)`` or, on a class cell, by ``b``, and the denominator by ``b - a``.
+
+    Proof: docs/proofs/tail-classes.md.
     """
     w = form.weights
     n, lo = w.size, form.lo
@@ -399,7 +401,10 @@ def _class_weight(tail: GeometricTail, exact: bool) -> Fraction | float:
 
 
 def _integer_pair(pmf: IntegerPMF, mu: int, exact: bool) -> PairMasses:
-    """The float or Fraction pair ``(p, p(. + mu))`` of noise on Z (module docstring)."""
+    """The float or Fraction pair ``(p, p(. + mu))`` of noise on Z (module docstring).
+
+    Proof: docs/proofs/tail-classes.md.
+    """
     lt, rt = pmf.left_tail, pmf.right_tail
     lo = pmf.lo - (abs(mu) + lt.period if lt else 0)
     hi = pmf.hi + (abs(mu) + rt.period if rt else 0)

@@ -308,8 +308,10 @@ class Guarantee:
     neighbourhood: dict = field(default_factory=dict)
     exact: bool = False
 
-    def to_json(self) -> dict:
-        return {
+    def to_json(self, *, point: bool = True) -> dict:
+        """The values; ``point=False`` leaves out where they were evaluated (``epsilon``,
+        ``delta``) and the neighbourhood, for a report that states them once elsewhere."""
+        out = {
             "epsilon_pure": self.epsilon_pure,
             "epsilon": self.epsilon,
             "delta": self.delta,
@@ -320,6 +322,10 @@ class Guarantee:
             "neighbourhood": self.neighbourhood,
             "exact": self.exact,
         }
+        if not point:
+            for key in ("epsilon", "delta", "neighbourhood"):
+                del out[key]
+        return out
 
     def meets(self, target: Target) -> bool:
         """:meth:`PrivacyProfile.meets` on the evaluated values (needs ``epsilon`` at the

@@ -56,6 +56,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..target import check_delta, check_epsilon, check_epsilons
 from .floating import LossDistribution
 from .profile import PrivacyProfile
 
@@ -312,8 +313,7 @@ def _check_orders(alphas: Sequence[float], epsilons: Sequence[float]) -> tuple[n
         raise InvalidParameterError("epsilons", list(e), "one RDP epsilon per order")
     if np.any(~(a > 1.0)):
         raise InvalidParameterError("alphas", list(a), "Rényi orders > 1 (inf allowed)")
-    if np.any(np.isnan(e)) or np.any(e < 0):
-        raise InvalidParameterError("epsilons", list(e), "RDP epsilons >= 0 (inf allowed)")
+    check_epsilons(e, allow_zero=True, allow_inf=True, accepted="RDP epsilons >= 0 (inf allowed)")
     return a, e
 
 
@@ -332,12 +332,7 @@ def rdp_to_dp(alphas: Sequence[float], epsilons: Sequence[float], delta: float) 
         The bound and the order attaining it (``inf`` bound if no order gives one).
     """
     a, e = _check_orders(alphas, epsilons)
-    try:
-        d = float(delta)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError("delta", delta, "a real number with 0 <= delta < 1") from exc
-    if not 0.0 <= d < 1.0:
-        raise InvalidParameterError("delta", delta, "a real number with 0 <= delta < 1")
+    d = check_delta(delta)
     best, arg = math.inf, math.nan
     for alpha, tau in zip(a, e):
         if not math.isfinite(tau):
@@ -363,12 +358,7 @@ def rdp_to_delta(alphas: Sequence[float], epsilons: Sequence[float], epsilon: fl
     Capped at 1. Returns ``(delta, alpha)``.
     """
     a, e = _check_orders(alphas, epsilons)
-    try:
-        eps = float(epsilon)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError("epsilon", epsilon, "a real number >= 0") from exc
-    if math.isnan(eps) or eps < 0:
-        raise InvalidParameterError("epsilon", epsilon, "a real number >= 0")
+    eps = check_epsilon(epsilon, allow_inf=True, accepted="a real number >= 0")
     best, arg = 1.0, math.nan
     for alpha, tau in zip(a, e):
         if not math.isfinite(tau):

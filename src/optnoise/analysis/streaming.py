@@ -36,6 +36,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..target import check_delta, check_epsilon
 from .floating import RATIO_TOLERANCE, PairMaxima
 
 #: Elements per block (four float64 buffers of this size stay in the L2 cache).
@@ -363,11 +364,9 @@ def cyclic_summary(f: np.ndarray, shifts: Sequence[int], *, epsilon: float | Non
     if arr.ndim != 1 or arr.size == 0:
         raise InvalidParameterError("f", f"shape {arr.shape}", "a non-empty one-dimensional PMF")
     order = _check_shifts(shifts, arr.size)
-    if epsilon is not None and (math.isnan(float(epsilon)) or float(epsilon) < 0):
-        raise InvalidParameterError("epsilon", epsilon, "a real number >= 0")
-    if delta is not None and not (0.0 <= float(delta) < 1.0):
-        raise InvalidParameterError("delta", delta, "a real number with 0 <= delta < 1")
-    eps = None if epsilon is None else float(epsilon)
+    eps = None if epsilon is None else check_epsilon(epsilon, allow_inf=True, accepted="a real number >= 0")
+    if delta is not None:
+        check_delta(delta)
     e = None if eps is None else (math.exp(eps) if eps < 700 else math.inf)
     e_tol = 1.0 + ratio_tolerance
     bufs = _Buffers.make(min(block, arr.size))

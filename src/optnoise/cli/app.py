@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import typer
 from typer.core import TyperGroup
 
-from .. import __version__
+from ..version import __version__
 from ..errors import one_line, shorten
 from .errors import cli_errors, typed_value, write_failure
 from .options import Group, with_groups

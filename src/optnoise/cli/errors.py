@@ -28,6 +28,7 @@ FLAGS: dict[str, str] = {
 ALTERNATIVES: dict[str, tuple[str, ...]] = {
     "neighbourhood": ("--bd", "--sd", "--distances"),
     "distances": ("--bd", "--sd", "--distances"),
+    "notion": ("--guarantee", "--notion"),
 }
 
 #: ``name=value`` in a library message (``normalize=True``, ``minimize='delta'``).

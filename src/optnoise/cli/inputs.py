@@ -1,8 +1,10 @@
-"""Turning the options a user typed into library objects (neighbourhoods, mechanisms, targets)."""
+"""Turning the options a user typed into library objects (neighbourhoods, mechanisms, targets, requests)."""
+
+from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism, load_mechanism
@@ -10,6 +12,9 @@ from ..neighbourhood import Distance, Neighbourhood, parse_distances
 from ..pmf import CyclicPMF, rounded_table
 from ..target import Target, check_notion
 from .options import NeighbourhoodArgs, SourceArgs, TargetArgs
+
+if TYPE_CHECKING:
+    from ..design import Request
 
 
 def neighbourhood(args: NeighbourhoodArgs, default: Iterable[Distance] = (1,), *, largest: int | None = None,
@@ -58,7 +63,7 @@ def _with_neighbourhood(mech: Mechanism, args: NeighbourhoodArgs, max_memory: in
     if not args.given:
         return mech
     hood = neighbourhood(args, largest=_largest_distance(mech.pmf), max_memory=max_memory)
-    return Mechanism(mech.pmf, hood, mech.target, mech.name)
+    return Mechanism(mech.pmf, hood, mech.target, mech.name, mech.origin)
 
 
 def _largest_distance(pmf: object) -> int | None:
@@ -121,37 +126,21 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
 
 def family_mechanism(spec: str, nb: NeighbourhoodArgs | None = None, target: Target | None = None, *,
                      max_memory: int | None = None) -> Mechanism:
-    """A family ``NAME:PARAMS`` as a mechanism (channel families keep their own neighbours)."""
-    from ..families import ChannelFamily, parse_family
-    fam, obj = parse_family(spec, max_memory=max_memory)
-    if isinstance(obj, ChannelFamily):
-        if nb is not None and nb.given:
-            raise InvalidParameterError("--distances/--sd/--bd/--directed", "given",
-                                        "no neighbourhood flags with a channel family (its neighbours differ in one row)")
-        return Mechanism(obj.channel, obj.pairs, target, spec)
-    hood = neighbourhood(nb, largest=_largest_distance(obj), max_memory=max_memory) if nb is not None else \
-        Neighbourhood((1,))
-    return Mechanism(obj, hood, target, spec)
+    """``--family NAME:PARAMS`` with the neighbourhood flags (a channel family keeps its own
+    neighbours): :func:`optnoise.mechanism.from_family`."""
+    from ..mechanism import from_family
+    hood = neighbourhood(nb, max_memory=max_memory) if nb is not None and nb.given else None
+    return from_family(spec, hood, target, max_memory=max_memory)
 
 
 def target(args: TargetArgs) -> Optional[Target]:
-    """The target of ``--epsilon/--delta/--guarantee``, or ``None`` when none is given."""
+    """The target of ``--epsilon/--delta/--notion``, or ``None`` when none is given (the
+    :class:`~optnoise.target.Target` checks the values, naming ``epsilon``, ``delta``, ``notion``)."""
     if args.epsilon is None:
-        if args.delta is not None or args.guarantee is not None:
+        if args.delta is not None or args.notion is not None:
             raise InvalidParameterError("--epsilon", None, "an epsilon > 0 with --delta/--guarantee")
         return None
-    notion = check_notion(args.guarantee or "dp", parameter="--guarantee")
-    return Target(_checked(args.epsilon, "--epsilon"), _checked_delta(args.delta), notion)
-
-
-def _checked(epsilon: float, flag: str) -> float:
-    from ..target import check_epsilon
-    return check_epsilon(epsilon, allow_zero=False, parameter=flag)
-
-
-def _checked_delta(delta: Optional[float]) -> float:
-    from ..target import check_delta
-    return 0.0 if delta is None else check_delta(delta, parameter="--delta")
+    return Target(args.epsilon, 0.0 if args.delta is None else args.delta, args.notion or "dp")
 
 
 def releasable(mechanism: Optional[Path], family: Optional[str], nb: NeighbourhoodArgs, goal: TargetArgs,
@@ -166,7 +155,7 @@ def releasable(mechanism: Optional[Path], family: Optional[str], nb: Neighbourho
         return family_mechanism(family, nb, t, max_memory=max_memory)
     mech = load_mechanism(mechanism, parameter="--mechanism")  # type: ignore[arg-type]
     mech = _with_neighbourhood(mech, nb, max_memory)
-    return mech if t is None else Mechanism(mech.pmf, mech.neighbourhood, t, mech.name)
+    return mech if t is None else Mechanism(mech.pmf, mech.neighbourhood, t, mech.name, mech.origin)
 
 
 def prior_weights(text: Optional[str], n: int) -> Optional[list[float]]:
@@ -195,3 +184,123 @@ def channel_pairs(args: NeighbourhoodArgs, n: int, per_record: bool):
                                         "--distances/--sd/--bd/--directed")
         return "all"
     return InputPairs.from_distances(neighbourhood(args), n + 1)
+
+
+# ------------------------------------------------------------------ flags -> Request
+def _dims(n: Optional[str], what: str = "") -> int | tuple[int, ...] | None:
+    """``--n``: one integer, or ``N1,N2`` for a vector query (the request checks the values)."""
+    if n is None:
+        return None
+    accepted = "an integer n >= 1, or n1,n2 for a vector query" if not what else f"one integer n >= 1 {what}"
+    try:
+        dims = [int(x) for x in str(n).split(",") if x.strip()]
+    except ValueError as exc:
+        raise InvalidParameterError("--n", n, accepted) from exc
+    if not dims or (what and len(dims) != 1):
+        raise InvalidParameterError("--n", n, accepted)
+    return dims[0] if len(dims) == 1 else tuple(dims)
+
+
+def _cost_of_file(cost: Optional[str], cost_file: Optional[Path], max_memory: int | None) -> Any:
+    """``--cost-file``: a user cost, one finite value per noise value (instead of ``--cost``)."""
+    import numpy as np
+
+    from ..io import read_pmf_file
+    if cost is not None:
+        raise InvalidParameterError("--cost", cost, "either --cost or --cost-file, not both")
+    values = read_pmf_file(cost_file, parameter="--cost-file", max_memory=max_memory)["pmf"]  # type: ignore[arg-type]
+    if np.any(~np.isfinite(values)):
+        raise InvalidParameterError("--cost-file", str(cost_file), "finite costs")
+    return values
+
+
+def design_request(nb: NeighbourhoodArgs, *, epsilon: float, delta: float, notion: str, n: Optional[str],
+                   cost: Optional[str], cost_file: Optional[Path], minimize: str, max_cost: Optional[float],
+                   formulation: str, time_limit: Optional[float], releases: Optional[int], space: str, form: str,
+                   constraints: Optional[str], prior: Optional[str], worst_case: bool, per_record: bool,
+                   max_memory: Optional[int]) -> Request:
+    """The :class:`~optnoise.design.request.Request` of ``optnoise design``'s flags: which flag
+    sets which field (the request's own rules say which fields go together)."""
+    from ..costs import RELEASED_COSTS, ReleasedCost
+    from ..design import Request
+    if form not in ("noise", "channel"):
+        raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (any P[q, y] on {0..n})")
+    if space != "cyclic" and releases is None:
+        raise InvalidParameterError("--space", space, "cyclic (integer only with --releases)")
+    if space not in ("cyclic", "integer"):
+        raise InvalidParameterError("--space", space, "cyclic or integer")
+    if cost_file is not None and (form == "channel" or space == "integer"):
+        raise InvalidParameterError("--cost-file", str(cost_file), "a cost per noise value, for noise mod n+1")
+    if per_record and nb.given:
+        raise InvalidParameterError("--per-record", "with distance flags", "either --per-record or "
+                                    "--distances/--sd/--bd/--directed")
+    target = Target(epsilon, delta, check_notion(notion, parameter="--guarantee"))
+    dims = _dims(n, "with --form channel, --prior, --worst-case or --per-record"
+                 if form == "channel" or prior is not None or worst_case or per_record else "")
+    size = dims if isinstance(dims, int) else None
+    if form == "channel":
+        _check_channel_report(size, max_memory)  # type: ignore[arg-type]
+    value: Any = cost if cost_file is None else _cost_of_file(cost, cost_file, max_memory)
+    if form == "noise" and value is None:
+        value = "er"
+    if form == "noise" and per_record and prior is None and not worst_case and value in RELEASED_COSTS:
+        value = ReleasedCost(value)   # per record, a released-value cost over a uniform answer
+    largest = size if form == "noise" and space == "cyclic" and releases is None else None
+    hood = neighbourhood(nb, largest=largest, max_memory=max_memory) if nb.given else None
+    return Request(space="channel" if form == "channel" else space, n=dims, target=target, neighbourhood=hood,
+                   unit="record" if per_record else None, cost=value,
+                   prior=prior_weights(prior, size) if prior is not None and size is not None else prior,
+                   worst_case=worst_case, releases=1 if releases is None else releases,
+                   constraints=tuple(c.strip() for c in (constraints or "").split(",") if c.strip()),
+                   minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
+                   max_memory=max_memory)
+
+
+def _check_channel_report(size: int, max_memory: Optional[int]) -> None:
+    """Refuse before solving a channel whose report could not be written: it lists every entry
+    twice (the design's keys and the mechanism schema's), as Python floats in lists and as JSON text."""
+    from ..resources import channel_bytes, check
+    check(channel_bytes(size + 1, size + 1, copies=16), parameter="--n", value=size, max_memory=max_memory,
+          what=f"the report of a channel on {{0..{size}}} (its {(size + 1) ** 2:.3g} entries listed in JSON; the "
+               "library's optnoise.design returns it as an array)")
+
+
+def compare_request(nb: NeighbourhoodArgs, *, n: Optional[int], epsilon: float, delta: float, notion: str,
+                    cost: Optional[str], space: str, form: str, prior: Optional[str], worst_case: bool,
+                    per_record: bool, releases: bool, max_memory: Optional[int]) -> Request:
+    """The :class:`~optnoise.design.request.Request` of ``optnoise compare``'s flags, at the
+    first epsilon (the comparison replaces it for each)."""
+    from ..costs import ReleasedCost
+    from ..design import Request
+    if form not in ("noise", "channel"):
+        raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (an ordered domain)")
+    target = Target(epsilon, delta, check_notion(notion, parameter="--guarantee"))
+    if form == "channel":
+        if space != "cyclic":
+            raise InvalidParameterError("--space", "given", "not with --form channel (outputs stay in {0..n}; the line "
+                                                             "noises are clamped)")
+        if n is None or n < 1:
+            raise InvalidParameterError("--n", n, "an integer n >= 1 (domain {0..n})")
+        if per_record and nb.given:
+            raise InvalidParameterError("--per-record", "with distance flags", "either --per-record or "
+                                        "--distances/--sd/--bd/--directed")
+        objective = ReleasedCost(cost or "abs-error", prior_weights(prior, n), worst_case)
+        return Request(space="channel", n=n, target=target, neighbourhood=None if per_record else neighbourhood(nb),
+                       unit="record" if per_record else None, cost=objective, max_memory=max_memory)
+    if prior is not None or worst_case or per_record:
+        raise InvalidParameterError("--prior/--worst-case/--per-record", "given", "only with --form channel")
+    if space != "cyclic" and not releases:
+        raise InvalidParameterError("--space", space, "cyclic (integer only with --releases)")
+    hood = neighbourhood(nb) if releases else neighbourhood(nb, largest=n if n is not None and n >= 1 else None,
+                                                            max_memory=max_memory)
+    return Request(space=space, n=n, target=target, neighbourhood=hood, cost=cost or "er", max_memory=max_memory)
+
+
+def rr_request(categories: int, *, epsilon: float, delta: float, max_memory: Optional[int]) -> Request:
+    """The :class:`~optnoise.design.request.Request` of ``optnoise rr``: ``K`` categories."""
+    from ..design import Request
+    from ..design.rr import check_memory
+    if isinstance(categories, bool) or categories < 2:
+        raise InvalidParameterError("--categories", categories, "an integer number of categories >= 2")
+    check_memory(categories, max_memory)   # before the request lists every distance
+    return Request(space="categories", n=categories - 1, target=Target(epsilon, delta), max_memory=max_memory)

@@ -22,14 +22,16 @@ Output = Annotated[Optional[Path], typer.Option("--output", help="Write the mech
 Seed = Annotated[Optional[int], typer.Option("--seed", help="Seeded generator: reproducible and NOT private.")]
 TimeLimit = Annotated[Optional[float], typer.Option(
     "--time-limit", help="Solver time limit in seconds; reaching it is an error (exit 1).")]
-Guarantee = Annotated[str, typer.Option(
-    "--guarantee", help="dp: approximate DP (hockey-stick); pdp: probabilistic DP (Kadam Def. 2).")]
+Notion = Annotated[str, typer.Option(
+    "--notion", "--guarantee", help="The notion of the target: dp, approximate DP (hockey-stick); pdp, probabilistic "
+                                    "DP (Kadam Def. 2). --guarantee is the same flag.")]
 
 
-def _opt(name: str, flag: str, kind: Any, help: str, default: Any = None) -> inspect.Parameter:
-    """One option of a group: keyword ``name``, flag ``flag``, type ``kind``."""
+def _opt(name: str, flag: str | tuple[str, ...], kind: Any, help: str, default: Any = None) -> inspect.Parameter:
+    """One option of a group: keyword ``name``, flag ``flag`` (or several names of one flag), type ``kind``."""
+    flags = (flag,) if isinstance(flag, str) else flag
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=Annotated[kind, typer.Option(flag, help=help)])
+                             annotation=Annotated[kind, typer.Option(*flags, help=help)])
 
 
 @dataclass(frozen=True)
@@ -132,22 +134,23 @@ SOURCE = Group("source", (
 # ------------------------------------------------------------------ target of a plain PMF file
 @dataclass(frozen=True)
 class TargetArgs:
-    """``--epsilon/--delta/--guarantee`` as the target of a mechanism that carries none."""
+    """``--epsilon/--delta/--notion`` (alias ``--guarantee``) as the target of a mechanism that carries none."""
 
     epsilon: Optional[float]
     delta: Optional[float]
-    guarantee: Optional[str]
+    notion: Optional[str]
 
     @property
     def given(self) -> bool:
-        return self.epsilon is not None or self.delta is not None or self.guarantee is not None
+        return self.epsilon is not None or self.delta is not None or self.notion is not None
 
 
 TARGET = Group("target", (
     _opt("epsilon", "--epsilon", Optional[float],
          "Target epsilon for a mechanism without one (a design file carries its own)."),
     _opt("delta", "--delta", Optional[float], "Target delta (with --epsilon)."),
-    _opt("guarantee", "--guarantee", Optional[str], "dp or pdp: the notion of the target."),
+    _opt("notion", ("--notion", "--guarantee"), Optional[str], "dp or pdp: the notion of the target (--guarantee is "
+                                                               "the same flag)."),
 ), TargetArgs)
 
 

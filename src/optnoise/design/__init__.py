@@ -1,11 +1,42 @@
-"""Mechanism design: optimal noise on the cycle (Kadam et al.), on Z (Geng & Viswanath),
-Wasserstein-optimal noise (Qin et al.) and the staircase (Geng & Viswanath).
+"""Mechanism design: one request in, one design out.
 
-Every design function returns a result holding ``.mechanism`` (a
-:class:`~optnoise.mechanism.Mechanism` with its neighbourhood and target), the float
-``analysis`` of what it returned, ``certify()`` (the exact certificate of the weights that
-are sampled) and a report (costs, solver status, timings).
+:class:`Request` says what is asked (space, target, neighbourhood or privacy unit, cost,
+releases, constraints); :func:`design` answers it with a :class:`Design`: the
+:class:`~optnoise.mechanism.Mechanism` and a :class:`DesignReport` (costs, solver status,
+the float ``analysis`` and the exact ``certificate`` of the weights that are sampled).
+:func:`calibrate` finds the least noisy member of a family meeting a request instead.
+
+The package itself is callable, so that ``optnoise.design(request)`` reads as the one door
+it is while ``optnoise.design.finite`` and the other modules stay importable:
+
+>>> import optnoise
+>>> d = optnoise.design(optnoise.Request(space="cyclic", n=23, target=optnoise.Target(1.0),
+...                     neighbourhood=optnoise.Neighbourhood.sd(1), cost="circular-mse"))
+>>> d.report.method, d.mechanism.kind, d.report.certificate.epsilon_pure <= 1.0
+('lp', 'cyclic', True)
+
+The solvers' own functions (``design_finite``, ``design_channel``, ``design_releases``...)
+remain, as thin wrappers kept for one version.
 """
-from .finite import FiniteDesign, design_finite
 
-__all__ = ["FiniteDesign", "design_finite"]
+import sys
+import types
+
+from .calibrate import calibrate
+from .dispatch import design
+from .finite import FiniteDesign, design_finite
+from .report import Design, DesignReport
+from .request import Request, SolverOptions
+
+
+class _Door(types.ModuleType):
+    """The package's module type: calling the package is calling :func:`design`."""
+
+    def __call__(self, request: Request) -> Design:
+        return design(request)
+
+
+sys.modules[__name__].__class__ = _Door
+
+__all__ = ["Design", "DesignReport", "FiniteDesign", "Request", "SolverOptions", "calibrate", "design",
+           "design_finite"]

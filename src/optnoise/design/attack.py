@@ -94,6 +94,29 @@ class AttackDesign(Generic[D]):
                 "lower_bound": self.lower_bound, "gap": self.gap, "designs_solved": len(self.members)}
 
 
+class AttackResult:
+    """An :class:`AttackDesign` as the details of a :class:`~optnoise.design.report.Design`:
+    the member's design (its mechanism, cost and report keys), with the attack search's proven
+    ``lower_bound`` over every member and its relative ``gap``, and the search under ``attack``."""
+
+    def __init__(self, found: AttackDesign) -> None:
+        self.found = found
+
+    def __getattr__(self, name: str):
+        return getattr(self.found.design, name)
+
+    @property
+    def lower_bound(self) -> float:
+        return self.found.lower_bound
+
+    @property
+    def gap(self) -> float:
+        return self.found.gap / max(abs(self.found.cost), 1e-300)
+
+    def report_json(self) -> dict:
+        return {**self.found.design.report_json(), "attack": self.found.to_json()}
+
+
 def _exp_up(x: float) -> float:
     return math.nextafter(math.exp(x), math.inf)  # math.exp is within one ulp
 
@@ -129,6 +152,35 @@ def pure_member(target: Target, symmetric: bool) -> float:
     if target.max_mu is not None:
         eps = min(eps, pure_epsilon_for_mu(target.max_mu))
     return eps
+
+
+def _branch_and_bound(value: Callable[[float], float], interval_bound: Callable[[float, float], float],
+                      eps_max: float, gap: float, exhausted: Callable[[], bool]) -> float:
+    """Branch and bound over ``eps`` in ``[EPS_FLOOR, eps_max]`` (module docstring): ``value(eps)``
+    is the cost of the member at ``eps`` (kept by the caller); every member in ``[e1, e2]``
+    implies ``(e2, d(e1))``, so ``interval_bound(e1, e2)`` bounds the interval's costs below.
+    Intervals whose bound is within ``gap`` of the best are closed; returns the proven lower bound."""
+    lo, hi = EPS_FLOOR, eps_max
+    points = [lo + (hi - lo) * k / 8 for k in range(9)]
+    costs = {e: value(e) for e in points}
+    intervals = [(points[k], points[k + 1]) for k in range(8)]
+    bounds: dict[tuple[float, float], float] = {}
+    while True:
+        best = min(costs.values())
+        tol = gap * max(1.0, abs(best)) if math.isfinite(best) else 0.0
+        alive = []
+        for iv in intervals:
+            if iv not in bounds:
+                bounds[iv] = interval_bound(*iv)
+            if bounds[iv] < best - tol:
+                alive.append(iv)
+        if not alive or exhausted():
+            return min([best] + [bounds[iv] for iv in alive])
+        intervals = []
+        for a, b in alive:
+            mid = 0.5 * (a + b)
+            costs[mid] = value(mid)
+            intervals += [(a, mid), (mid, b)]
 
 
 def design_attack(target: Target, design_for: Callable[[Target], D], cost_of: Callable[[D], float], *,
@@ -190,29 +242,8 @@ def design_attack(target: Target, design_for: Callable[[Target], D], cost_of: Ca
         best_eps, lower = eps_max, None   # only the pure member (max_mu), or the family is one point
         value(best_eps)
     else:
-        lo, hi = EPS_FLOOR, eps_max
-        points = [lo + (hi - lo) * k / 8 for k in range(9)]
-        for e in points:
-            value(e)
-        intervals = [(points[k], points[k + 1]) for k in range(8)]
-        bounds: dict[tuple[float, float], float] = {}
-        while True:
-            best = min(found[e][0] for e in found)
-            tol = gap * max(1.0, abs(best)) if math.isfinite(best) else 0.0
-            alive = []
-            for iv in intervals:
-                if iv not in bounds:  # every member in [e1, e2] implies (e2, d(e1)): a lower bound
-                    bounds[iv] = solve(Target(iv[1], max(member_delta(target, iv[0], symmetric), 0.0)))[0]
-                if bounds[iv] < best - tol:
-                    alive.append(iv)
-            if not alive or len(members) >= max_designs:
-                lower = min([best] + [bounds[iv] for iv in alive])
-                break
-            intervals = []
-            for a, b in alive:
-                mid = 0.5 * (a + b)
-                value(mid)
-                intervals += [(a, mid), (mid, b)]
+        lower = _branch_and_bound(value, lambda a, b: solve(Target(b, max(member_delta(target, a, symmetric), 0.0)))[0],
+                                  eps_max, gap, lambda: len(members) >= max_designs)
         best_eps = min(found, key=lambda e: found[e][0])
     best_cost = found[best_eps][0]
     if not math.isfinite(best_cost):
@@ -230,4 +261,4 @@ def design_attack(target: Target, design_for: Callable[[Target], D], cost_of: Ca
                         tuple(members))
 
 
-__all__ = ["AttackDesign", "design_attack", "member_delta", "pure_member"]
+__all__ = ["AttackDesign", "AttackResult", "design_attack", "member_delta", "pure_member"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InvalidParameterError
+from ..target import check_delta
 from .bounds import GAP_TOLERANCE, Bound, exp_up, lp_bound
 from .solver import RATIO_MARGIN, Infeasible, solve_lp
 
@@ -151,8 +151,7 @@ def solve_band(n: int, epsilon: float, delta: float, pairs: Sequence[tuple[int, 
     """
     t0 = time.perf_counter()
     size = int(n) + 1
-    if not delta > 0:
-        raise InvalidParameterError("delta", delta, "delta > 0 (the band LP is for approximate DP)")
+    delta = check_delta(delta, positive=True, accepted="delta > 0 (the band LP is for approximate DP)")
     pa = np.array([p[0] for p in pairs], dtype=np.int64)
     pb = np.array([p[1] for p in pairs], dtype=np.int64)
     reach = int(np.max(np.abs(pa - pb)))

@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from ..costs import check_prior, loss_rows
 from ..errors import InvalidParameterError
+from ..target import check_epsilon
 from .bounds import Bound, chain_bound
 from .solver import RATIO_MARGIN
 
@@ -255,8 +256,7 @@ def solve_chain(n: int, epsilon: float, loss: str | np.ndarray = "abs-error",
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise InvalidParameterError("n", n, "an integer n >= 1 (domain {0..n})")
     size = int(n) + 1
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
-        raise InvalidParameterError("epsilon", epsilon, "a finite epsilon > 0")
+    epsilon = check_epsilon(epsilon, allow_zero=False, accepted="a finite epsilon > 0")
     pi = check_prior(prior, size)
     if not isinstance(loss, str):
         L = np.asarray(loss, dtype=np.float64)

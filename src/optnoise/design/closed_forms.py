@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..neighbourhood import Neighbourhood
+from ..target import check_delta
 
 
 def lemma3_sd(n: int, mu: int, epsilon: float) -> np.ndarray:
@@ -176,8 +177,7 @@ def theorem3_bd(n: int, mu_bar: int, epsilon: float, delta: float, *, unverified
     if b > 3 and not unverified:
         raise InvalidParameterError("n", n, "n // mu_bar <= 3 (Theorem 3 is wrong for b >= 4, see "
                                     "docs/paper-notes.md; pass unverified=True for the printed form)")
-    if not 0 <= delta <= 1:
-        raise InvalidParameterError("delta", delta, "a number in [0, 1]")
+    check_delta(delta, accepted="a number in [0, 1)")
     staircase = _theorem3_printed(n, mu_bar, epsilon, delta, b, r)
     if delta > staircase[0] and (1 - delta) <= n * math.exp(epsilon) * delta:
         return np.concatenate(([delta], np.full(n, (1 - delta) / n)))  # (40)-(41)

@@ -36,29 +36,31 @@ import scipy.sparse as sp
 
 from ..analysis import privacy_profile
 from ..costs import Cost, cost_vector, wrapped_squared_error
-from ..errors import DesignError, InvalidParameterError
+from ..errors import DesignError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood, as_neighbourhood
 from ..pmf import CyclicPMF
 from ..resources import check, design_lp_bytes, row_generation_bytes
-from ..target import Target, check_integer, resolve_target
+from ..search import first_passing
+from ..target import Target, resolve_target
 from .bounds import GAP_TOLERANCE, exp_up, lp_bound, relative_gap
 from .model import (
     Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
     pdp_milp, ratio_block, rho_of, sum_rows,
 )
-from .report import DesignResult
+from .report import DesignResult, OfTarget
+from .request import SOLVER_EPSILON_MAX, Request, SolverOptions
 from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solve_milp
 
 
 # ----------------------------------------------------------------- result
 @dataclass(frozen=True, eq=False)
-class FiniteDesign(DesignResult):
+class FiniteDesign(OfTarget, DesignResult):
     """Result of :func:`design_finite`: the mechanism and the design's report.
 
-    ``analysis`` is the tight *float* analysis of the returned PMF (what the CLI's
-    ``certificate`` key shows); :meth:`certify` is the *exact* certificate of the
-    quantized weights that :attr:`mechanism` samples (:class:`~.report.DesignResult`).
+    ``analysis`` is the tight *float* analysis of the returned PMF; ``certificate`` the
+    *exact* certificate of the quantized weights that :attr:`mechanism` samples
+    (:class:`~.report.DesignResult`).
     Keys of :meth:`to_json`: docs/cli.md.
     """
 
@@ -92,14 +94,6 @@ class FiniteDesign(DesignResult):
                             self.lower_bound)
 
     @property
-    def notion(self) -> str:
-        return self.target.notion
-
-    @property
-    def epsilon(self) -> float:
-        return self.target.epsilon
-
-    @property
     def delta(self) -> float:
         """The design's delta: the target's, or with ``minimize="delta"`` the minimum found."""
         return self.target.delta if self.minimize == "cost" else float(self.delta_min or 0.0)
@@ -110,7 +104,7 @@ class FiniteDesign(DesignResult):
         return Mechanism(self.pmf, self.neighbourhood, self.target, "optimal design")
 
 
-    def to_json(self) -> dict:
+    def report_json(self) -> dict:
         out = {
             "pmf": self.pmf.probs.tolist(),
             "n": self.pmf.n if isinstance(self.pmf.n, int) else list(self.pmf.n),
@@ -119,15 +113,7 @@ class FiniteDesign(DesignResult):
             "error_rate": self.error_rate,
             "noise_second_moment": self.noise_second_moment,
             "squared_error": {"worst": self.squared_error_worst, "average": self.squared_error_average},
-            "guarantee": {"notion": self.notion, "epsilon": self.epsilon, "delta": self.delta,
-                          "neighbourhood": self.neighbourhood.to_json()},
-            "certificate": self.analysis.to_json(),
-            "method": self.method,
-            "optimal": self.optimal,
-            "lower_bound": self.lower_bound,
-            "gap": self.gap,
-            "gap_tolerance": GAP_TOLERANCE,
-            "solve_seconds": self.solve_seconds,
+            **self.solver_json(self.neighbourhood.to_json()),
             "formulation": self.formulation,
             "minimize": self.minimize,
             "notes": list(self.notes),
@@ -136,7 +122,7 @@ class FiniteDesign(DesignResult):
             out["mip_gap"] = self.mip_gap
         if self.minimize == "delta":
             out["delta"] = self.delta_min
-        return {**out, **self.mechanism.to_json()}
+        return out
 
 
 # --------------------------------------------------------- model building
@@ -265,6 +251,8 @@ def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, ho
     LP's objective is scaled by the previous optimum (a lower bound of its own), so that
     HiGHS's absolute dual tolerance resolves costs near the optimum even when far values
     cost ``10^12`` times more.
+
+    Proof: docs/proofs/row-generation.md.
     """
     n = sh.n
     kept = orbits.shifts
@@ -420,6 +408,8 @@ def _pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limi
     and the MILP is solved again. Values met by no kept pair have no constraint in the
     relaxation, so their mass is given to the cheapest of them (one column), as in
     :func:`_row_generation`.
+
+    Proof: docs/proofs/row-generation.md.
     """
     n, k = sh.n, sh.k
     included = np.zeros((k, n), dtype=bool)
@@ -503,10 +493,6 @@ def _meets(f: np.ndarray, shape: tuple[int, ...], nb: Neighbourhood, target: Tar
     return privacy_profile(CyclicPMF(f.reshape(shape)), nb).meets(target)
 
 
-#: Epsilon range of the LP/MILP: a larger target is designed at the largest (see design_finite);
-#: a smaller one is refused (``e^eps - 1`` must exceed the solver's margins, 1e-10).
-SOLVER_EPSILON_MIN, SOLVER_EPSILON_MAX = 1e-9, 20.0
-
 #: Smallest mass a repaired pure-DP design may hold (far above the subnormal range).
 MASS_FLOOR = 1e-300
 
@@ -524,6 +510,8 @@ def ratio_lift(f: np.ndarray, sh: Shifts, e: float) -> np.ndarray:
     BD 3), below the smallest double, and a zero facing a positive mass is infinite
     epsilon. Renormalising keeps every ratio; the cost moves by about ``N * MASS_FLOOR``
     times the largest cost.
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     g = np.maximum(f, MASS_FLOOR)
     frontier = np.arange(g.size)
@@ -542,19 +530,196 @@ def ratio_lift(f: np.ndarray, sh: Shifts, e: float) -> np.ndarray:
 
 
 def _repair_with_uniform(f: np.ndarray, shape, nb, target: Target) -> tuple[np.ndarray, float]:
-    """Smallest uniform mixing weight (doubling from 1e-12) that meets the target."""
+    """Smallest uniform mixing weight (doubling from 1e-12) that meets the target.
+
+    Proof: docs/proofs/quantization-and-repair.md (mixing with the uniform PMF keeps a pure or
+    approximate DP target that the uniform PMF meets with room; the doubling only steers).
+    """
     if _meets(f, shape, nb, target):
         return f, 0.0
-    lam = 1e-12
-    while lam < 1.0:
-        g = (1 - lam) * f + lam / f.size
-        if _meets(g, shape, nb, target):
-            return g, lam
-        lam *= 2.0
-    raise DesignError("the solver's design violates the privacy target and could not be repaired")
+    found = first_passing(lambda lam: _meets((1 - lam) * f + lam / f.size, shape, nb, target), 1e-12, 1.0)
+    if found is None:
+        raise DesignError("the solver's design violates the privacy target and could not be repaired")
+    lam = found[1]
+    return (1 - lam) * f + lam / f.size, lam
 
 
 # -------------------------------------------------------------------- API
+@dataclass(frozen=True)
+class _Plan(OfTarget):
+    """One finite design problem, read from its (validated) request."""
+
+    shape: tuple[int, ...]
+    nb: Neighbourhood
+    target: Target
+    minimize: str
+    max_cost: float | None
+    formulation: str
+    time_limit: float | None
+    rho: np.ndarray
+    cost_name: str
+    lp_path: bool
+    may_generate: bool
+    row_generation: bool | None
+    closed_form: bool
+    memory: _Memory
+
+    @property
+    def eps_solve(self) -> float:
+        """The epsilon the problem is solved at (at most :data:`SOLVER_EPSILON_MAX`)."""
+        return min(self.epsilon, SOLVER_EPSILON_MAX)
+
+
+def _plan(request: Request) -> _Plan:
+    """The problem's constants, and its memory refused up front (from ``n`` and the distances)."""
+    shape, nb, target = request.shape, request.neighbours, request.target
+    dlt, minimize = target.delta, request.minimize  # type: ignore[union-attr]
+    values, shifts = int(np.prod(shape)), len(nb.cyclic_shifts(shape))  # type: ignore[union-attr]
+    lp_path = target.notion == "dp" or (dlt == 0.0 and minimize == "cost")  # type: ignore[union-attr]
+    kind = "pure" if dlt == 0.0 and minimize == "cost" else "dp" if lp_path else "pdp"
+    row_generation = request.solver.row_generation
+    may_generate = (lp_path or request.formulation == "standard") and (
+        values * shifts > (ROW_GENERATION_MIN_ROWS if lp_path else PDP_ROW_GENERATION_MIN_PAIRS)
+        if row_generation is None else row_generation)
+    memory = _Memory(request.n, request.max_memory)
+    if may_generate:   # the shift table, the mask and (PDP) the polishing LP over every pair
+        polish = 0.0 if lp_path else design_lp_bytes(values, shifts, kind="pure")
+        memory.check(row_generation_bytes(values, shifts) + polish,
+                     f"row generation over {values} noise values x {shifts} distances")
+    else:
+        memory.check(design_lp_bytes(values, shifts, kind=kind),
+                     f"the {'MILP' if kind == 'pdp' else 'LP'} over {values} noise values x {shifts} distances")
+    name, rho, _ = request.loss
+    return _Plan(shape, nb, target, minimize, request.max_cost, request.formulation,  # type: ignore[arg-type]
+                 request.time_limit, rho, name, lp_path, may_generate, row_generation,  # type: ignore[arg-type]
+                 request.solver.closed_form, memory)
+
+
+@dataclass(frozen=True)
+class _Solved:
+    """What a solver returned, before cleaning and repair (``lower``: a proven lower bound of the
+    objective, from an LP's multipliers)."""
+
+    f: np.ndarray
+    method: str
+    notes: tuple[str, ...] = ()
+    gap: float | None = None
+    delta_min: float | None = None
+    lower: float | None = None
+
+
+def _closed_form(p: _Plan) -> _Solved | None:
+    """Kadam et al.'s Lemmas 3 and 4 where the tests prove them optimal (directed SD/BD, ER, pure)."""
+    if not (p.closed_form and p.minimize == "cost" and p.delta == 0.0 and p.cost_name == "er" and len(p.shape) == 1):
+        return None
+    from .closed_forms import closed_form_delta0
+    f = closed_form_delta0(p.shape[0] - 1, p.eps_solve, p.nb)
+    return None if f is None else _Solved(f, "closed-form")
+
+
+def _lp(p: _Plan, sh: Shifts, e: float) -> _Solved:
+    """Standard DP (at delta = 0 both notions are pure eps-DP): Kadam's LP (14), hockey-stick rows.
+
+    When the shift set is closed under negation and the cost is mirror-symmetric exactly, it is
+    solved over ``f(eta) = f(-eta)`` with one shift of each pair ``{mu, -mu}``: half the mass
+    variables, nothing lost (not for the PDP MILP, whose feasible set is not convex).
+
+    Proof: docs/proofs/mirror-reduction.md.
+    """
+    orbits = mirror_orbits(p.shape, sh, p.rho) or identity_orbits(sh)
+    lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if p.row_generation is None else p.row_generation
+    sol = _solve_dp_lp(sh, orbits, p.rho, e * (1 - RATIO_MARGIN), p.delta * (1 - 1e-12), p.minimize, p.max_cost,
+                       p.time_limit, lazy, p.memory)
+    notes = []
+    if orbits.reduced:
+        notes.append("mirror-symmetric problem (neighbourhood and cost): solved over f(eta) = f(-eta), "
+                     "which loses nothing")
+    if lazy:
+        notes.append(f"row generation: {sol.lps} LPs held {sol.rows} of the {sol.all_rows} ratio rows; "
+                     f"the others hold at the solution (tolerance {ROW_TOLERANCE:g})")
+    lower = _lp_lower_bound(sh, orbits, p.rho, p.epsilon, p.delta, p.max_cost if p.minimize == "delta" else None,
+                            p.delta > 0 or p.minimize == "delta", sol.duals)
+    return _Solved(sol.f, "lp", tuple(notes), None, sol.objective if p.minimize == "delta" else None, lower)
+
+
+def _milp(p: _Plan, sh: Shifts, e: float) -> _Solved:
+    """PDP: the per-distance MILP (by row generation when large) or Kadam (13) as printed, polished."""
+    notes = []
+    if p.may_generate:   # values * shifts == sh.k * sh.n pairs
+        psol = _pdp_row_generation(sh, p.rho, e, p.delta, p.minimize, p.max_cost, p.time_limit, p.memory)
+        f, pobj, obj, gap = psol.f, psol.objective, psol.milp_objective, psol.gap
+        notes.append(f"row generation: {psol.milps} MILPs held {psol.pairs} of the {sh.k * sh.n} "
+                     "(distance, value) pairs; the polished design is feasible for all of them and within "
+                     "the MIP gap of the last MILP's bound")
+    else:
+        sol = _solve_pdp_milp(sh, p.rho, e, p.delta, p.minimize, p.max_cost, p.time_limit, p.formulation)
+        obj, gap = sol.objective, sol.gap
+        f, pobj = _polish_pdp(sh, p.rho, e, p.delta, p.minimize, p.max_cost, sol.u, p.formulation, p.time_limit)
+    if abs(pobj - obj) > 1e-6 * max(1.0, abs(obj)):
+        notes.append(f"polished LP objective {pobj:.10g} differs from the MILP's {obj:.10g}")
+    return _Solved(f, "milp", tuple(notes), gap, pobj if p.minimize == "delta" else None)
+
+
+def _repair(p: _Plan, sh: Shifts, e: float, f: np.ndarray, target: Target) -> tuple[np.ndarray, list[str]]:
+    """Lift a pure design's masses below the ratios; mix a DP design with the uniform PMF until
+    the float analysis meets the target (the one rule); refuse a PDP design that misses it.
+
+    Proof: docs/proofs/quantization-and-repair.md.
+    """
+    notes: list[str] = []
+    if target.pure and privacy_profile(CyclicPMF(f.reshape(p.shape)), p.nb).epsilon_pure > p.eps_solve:
+        # strict, not within MEETS_TOLERANCE: a pure design's ratios must not exceed e^eps by an ulp
+        # (float closed forms do), or its certificate shows delta_DP ~ 1e-17 instead of 0
+        f = ratio_lift(f, sh, e * (1 - RATIO_MARGIN))
+        notes.append("masses below the ratio constraints (solver round-off, float underflow) lifted to the "
+                     "smallest feasible values, floor 1e-300")
+    if target.notion == "dp" or target.pure:   # (pure targets are met alike under either notion)
+        f, lam = _repair_with_uniform(f, p.shape, p.nb, target)
+        if lam > 0:
+            notes.append(f"mixed with the uniform PMF at weight {lam:.3g} to absorb solver tolerance")
+    elif not _meets(f, p.shape, p.nb, target):
+        raise DesignError("the polished PDP design does not meet the target in the certificate; "
+                          "refusing to return it")
+    return f, notes
+
+
+def solve_finite(request: Request) -> FiniteDesign:
+    """The optimal noise mod ``n + 1`` for a noise cost: what :func:`design_finite` documents,
+    for a validated :class:`~optnoise.design.request.Request` (``problem == "finite"``)."""
+    p = _plan(request)
+    sh = cyclic_shift_table(p.shape, p.nb)
+    e = math.exp(p.eps_solve)
+    notes: list[str] = []
+    if p.eps_solve < p.epsilon:
+        notes.append(f"designed at eps = {p.eps_solve:g} (the solver cannot resolve ratios e^eps beyond it); the PMF "
+                     f"meets eps = {p.epsilon:g} too, but a PMF closer to the optimum may exist (optimal: false)")
+    t0 = time.perf_counter()
+    solved = _closed_form(p) or (_lp(p, sh, e) if p.lp_path else _milp(p, sh, e))
+    notes += solved.notes
+    f = _clean(np.asarray(solved.f, dtype=float))
+    target = p.target
+    if p.minimize == "delta":
+        target = Target(p.epsilon, min(float(solved.delta_min or 0.0) + 1e-12, math.nextafter(1.0, 0.0)), target.notion)
+    f, repaired = _repair(p, sh, e, f, target)
+    notes += repaired
+    seconds = time.perf_counter() - t0
+    pmf = CyclicPMF(f.reshape(p.shape))
+    worst, avg = wrapped_squared_error(pmf.probs)
+    second = float(np.dot(cost_vector("noise-second-moment", p.shape), pmf.probs.ravel()))
+    if p.formulation == "paper":
+        notes.append("Kadam (13) as printed: one indicator per noise value shared by all distances")
+    objective = float(np.dot(p.rho, f)) if p.minimize == "cost" else float(solved.delta_min or 0.0)
+    optimal = p.eps_solve == p.epsilon and (solved.lower is None
+                                           or relative_gap(objective, solved.lower) <= GAP_TOLERANCE)
+    return FiniteDesign(
+        pmf=pmf, cost=p.cost_name, expected_cost=float(np.dot(p.rho, f)),
+        error_rate=float(1.0 - pmf.probs.ravel()[0]), noise_second_moment=second,
+        squared_error_worst=worst, squared_error_average=avg, target=target,
+        neighbourhood=p.nb, method=solved.method, optimal=optimal, solve_seconds=seconds,
+        formulation=p.formulation, minimize=p.minimize, delta_min=solved.delta_min, mip_gap=solved.gap,
+        notes=tuple(notes), lower_bound=solved.lower)
+
+
 def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta: float = 0.0,
                   notion: str = "dp", target: Target | None = None,
                   neighbourhood: Neighbourhood | None = None,
@@ -563,6 +728,10 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
                   time_limit: float | None = None, use_closed_form: bool = True,
                   max_memory: int | None = None, row_generation: bool | None = None) -> FiniteDesign:
     """Optimal noise PMF on ``{0..n}`` (or a product domain), added mod ``n + 1``.
+
+    A thin wrapper, kept for one version (deprecated): ``optnoise.design(optnoise.Request(
+    space="cyclic", n=n, target=..., neighbourhood=..., cost=...))`` answers the same request
+    and returns a :class:`~optnoise.design.report.Design`; this returns its ``details``.
 
     Parameters
     ----------
@@ -611,162 +780,20 @@ def design_finite(n: int | Sequence[int], *, epsilon: float | None = None, delta
     -------
     FiniteDesign
         ``.mechanism`` (the PMF with its neighbourhood and target), the costs, the float
-        ``analysis``, ``certify()`` and how the design was obtained.
+        ``analysis``, the exact ``certificate`` and how the design was obtained.
 
     Notes
     -----
-    **Mirror symmetry.** When the shift set is closed under negation modulo the domain (a
-    symmetric neighbourhood) and the cost is mirror-symmetric, ``rho(eta) = rho(-eta)``
-    exactly, the standard-DP LP is solved over ``f(eta) = f(-eta)`` only: half the mass
-    variables, and one shift of each pair ``{mu, -mu}``. Nothing is lost. The LP is
-    invariant under the mirror ``M f(eta) = f(-eta)``: the row for ``(mu, eta)`` of ``M f``
-    is the row for ``(-mu, -eta)`` of ``f``, with ``t`` mirrored the same way, so
-    ``sum_eta t[mu, .]`` of the mirror is ``sum_eta t[-mu, .]`` of the original, and the
-    cost and total mass are unchanged. Its feasible set is convex, so for any optimum
-    ``(f, t)`` the average ``((f, t) + M (f, t)) / 2`` is feasible, costs the same and is
-    symmetric: a symmetric optimum exists. For symmetric ``f`` the rows of ``-mu`` at
-    ``-eta`` repeat those of ``mu`` at ``eta``, so they are dropped with their ``t``; each
-    kept hockey-stick row stands for its mirror too. Any symmetric solution of the reduced
-    LP extends (``t[-mu, -eta] = t[mu, eta]``) to a solution of the full LP with the same
-    cost, so both optima are equal. The argument needs convexity: it does not hold for the
-    PDP MILP, whose feasible set is not convex (no reduction is made there).
+    A mirror-symmetric problem is solved over ``f(eta) = f(-eta)`` without loss, and the LP's
+    rows are generated without loss (docs/proofs/mirror-reduction.md, row-generation.md).
 
     >>> d = design_finite(4, epsilon=1.0, cost="er", neighbourhood=Neighbourhood.sd(1))
     >>> d.method, round(d.error_rate, 4), d.mechanism.kind
     ('lp', 0.5016, 'cyclic')
     """
-    shape = _check_n(n)
-    if minimize not in ("cost", "delta"):
-        raise InvalidParameterError("minimize", minimize, "'cost' or 'delta'")
-    target = resolve_target(epsilon, 0.0 if minimize == "delta" else delta, notion, target)
-    eps, notion = target.epsilon, target.notion
-    if eps < SOLVER_EPSILON_MIN:
-        raise InvalidParameterError("epsilon", eps, f"a real number >= {SOLVER_EPSILON_MIN:g} for a solver design "
-                                    "(below, e^eps - 1 is within the solver's tolerances)")
-    if minimize == "delta":
-        if max_cost is None or not math.isfinite(float(max_cost)) or float(max_cost) < 0:
-            raise InvalidParameterError("max_cost", max_cost, "a cost bound >= 0 (needed with minimize='delta')")
-        dlt = 0.0
-    else:
-        dlt = target.delta
-    if formulation not in ("standard", "paper"):
-        raise InvalidParameterError("formulation", formulation, "'standard' or 'paper'")
-    if formulation == "paper" and notion != "pdp":
-        raise InvalidParameterError("formulation", formulation, "'paper' only with notion 'pdp'")
-    if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) > 0):
-        raise InvalidParameterError("time_limit", time_limit, "a number of seconds > 0")
-    if row_generation not in (None, True, False):
-        raise InvalidParameterError("row_generation", row_generation, "True, False or None (by size)")
-    nb = as_neighbourhood(neighbourhood)
-    values, shifts = int(np.prod(shape)), len(nb.cyclic_shifts(shape))
-    lp_path = notion == "dp" or (dlt == 0.0 and minimize == "cost")
-    kind = "pure" if dlt == 0.0 and minimize == "cost" else "dp" if lp_path else "pdp"
-    may_generate = (lp_path or formulation == "standard") and (
-        values * shifts > (ROW_GENERATION_MIN_ROWS if lp_path else PDP_ROW_GENERATION_MIN_PAIRS)
-        if row_generation is None else row_generation)
-    memory = _Memory(n, max_memory)
-    if may_generate:   # the shift table, the mask and (PDP) the polishing LP over every pair
-        polish = 0.0 if lp_path else design_lp_bytes(values, shifts, kind="pure")
-        memory.check(row_generation_bytes(values, shifts) + polish,
-                     f"row generation over {values} noise values x {shifts} distances")
-    else:
-        memory.check(design_lp_bytes(values, shifts, kind=kind),
-                     f"the {'MILP' if kind == 'pdp' else 'LP'} over {values} noise values x {shifts} distances")
-    cost_name = cost if isinstance(cost, str) else cost.name if isinstance(cost, Cost) else "user"
-    rho = cost_vector(cost, shape)
-    if not np.all(np.isfinite(rho)):
-        raise InvalidParameterError("cost", cost_name, "a cost with finite values on the domain")
-    sh = cyclic_shift_table(shape, nb)  # validates distances against the domain
-    eps_solve = min(eps, SOLVER_EPSILON_MAX)
-    e = math.exp(eps_solve)
-    notes: list[str] = []
-    if eps_solve < eps:
-        notes.append(f"designed at eps = {eps_solve:g} (the solver cannot resolve ratios e^eps beyond it); the PMF "
-                     f"meets eps = {eps:g} too, but a PMF closer to the optimum may exist (optimal: false)")
-    t0 = time.perf_counter()
-    gap = None
-    delta_min = None
-    lower = None
-
-    closed = None
-    if use_closed_form and minimize == "cost" and dlt == 0.0 and cost_name == "er" and len(shape) == 1:
-        from .closed_forms import closed_form_delta0
-        closed = closed_form_delta0(shape[0] - 1, eps_solve, nb)
-    if closed is not None:
-        f = closed
-        method, optimal = "closed-form", True
-    elif lp_path:
-        # at delta = 0 both notions are pure eps-DP: Kadam's LP (14)
-        orbits = mirror_orbits(shape, sh, rho) or identity_orbits(sh)
-        lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if row_generation is None else row_generation
-        sol = _solve_dp_lp(sh, orbits, rho, e * (1 - RATIO_MARGIN), dlt * (1 - 1e-12), minimize, max_cost,
-                           time_limit, lazy, memory)
-        f, obj = sol.f, sol.objective
-        lower = _lp_lower_bound(sh, orbits, rho, eps, dlt, max_cost if minimize == "delta" else None,
-                                dlt > 0 or minimize == "delta", sol.duals)
-        if orbits.reduced:
-            notes.append("mirror-symmetric problem (neighbourhood and cost): solved over f(eta) = f(-eta), "
-                         "which loses nothing")
-        if lazy:
-            notes.append(f"row generation: {sol.lps} LPs held {sol.rows} of the {sol.all_rows} ratio rows; "
-                         f"the others hold at the solution (tolerance {ROW_TOLERANCE:g})")
-        method, optimal = "lp", True
-        if minimize == "delta":
-            delta_min = obj
-    else:
-        if may_generate:   # values * shifts == sh.k * sh.n pairs
-            psol = _pdp_row_generation(sh, rho, e, dlt, minimize, max_cost, time_limit, memory)
-            f, pobj, obj, gap = psol.f, psol.objective, psol.milp_objective, psol.gap
-            notes.append(f"row generation: {psol.milps} MILPs held {psol.pairs} of the {sh.k * sh.n} "
-                         "(distance, value) pairs; the polished design is feasible for all of them and within "
-                         "the MIP gap of the last MILP's bound")
-        else:
-            sol = _solve_pdp_milp(sh, rho, e, dlt, minimize, max_cost, time_limit, formulation)
-            u, obj, gap = sol.u, sol.objective, sol.gap
-            f, pobj = _polish_pdp(sh, rho, e, dlt, minimize, max_cost, u, formulation, time_limit)
-        method, optimal = "milp", True
-        if abs(pobj - obj) > 1e-6 * max(1.0, abs(obj)):
-            notes.append(f"polished LP objective {pobj:.10g} differs from the MILP's {obj:.10g}")
-        if minimize == "delta":
-            delta_min = pobj
-    f = _clean(np.asarray(f, dtype=float))
-    if minimize == "delta":
-        target = Target(eps, min(float(delta_min or 0.0) + 1e-12, math.nextafter(1.0, 0.0)), notion)
-    if target.pure and privacy_profile(CyclicPMF(f.reshape(shape)), nb).epsilon_pure > eps_solve:
-        # strict, not within MEETS_TOLERANCE: a pure design's ratios must not exceed e^eps by an ulp
-        # (float closed forms do), or its certificate shows delta_DP ~ 1e-17 instead of 0
-        f = ratio_lift(f, sh, e * (1 - RATIO_MARGIN))
-        notes.append("masses below the ratio constraints (solver round-off, float underflow) lifted to the "
-                     "smallest feasible values, floor 1e-300")
-    if notion == "dp" or target.pure:
-        f, lam = _repair_with_uniform(f, shape, nb, Target(eps, target.delta, "dp"))
-        if lam > 0:
-            notes.append(f"mixed with the uniform PMF at weight {lam:.3g} to absorb solver tolerance")
-    elif not _meets(f, shape, nb, target):
-        raise DesignError("the polished PDP design does not meet the target in the certificate; "
-                          "refusing to return it")
-    seconds = time.perf_counter() - t0
-    pmf = CyclicPMF(f.reshape(shape))
-    worst, avg = wrapped_squared_error(pmf.probs)
-    second = float(np.dot(cost_vector("noise-second-moment", shape), pmf.probs.ravel()))
-    if formulation == "paper":
-        notes.append("Kadam (13) as printed: one indicator per noise value shared by all distances")
-    objective = float(np.dot(rho, f)) if minimize == "cost" else float(delta_min or 0.0)
-    if lower is not None:
-        optimal = optimal and relative_gap(objective, lower) <= GAP_TOLERANCE
-    return FiniteDesign(
-        lower_bound=lower,
-        pmf=pmf, cost=cost_name, expected_cost=float(np.dot(rho, f)),
-        error_rate=float(1.0 - pmf.probs.ravel()[0]), noise_second_moment=second,
-        squared_error_worst=worst, squared_error_average=avg, target=target,
-        neighbourhood=nb, method=method, optimal=optimal and eps_solve == eps, solve_seconds=seconds,
-        formulation=formulation, minimize=minimize, delta_min=delta_min, mip_gap=gap, notes=tuple(notes))
-
-
-def _check_n(n: int | Sequence[int]) -> tuple[int, ...]:
-    accepted = "an integer n >= 1 (domain {0..n}), or a list of them for a vector query"
-    if isinstance(n, (list, tuple, np.ndarray)):
-        if len(n) == 0:
-            raise InvalidParameterError("n", n, accepted)
-        return tuple(check_integer(v, parameter="n", accepted=accepted) + 1 for v in n)
-    return (check_integer(n, parameter="n", accepted=accepted) + 1,)
+    tgt = resolve_target(epsilon, 0.0 if minimize == "delta" else delta, notion, target)
+    request = Request(space="cyclic", n=n, target=tgt, neighbourhood=neighbourhood, cost=cost, minimize=minimize,
+                      max_cost=max_cost if minimize == "delta" else None, formulation=formulation,
+                      time_limit=time_limit, max_memory=max_memory,
+                      solver=SolverOptions(row_generation=row_generation, closed_form=use_closed_form))
+    return solve_finite(request)

@@ -294,12 +294,10 @@ LINE_EPSILON_MIN, LINE_EPSILON_MAX = 1e-4, 50.0
 
 def check_line_epsilon(epsilon: float) -> float:
     """An epsilon for the integer-line LPs, in ``[LINE_EPSILON_MIN, LINE_EPSILON_MAX]``."""
-    eps = check_epsilon(epsilon, allow_zero=False)
-    if not LINE_EPSILON_MIN <= eps <= LINE_EPSILON_MAX:
-        raise InvalidParameterError("epsilon", epsilon, f"a real number from {LINE_EPSILON_MIN:g} to "
-                                    f"{LINE_EPSILON_MAX:g} for the integer-line LP (beyond, its masses leave the "
-                                    "double range; below, e^eps - 1 nears the solver's tolerances)")
-    return eps
+    return check_epsilon(epsilon, allow_zero=False, within=(LINE_EPSILON_MIN, LINE_EPSILON_MAX),
+                         accepted=f"a real number from {LINE_EPSILON_MIN:g} to {LINE_EPSILON_MAX:g} for the "
+                         "integer-line LP (beyond, its masses leave the double range; below, e^eps - 1 nears the "
+                         "solver's tolerances)")
 
 
 def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Callable = "abs", *,

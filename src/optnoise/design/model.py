@@ -131,10 +131,10 @@ def mirror_orbits(shape: tuple[int, ...], sh: Shifts, rho: np.ndarray) -> Orbits
 
     It applies when the shift set is closed under negation (a symmetric neighbourhood, or a
     directed one that happens to be) and the cost is mirror-symmetric *exactly*,
-    ``rho(eta) == rho(-eta)``; then it loses nothing (argument in
-    :func:`optnoise.design.finite.design_finite`, "Mirror symmetry"). One shift of each pair
-    ``{mu, -mu}`` is kept (both when ``mu = -mu``): the rows of ``-mu`` at ``-eta`` are those
+    ``rho(eta) == rho(-eta)``; then it loses nothing. One shift of each pair ``{mu, -mu}`` is kept (both when ``mu = -mu``): the rows of ``-mu`` at ``-eta`` are those
     of ``mu`` at ``eta`` once ``f`` is symmetric.
+
+    Proof: docs/proofs/mirror-reduction.md.
     """
     vecs = [tuple(v) for v in sh.vectors]
     if not vecs:
@@ -206,26 +206,54 @@ def dp_lp(sh: Shifts, orbits: Orbits, rho: np.ndarray, e: float, *, rows: np.nda
     one hockey row per kept shift, then the cost row): with every row and no mirror it is
     the matrix the block builders assemble, so HiGHS sees the same problem.
     """
-    n = sh.n
     m = int(rows.size)
     idx_t = np.int32 if (3 * m + 4 * active.size + 8) < 2 ** 31 else np.int64
+    n_f = int(active.size)
+    min_delta = max_cost is not None
+    n_cols = n_f + (m if hockey else 0) + (1 if min_delta else 0)
+    j, indptr, cols, vals = _ratio_csr(sh, orbits, e, rows, active, hockey, idx_t)
+    w = orbits.weight[active]
+    class_cost = rho_of(orbits, rho)[active] * w
+    extra_cols, extra_vals, b_extra = _sum_rows(orbits.shifts, j, n_f, n_cols, hockey, delta, max_cost, class_cost,
+                                                idx_t)
+    if extra_cols:
+        nnz = int(indptr[-1])
+        indptr = np.concatenate((indptr, nnz + np.cumsum([c.size for c in extra_cols])))
+        cols = np.concatenate([cols, *extra_cols])
+        vals = np.concatenate([vals, *extra_vals])
+    n_rows = m + len(extra_cols)
+    a_ub = sp.csr_array((vals, cols, indptr.astype(idx_t) if indptr[-1] < 2 ** 31 else indptr),
+                        shape=(n_rows, n_cols))
+    b_ub = np.concatenate((np.zeros(m), np.asarray(b_extra, dtype=float)))
+    a_eq = sp.csr_array((w, np.arange(n_f, dtype=idx_t), np.array([0, n_f], dtype=idx_t)), shape=(1, n_cols))
+    c = np.zeros(n_cols)
+    if min_delta:
+        c[-1] = 1.0
+    else:
+        c[:n_f] = class_cost
+    upper = np.full(n_cols, np.inf)
+    upper[:n_f] = 1.0 / w
+    return DPModel(c, a_ub, b_ub, a_eq, upper, active)
+
+
+def _ratio_csr(sh: Shifts, orbits: Orbits, e: float, rows: np.ndarray, active: np.ndarray, hockey: bool,
+               idx_t: type) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ratio rows ``f(eta) - e f(eta + mu_j) [- t] <= 0`` in CSR form: ``(j, indptr, cols,
+    vals)``, with one entry ``1 - e`` where both values are in one class."""
+    m, n_f = int(rows.size), int(active.size)
     col_of = np.full(orbits.size, -1, dtype=idx_t)
-    col_of[active] = np.arange(active.size, dtype=idx_t)
-    j, eta = np.divmod(rows, n)
+    col_of[active] = np.arange(n_f, dtype=idx_t)
+    j, eta = np.divmod(rows, sh.n)
     a = col_of[orbits.orbit[eta]]
     b = col_of[orbits.orbit[sh.partner[j, eta]]]
     if m and (a.min() < 0 or b.min() < 0):
         raise ValueError("a kept ratio row meets an inactive class")
-    n_f = int(active.size)
-    min_delta = max_cost is not None
-    n_cols = n_f + (m if hockey else 0) + (1 if min_delta else 0)
     same = a == b                     # f(eta) and f(eta + mu) in one class: one entry 1 - e
     per_row = np.where(same, 1, 2) + (1 if hockey else 0)
     indptr = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(per_row, out=indptr[1:])
-    nnz = int(indptr[-1])
-    cols = np.empty(nnz, dtype=idx_t)
-    vals = np.empty(nnz)
+    cols = np.empty(int(indptr[-1]), dtype=idx_t)
+    vals = np.empty(int(indptr[-1]))
     start = indptr[:-1]
     cols[start] = a
     vals[start] = np.where(same, 1.0 - e, 1.0)
@@ -236,10 +264,16 @@ def dp_lp(sh: Shifts, orbits: Orbits, rho: np.ndarray, e: float, *, rows: np.nda
         last = indptr[1:] - 1
         cols[last] = n_f + np.arange(m, dtype=idx_t)
         vals[last] = -1.0
-    w = orbits.weight[active]
-    extra_ptr, extra_cols, extra_vals, b_extra = [], [], [], []
+    return j, indptr, cols, vals
+
+
+def _sum_rows(kept: np.ndarray, j: np.ndarray, n_f: int, n_cols: int, hockey: bool, delta: float,
+              max_cost: float | None, class_cost: np.ndarray, idx_t: type) -> tuple[list, list, list]:
+    """The rows after the ratio rows: one ``sum_eta t[mu, eta] <= delta`` (or ``<= d``) per kept
+    shift, then (min-delta) the cost row ``rho . f <= max_cost``; ``(cols, vals, bounds)``."""
+    extra_cols, extra_vals, b_extra = [], [], []
+    min_delta = max_cost is not None
     if hockey:
-        kept = orbits.shifts
         # one row per kept shift: sum of its t's (rows are shift-major, so t's are contiguous)
         bounds = np.searchsorted(j, kept, side="left"), np.searchsorted(j, kept, side="right")
         for lo, hi in zip(*bounds):
@@ -253,27 +287,9 @@ def dp_lp(sh: Shifts, orbits: Orbits, rho: np.ndarray, e: float, *, rows: np.nda
             b_extra.append(0.0 if min_delta else delta)
     if min_delta:
         extra_cols.append(np.arange(n_f, dtype=idx_t))
-        extra_vals.append(rho_of(orbits, rho)[active] * w)
-        b_extra.append(float(max_cost))
-    for c_row in extra_cols:
-        extra_ptr.append(c_row.size)
-    if extra_cols:
-        indptr = np.concatenate((indptr, nnz + np.cumsum(extra_ptr)))
-        cols = np.concatenate([cols, *extra_cols])
-        vals = np.concatenate([vals, *extra_vals])
-    n_rows = m + len(extra_cols)
-    a_ub = sp.csr_array((vals, cols, indptr.astype(idx_t) if indptr[-1] < 2 ** 31 else indptr),
-                        shape=(n_rows, n_cols))
-    b_ub = np.concatenate((np.zeros(m), np.asarray(b_extra, dtype=float)))
-    a_eq = sp.csr_array((w, np.arange(n_f, dtype=idx_t), np.array([0, n_f], dtype=idx_t)), shape=(1, n_cols))
-    c = np.zeros(n_cols)
-    if min_delta:
-        c[-1] = 1.0
-    else:
-        c[:n_f] = rho_of(orbits, rho)[active] * w
-    upper = np.full(n_cols, np.inf)
-    upper[:n_f] = 1.0 / w
-    return DPModel(c, a_ub, b_ub, a_eq, upper, active)
+        extra_vals.append(class_cost)
+        b_extra.append(float(max_cost))  # type: ignore[arg-type]
+    return extra_cols, extra_vals, b_extra
 
 
 def rho_of(orbits: Orbits, rho: np.ndarray) -> np.ndarray:

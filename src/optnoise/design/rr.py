@@ -10,7 +10,9 @@ from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..resources import check, distances_bytes, pairs_bytes
 from ..target import Target, check_integer
+from .calibrate import CalibratedDesign, calibrate
 from .report import DesignResult
+from .request import Request
 
 
 @dataclass(frozen=True, eq=False)
@@ -19,6 +21,7 @@ class RRDesign(DesignResult):
 
     categories: int
     target: Target
+    neighbourhood: Neighbourhood | None = None
 
     @property
     def p_other(self) -> float:
@@ -33,33 +36,72 @@ class RRDesign(DesignResult):
     def mechanism(self) -> Mechanism:
         """K-ary randomized response as cyclic noise on ``{0..K-1}``; a category may become any
         other, so the neighbourhood is every distance (the per-record unit)."""
-        return Mechanism(rr_pmf(self.categories, self.p_other), Neighbourhood.bd(self.categories - 1),
-                         self.target, f"randomized response, K={self.categories}")
+        nb = self.neighbourhood if self.neighbourhood is not None else Neighbourhood.bd(self.categories - 1)
+        return Mechanism(rr_pmf(self.categories, self.p_other), nb, self.target,
+                         f"randomized response, K={self.categories}")
 
 
 
-    def to_json(self) -> dict:
+    cost = "er"
+    method = "closed-form"
+    optimal = True
+    solve_seconds = 0.0
+    notes = ()
+
+    @property
+    def expected_cost(self) -> float:
+        """The error rate ``(K - 1) p_other`` (what randomized response minimises)."""
+        return (self.categories - 1) * self.p_other
+
+    def report_json(self) -> dict:
         lower, upper = rr_error_bounds(self.categories, self.target.epsilon, self.target.delta)
-        return {**self.mechanism.to_json(), "categories": self.categories, "epsilon": self.target.epsilon,
+        return {"categories": self.categories, "epsilon": self.target.epsilon,
                 "delta": self.target.delta, "p_keep": self.p_keep, "p_other": self.p_other,
-                "error_rate": (self.categories - 1) * self.p_other,
-                "error_bounds": {"lower": lower, "upper": upper}, "certificate": self.analysis.to_json()}
+                "error_rate": self.expected_cost,
+                "error_bounds": {"lower": lower, "upper": upper}, **self.privacy_json()}
+
+
+def check_memory(categories: int, max_memory: int | None) -> None:
+    """Refuse, naming ``categories``, an analysis of K-ary randomized response that would not
+    fit ``max_memory``: every category may become any other, ``2 (K - 1)`` ordered pairs of
+    ``K`` masses (:mod:`optnoise.resources`)."""
+    k = int(categories)
+    check(pairs_bytes(2 * (k - 1), k) + distances_bytes(k), parameter="categories", value=categories,
+          what=f"the analysis of {k}-ary randomized response ({2 * (k - 1)} pairs of {k} masses)",
+          max_memory=max_memory)
+
+
+def solve_rr(request: Request) -> RRDesign | CalibratedDesign:
+    """Categories: under approximate DP the optimal randomized response (Holohan et al.
+    Theorems 8 and 10; optimal for any neighbourhood of categories, since it is optimal when
+    every category may become any other); under PDP the randomized-response family calibrated
+    to the target (one monotone search).
+
+    ``request.max_memory`` bounds its analysis (every category may become any other:
+    ``2 (K - 1)`` ordered pairs of ``K`` masses; :mod:`optnoise.resources`).
+    """
+    k, target = request.size, request.target
+    check_memory(k, request.max_memory)
+    if target.notion != "dp":  # type: ignore[union-attr]
+        return calibrate("rr", request)
+    rr_optimal_p(k, target.epsilon, target.delta)  # type: ignore[union-attr]  # the closed form's own range
+    return RRDesign(k, target, request.neighbours)  # type: ignore[arg-type]
 
 
 def design_rr(categories: int, *, epsilon: float, delta: float = 0.0, max_memory: int | None = None) -> RRDesign:
     """Holohan et al. Theorems 8 and 10: the most accurate (eps, delta)-DP K-ary randomized response.
 
-    ``max_memory`` bounds its analysis (every category may become any other: ``2 (K - 1)``
-    ordered pairs of ``K`` masses; :mod:`optnoise.resources`).
+    A thin wrapper, kept for one version (deprecated): ``optnoise.design(optnoise.Request(
+    space="categories", n=K - 1, target=Target(epsilon, delta)))`` answers the same request.
+    ``max_memory`` bounds its analysis (:func:`solve_rr`).
 
     >>> d = design_rr(4, epsilon=1.0)
     >>> round(d.p_keep, 4), d.mechanism.meets()
     (0.4754, True)
     """
     k = check_integer(categories, parameter="categories", minimum=2, accepted="an integer number of categories >= 2")
-    Target(epsilon, delta)  # a design's target: epsilon > 0 (one message for -1 and 0), 0 <= delta < 1
+    target = Target(epsilon, delta)  # a design's target: epsilon > 0 (one message for -1 and 0), 0 <= delta < 1
     rr_optimal_p(k, epsilon, delta)
-    check(pairs_bytes(2 * (k - 1), k) + distances_bytes(k), parameter="categories", value=categories,
-          what=f"the analysis of {k}-ary randomized response ({2 * (k - 1)} pairs of {k} masses)",
-          max_memory=max_memory)
-    return RRDesign(int(categories), Target(epsilon, delta))
+    check_memory(k, max_memory)      # before the request lists every distance
+    request = Request(space="categories", n=k - 1, target=target, max_memory=max_memory)
+    return solve_rr(request)  # type: ignore[return-value]

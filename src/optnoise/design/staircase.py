@@ -18,13 +18,10 @@ from ..errors import InvalidParameterError
 from ..families import staircase as st
 from ..mechanism import Mechanism
 from ..resources import array_bytes, check
-from ..target import check_epsilon, check_sensitivity
+from ..target import check_sensitivity
 from .integer import design_integer, line_mechanism
 from .report import DesignResult
 
-#: Epsilon range: the staircase decays by ``b = e^-eps``, a normal double up to ``eps = 708``;
-#: its formulas divide by ``1 - b``, which carries a relative error of ``1e-16 / eps``.
-EPSILON_MIN, EPSILON_MAX = 1e-9, 700.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,11 +81,7 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         Bytes the computation may take (:mod:`optnoise.resources`): every member ``P_r``
         for ``discrete``, the LP with ``lp``.
     """
-    eps = check_epsilon(epsilon, allow_zero=False)
-    if not EPSILON_MIN <= eps <= EPSILON_MAX:
-        raise InvalidParameterError("epsilon", epsilon, f"a real number from {EPSILON_MIN:g} to {EPSILON_MAX:g} (the "
-                                    "staircase decays by b = e^-eps per step: 1 - b must be resolved in double "
-                                    "precision and b must stay a normal double)")
+    eps = st.check_eps(epsilon)
     c = parse_cost(cost)
     if c.circular:
         raise InvalidParameterError("cost", c.name, "abs, sq or pow:K (a cost on the real line)")

@@ -21,9 +21,18 @@ from ..randomness import RandomSource
 from ..target import check_epsilon, check_sensitivity
 
 
+#: Epsilon range: the staircase decays by ``b = e^-eps``, a normal double up to ``eps = 708``;
+#: its formulas divide by ``1 - b``, which carries a relative error of ``1e-16 / eps``.
+EPSILON_MIN, EPSILON_MAX = 1e-9, 700.0
+
+
 def check_eps(epsilon: float) -> float:
-    """A finite real epsilon ``> 0``."""
-    return check_epsilon(epsilon, allow_zero=False)
+    """The epsilon of a staircase: a real number in ``[EPSILON_MIN, EPSILON_MAX]`` (the one home
+    of the staircase's checks, with :func:`check_r` and :class:`Staircase`'s ``gamma``)."""
+    return check_epsilon(epsilon, allow_zero=False, within=(EPSILON_MIN, EPSILON_MAX),
+                         accepted=f"a real number from {EPSILON_MIN:g} to {EPSILON_MAX:g} (the staircase decays by "
+                                  "b = e^-eps per step: 1 - b must be resolved in double precision and b must stay a "
+                                  "normal double)")
 
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
 

@@ -10,11 +10,12 @@ import numpy as np
 
 from ..analysis import privacy_profile
 from ..compare import compare, compare_at_cost
+from ..design import Request, SolverOptions, design
 from ..design.closed_forms import lemma3_sd
-from ..design.finite import design_finite
 from ..families.baselines import clamp_channel, discrete_gaussian_pmf, wrap
 from ..families.geometric import geometric_pmf
 from ..neighbourhood import InputPairs, Neighbourhood
+from ..target import Target
 from .common import bar_plot, item, line_plot, write_csv
 
 PAPER = "Kadam et al. 2024"
@@ -29,13 +30,19 @@ EPS_GRID = (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0)
 BD3 = Neighbourhood.bd(3, directed=True)
 
 
+def _design(n: int | tuple[int, ...], target: Target, neighbourhood: Neighbourhood | None = None, *,
+            cost: str = "er", formulation: str = "standard", closed_form: bool = True) -> Any:
+    """The optimal noise mod n+1 for a request of the paper's (its solver's own result)."""
+    return design(Request(space="cyclic", n=n, target=target, neighbourhood=neighbourhood, cost=cost,
+                          formulation=formulation, solver=SolverOptions(closed_form=closed_form))).details
+
+
 @item("kadam-table1", PAPER, "Table 1 / Fig. 10b: optimal PMF, n = 8, directed BD 3, eps = 1.5, four deltas (PDP, MILP (13))")
 def table1(out: Path) -> dict[str, Any]:
     rows, groups, worst = [], {}, 0.0
     eta = np.arange(9)
     for delta, paper in TABLE1.items():
-        d = design_finite(8, epsilon=1.5, delta=delta, neighbourhood=BD3, notion="pdp",
-                          formulation="paper", use_closed_form=False)
+        d = _design(8, Target(1.5, delta, "pdp"), BD3, formulation="paper", closed_form=False)
         f = d.pmf.probs
         rows += [(delta, int(i), float(f[i]), paper[i]) for i in eta]
         worst = max(worst, float(np.max(np.abs(f[:6] - np.array(paper[:6])))), abs(f[6:].sum() - sum(paper[6:])))
@@ -108,7 +115,7 @@ def fig7b(out: Path) -> dict[str, Any]:
 @item("kadam-fig8", PAPER, "Fig. 8: optimal PMF vs wrapped geometric (alpha = 0.7) and discrete Gaussian (sigma^2 = 3.38), n = 8, eps = 1")
 def fig8(out: Path) -> dict[str, Any]:
     eta = np.arange(9)
-    opt = design_finite(8, epsilon=1.0, cost="mse").pmf.probs
+    opt = _design(8, Target(1.0), cost="mse").pmf.probs
     geo = wrap(geometric_pmf(0.7), 9).probs
     gau = wrap(discrete_gaussian_pmf(math.sqrt(3.38)), 9).probs
     write_csv(out / "kadam-fig8.csv", ["eta", "optimal", "geometric", "discrete_gaussian"],
@@ -124,7 +131,7 @@ def fig9(out: Path) -> dict[str, Any]:
     eta = np.arange(8)
     rows, groups, gap = [], {}, 0.0
     for mu in (3, 2):
-        lp = design_finite(7, epsilon=0.75, neighbourhood=Neighbourhood.sd(mu, directed=True), use_closed_form=False).pmf.probs
+        lp = _design(7, Target(0.75), Neighbourhood.sd(mu, directed=True), closed_form=False).pmf.probs
         cf = lemma3_sd(7, mu, 0.75)
         gap = max(gap, float(np.max(np.abs(lp - cf))))
         rows += [(mu, int(i), lp[i], cf[i]) for i in eta]
@@ -140,14 +147,12 @@ def fig11(out: Path) -> dict[str, Any]:
     rows, left, right = [], {}, {}
     for eps in (0.5, 1.0, 2.0):
         for mu in mus:
-            d = design_finite(9, epsilon=eps, delta=0.2, neighbourhood=Neighbourhood.bd(mu, directed=True),
-                              notion="pdp")
+            d = _design(9, Target(eps, 0.2, "pdp"), Neighbourhood.bd(mu, directed=True))
             rows.append(("delta=0.2", eps, 0.2, mu, d.error_rate))
             left.setdefault(f"eps={eps}, delta=0.2", []).append(d.error_rate)
     for delta in (0.0, 0.1, 0.3):
         for mu in mus:
-            d = design_finite(9, epsilon=2.0, delta=delta, neighbourhood=Neighbourhood.bd(mu, directed=True),
-                              notion="pdp")
+            d = _design(9, Target(2.0, delta, "pdp"), Neighbourhood.bd(mu, directed=True))
             rows.append(("eps=2", 2.0, delta, mu, d.error_rate))
             right.setdefault(f"eps=2, delta={delta}", []).append(d.error_rate)
     write_csv(out / "kadam-fig11.csv", ["panel", "epsilon", "delta", "mu_bar", "error_rate"], rows)
@@ -163,7 +168,7 @@ def fig12(out: Path) -> dict[str, Any]:
     rows, series = [], {}
     for label, nb in (("SD 3", Neighbourhood.sd(3, directed=True)), ("BD 3", BD3)):
         for delta in deltas:
-            d = design_finite(9, epsilon=1.0, delta=float(delta), neighbourhood=nb, notion="pdp")
+            d = _design(9, Target(1.0, float(delta), "pdp"), nb)
             rows.append((label, float(delta), d.error_rate))
             series.setdefault(label, []).append(d.error_rate)
     write_csv(out / "kadam-fig12.csv", ["neighbourhood", "delta", "error_rate"], rows)
@@ -183,7 +188,7 @@ def fig13(out: Path) -> dict[str, Any]:
     rows = []
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.3))
     for ax, (name, (n, nb)) in zip(axes, cases.items()):
-        f = design_finite(n, epsilon=3.0, neighbourhood=nb).pmf.probs
+        f = _design(n, Target(3.0), nb).pmf.probs
         rows += [(name, i, j, f[i, j]) for i in range(f.shape[0]) for j in range(f.shape[1])]
         im = ax.imshow(f, cmap="viridis", origin="lower")
         ax.set_xlabel("eta_2")
@@ -204,7 +209,7 @@ def fig14(out: Path) -> dict[str, Any]:
     groups = {}
     rows = []
     for eps in (0.5, 1.0, 2.0):
-        f = design_finite(HOURS - 1, epsilon=eps, neighbourhood=Neighbourhood.sd(1), cost="circular-mse").pmf.probs
+        f = _design(HOURS - 1, Target(eps), Neighbourhood.sd(1), cost="circular-mse").pmf.probs
         groups[f"eps={eps}"] = (eta, f)
         rows += [(eps, int(i), f[i]) for i in eta]
     write_csv(out / "kadam-fig14.csv", ["epsilon", "eta", "mass"], rows)

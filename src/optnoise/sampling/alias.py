@@ -107,6 +107,8 @@ def build(weights: np.ndarray, bits: int) -> AliasTable:
         Non-negative integers (any integer dtype, or Python ints) summing to exactly ``2^bits``.
     bits:
         The resolution, ``0 <= bits <= 62``.
+
+    Proof: docs/alias.md.
     """
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not (0 <= int(bits) <= MAX_BITS):
         raise InvalidParameterError("bits", bits, f"an integer in [0, {MAX_BITS}]")
@@ -186,6 +188,8 @@ def draw(table: AliasTable, count: int, source: RandomSource) -> np.ndarray:
 
     ``source.words(n)`` supplies uniform ``uint64`` words, one per draw; each chunk of
     words is shifted once (the one copy) and used in place from there.
+
+    Proof: docs/alias.md.
     """
     count = check_count(count)
     out = np.empty(count, dtype=np.int64)

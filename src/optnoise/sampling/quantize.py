@@ -64,6 +64,35 @@ MAX_EXTENSION = 512
 
 
 # ------------------------------------------------------------------ quantized forms
+@dataclass(frozen=True, eq=False)
+class WeightTable:
+    """Integer weights summing to ``2^bits`` and their exact draw: an integer alias table from
+    :data:`~optnoise.sampling.alias.ALIAS_MIN_SUPPORT` outcomes on, else the inverse CDF on the
+    cumulative weights (both exact: docs/alias.md). The one table of cyclic noise and of each
+    row of a channel."""
+
+    weights: np.ndarray  # uint64, flat, sums to 2^bits
+    bits: int
+
+    @property
+    def sampler(self) -> str:
+        """``"alias"`` or ``"cdf"`` (by support size)."""
+        return alias.choose(self.weights.size)
+
+    @cached_property
+    def _table(self) -> alias.AliasTable | np.ndarray:
+        if self.sampler == "alias":
+            return alias.build(self.weights, self.bits)
+        return np.cumsum(self.weights, dtype=np.uint64)
+
+    def draw(self, count: int, source: RandomSource) -> np.ndarray:
+        """``count`` indices, each ``i`` with probability exactly ``w_i / 2^bits``."""
+        table = self._table
+        if isinstance(table, alias.AliasTable):
+            return alias.draw(table, count, source)
+        return draw_indices(table, self.bits, count, source)
+
+
 def _weights_json(weights: np.ndarray) -> list:
     return np.vectorize(lambda w: str(int(w)), otypes=[object])(weights).tolist() if weights.size else []
 
@@ -101,22 +130,16 @@ class QuantizedCyclic:
     @property
     def sampler(self) -> str:
         """``"alias"`` or ``"cdf"``: how :meth:`draw` samples (by support size)."""
-        return alias.choose(self.weights.size)
+        return self._table.sampler
 
     @cached_property
-    def _table(self) -> alias.AliasTable | np.ndarray:
-        flat = self.weights.ravel()
-        if self.sampler == "alias":
-            return alias.build(flat, self.bits)
-        return np.cumsum(flat, dtype=np.uint64)
+    def _table(self) -> WeightTable:
+        return WeightTable(self.weights.ravel(), self.bits)
 
     def draw(self, count: int, source: RandomSource) -> np.ndarray:
         """``count`` noise draws as flat indices (``np.unravel_index`` for vectors), each
-        exactly ``w_i / 2^bits`` (alias table or inverse CDF, both on the integer weights)."""
-        table = self._table
-        if isinstance(table, alias.AliasTable):
-            return alias.draw(table, count, source)
-        return draw_indices(table, self.bits, count, source)
+        exactly ``w_i / 2^bits`` (:class:`WeightTable`)."""
+        return self._table.draw(count, source)
 
     def to_json(self, *, weights: bool = True) -> dict:
         """The quantized form; ``weights=False`` leaves out the per-cell weights."""
@@ -152,18 +175,16 @@ class QuantizedChannel:
         return Channel(np.array([[float(v) for v in row] for row in ex]), exact=ex)
 
     @cached_property
-    def _rows(self) -> dict[int, alias.AliasTable | np.ndarray]:
+    def _rows(self) -> dict[int, WeightTable]:
         return {}
 
     @cached_property
     def _stacked(self) -> ChannelTable | None:
         return channel_table(self.weights, self.bits)
 
-    def _row_table(self, x: int) -> alias.AliasTable | np.ndarray:
+    def _row_table(self, x: int) -> WeightTable:
         if x not in self._rows:
-            row = self.weights[x]
-            self._rows[x] = alias.build(row, self.bits) if alias.choose(row.size) == "alias" else \
-                np.cumsum(row, dtype=np.uint64)
+            self._rows[x] = WeightTable(self.weights[x], self.bits)
         return self._rows[x]
 
     def draw_outputs(self, inputs: np.ndarray, source: RandomSource) -> np.ndarray:
@@ -180,10 +201,7 @@ class QuantizedChannel:
         out = np.empty(inputs.shape, dtype=np.int64)
         for x in np.unique(inputs):
             where = inputs == x
-            table = self._row_table(int(x))
-            count = int(where.sum())
-            out[where] = alias.draw(table, count, source) if isinstance(table, alias.AliasTable) else \
-                draw_indices(table, self.bits, count, source)
+            out[where] = self._row_table(int(x)).draw(int(where.sum()), source)
         return out
 
     def to_json(self, *, weights: bool = True) -> dict:
@@ -372,6 +390,8 @@ def quantize(mechanism: CyclicPMF | IntegerPMF | Channel, neighbourhood: Neighbo
     OptnoiseError
         When no resolution keeps the target (for example a mechanism that does not
         meet it in the first place).
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     if target is not None and not isinstance(target, Target):
         raise InvalidParameterError("target", target, "a Target(epsilon, delta, notion) or None")
@@ -505,6 +525,8 @@ def dyadic_ratio_up(ratio: float, m: int = TAIL_BITS) -> tuple[int, int]:
     between consecutive tail blocks moves away from ``e^eps``, never towards it. The
     margin of at least ``2^-m`` (far above the ``2^-53`` error of a float ratio such as
     ``exp(-eps)``) keeps a tail that was designed *at* the DP limit inside it.
+
+    Proof: docs/proofs/quantization-and-repair.md.
     """
     a = math.floor(Fraction(ratio) * (1 << m)) + 2
     if a >= 1 << m:

@@ -42,7 +42,7 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
     first manifests (``input.column``, ``output.column``, ``domain``, ``mechanism``,
     ``certificate``), unchanged in meaning: the contract adds keys and renames none.
     """
-    from .. import __version__
+    from ..version import __version__
     columns = {p.name: p.to_json() for p in plans}
     total = {**total, "attack": record_attack(plans)}
     names = [p.name for p in plans]

@@ -44,12 +44,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..analysis import privacy_profile
+from ..design import Request, design
+from ..design.request import unit_neighbourhood
 from ..errors import InvalidParameterError, OptnoiseError, ResourceLimitError
-from ..mechanism import Mechanism
+from ..families import get_family
+from ..mechanism import Mechanism, from_family
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..randomness import RandomSource
 from ..sampling.clamp import ClampedChannel
+from ..sampling.integer_line import coarse_tails
 from ..target import MEETS_TOLERANCE, Target
 from .domain import Domain
 from .spec import ColumnSpec
@@ -62,11 +67,6 @@ Representation = CyclicPMF | IntegerPMF | Channel
 #: How each kind of noise reaches the released value, in words (manifest ``noise``).
 NOISE = {"cyclic": "added modulo n + 1 (the domain is a cycle)", "integer": "added on the integer line",
          "channel": "drawn from the channel row of the true value"}
-#: Tail blocks of integer-line noise are grouped until their ratio is at most this, so that
-#: the exact tail sampler needs few Bernoulli trials per draw (same distribution).
-TAIL_RATIO_MAX = 0.9
-#: Largest tail block (bounds the window, hence the exact certificate's cost).
-TAIL_PERIOD_MAX = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,7 +138,8 @@ class ColumnPlan:
             info["n"] = q.shape[0] - 1
         if self.mechanism_file is not None:
             info["path"] = self.mechanism_file
-            info["sha256"] = file_sha256(self.mechanism_file)
+            origin = m.origin   # the bytes load_mechanism parsed: the file is not read again
+            info["sha256"] = origin.sha256 if origin is not None else file_sha256(self.mechanism_file)
         out = {"domain": self.domain.to_json(), "mechanism": info, "certificate": self.certificate.to_json(),
                "clamp": self.clamp, "output": self.output(), "protects": self.protects(), "notes": list(self.notes)}
         if self.released is not None:
@@ -149,26 +150,42 @@ class ColumnPlan:
 # ------------------------------------------------------------------ the unit
 def all_pairs(size: int) -> InputPairs:
     """Every pair of inputs of ``{0..size-1}`` (symmetric): the per-record unit of a channel."""
-    return InputPairs(tuple((a, b) for a in range(size) for b in range(a + 1, size)))
+    return InputPairs.complete(size)
 
 
 def record_neighbourhood(kind: str, domain: Domain, column: str) -> Neighbourhood | InputPairs:
-    """The per-record neighbourhood of noise of ``kind`` on ``domain``: every distance."""
-    if kind == "channel":
-        return all_pairs(domain.size)  # type: ignore[arg-type]
-    if domain.size is None:
+    """The per-record neighbourhood of noise of ``kind`` on ``domain``: every distance
+    (:func:`optnoise.design.request.unit_neighbourhood`)."""
+    if kind != "channel" and domain.size is None:
         raise InvalidParameterError("domain", f"column '{column}': all integers",
                                     "lower and upper for a per-record release (every distance up to upper - lower "
                                     "must be protected), or the value unit")
     try:
-        return Neighbourhood.bd(domain.n)  # type: ignore[arg-type]
-    except ResourceLimitError as exc:  # the domain, not a distance the user gave, makes it large
-        raise ResourceLimitError("domain", f"{domain.describe()} ({domain.size} values)",
-                                 f"a domain small enough to protect per record: every distance up to {domain.n} is "
-                                 f"protected, and {exc.accepted.split(': ', 1)[-1]}", exc.estimate, exc.limit) from exc
+        return unit_neighbourhood(kind, domain.n)  # type: ignore[arg-type]
+    except ResourceLimitError as exc:
+        raise _too_large(exc, domain) from exc
+
+
+def _too_large(exc: ResourceLimitError, domain: Domain) -> ResourceLimitError:
+    """A per-record refusal for memory, naming the domain: the domain, not a distance the user
+    gave, makes the neighbourhood large."""
+    return ResourceLimitError("domain", f"{domain.describe()} ({domain.size} values)",
+                              f"a domain small enough to protect per record: every distance up to {domain.n} is "
+                              f"protected, and {exc.accepted.split(': ', 1)[-1]}", exc.estimate, exc.limit)
 
 
 # ------------------------------------------------------------------ building
+@dataclass(frozen=True)
+class _Source:
+    """Where a column's mechanism comes from: the mechanism (with the value unit's
+    neighbourhood, or already the record's) and the column's target, how it was obtained
+    (manifest ``built``) and, for one optnoise built, its name in the manifest."""
+
+    mechanism: Mechanism
+    built: str
+    label: str | None = None
+
+
 def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
     """Build (or take) the column's mechanism, place it under the unit, and certify it.
 
@@ -178,7 +195,12 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
         When the mechanism does not fit the domain, or misses its target under the unit
         (the message gives what it does give and the ways out).
     """
-    rep, name, built, own, target = _representation(col, unit)
+    if col.neighbourhood is not None and unit == "record":
+        raise InvalidParameterError("distances", col.neighbourhood.to_json()["distances"],
+                                    "no neighbourhood with the per-record unit (every distance is protected); "
+                                    "use the value unit")
+    src = _source(col, unit)
+    rep = src.mechanism.pmf
     _check_fit(col, rep)
     notes = []
     if isinstance(rep, IntegerPMF):
@@ -188,14 +210,18 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
         notes.append(f"cyclic noise on an ordered domain: a value near {col.domain.upper} can be released near "
                      f"{col.domain.lower} and the other way round (wrap-around)")
     kind = "cyclic" if isinstance(rep, CyclicPMF) else "integer" if isinstance(rep, IntegerPMF) else "channel"
-    nb = record_neighbourhood(kind, col.domain, col.name) if unit == "record" else own
-    mech = Mechanism(rep, nb, target, name)
+    own = src.mechanism
+    nb = record_neighbourhood(kind, col.domain, col.name) if unit == "record" else own.neighbourhood
+    name = src.label or own.name
+    same = rep is own.pmf and nb == own.neighbourhood and name == own.name
+    mech = own if same else Mechanism(rep, nb, own.target, name, own.origin)
     _certify(col, mech, unit)
     released = released_channel(col, mech, unit) if col.clamp and kind == "integer" else None
     if col.clamp and kind == "integer" and released is None:
         notes.append("the clamped channel is too wide to certify exactly: its certificate is the noise's (clamping "
                      "is post-processing, which can only tighten approximate DP)")
-    return ColumnPlan(col.name, col.domain, mech, unit, built, col.clamp, col.mechanism_file, tuple(notes), released)
+    return ColumnPlan(col.name, col.domain, mech, unit, src.built, col.clamp, col.mechanism_file, tuple(notes),
+                      released)
 
 
 def released_channel(col: ColumnSpec, mech: Mechanism, unit: str) -> ClampedChannel | None:
@@ -227,173 +253,89 @@ def released_channel(col: ColumnSpec, mech: Mechanism, unit: str) -> ClampedChan
     return got
 
 
-def _representation(col: ColumnSpec, unit: str):
-    """``(representation, name, built, own neighbourhood, target)`` of a column."""
+def _source(col: ColumnSpec, unit: str) -> _Source:
+    """The column's mechanism: given (a file), a family with its parameters, or built for the
+    request the column makes (:func:`_designed`)."""
     d = col.domain
-    if col.neighbourhood is not None and unit == "record":
-        raise InvalidParameterError("distances", col.neighbourhood.to_json()["distances"],
-                                    "no neighbourhood with the per-record unit (every distance is protected); "
-                                    "use the value unit")
     default_nb = Neighbourhood.bd(d.n) if d.categories is not None else Neighbourhood.sd(1)  # type: ignore[arg-type]
-    own = col.neighbourhood or default_nb
     if col.mechanism is not None:
         m = col.mechanism
-        return (m.pmf, m.name, "mechanism file" if col.mechanism_file else "given mechanism",
-                col.neighbourhood or m.neighbourhood, col.target or m.target)
+        if col.neighbourhood is None and col.target is None:
+            return _Source(m, "mechanism file" if col.mechanism_file else "given mechanism")
+        return _Source(Mechanism(m.pmf, col.neighbourhood or m.neighbourhood, col.target or m.target, m.name,
+                                 m.origin), "mechanism file" if col.mechanism_file else "given mechanism")
     if col.family is not None and ":" in col.family:
-        rep, pairs = _family(col)
-        return rep, col.family, "family", col.neighbourhood or pairs or own, col.target
-    target: Target = col.target  # type: ignore[assignment]
-    if col.family is not None:
-        return _calibrated(col, target, unit, own)
-    return _designed(col, target, unit, own)
+        wrap = d.size if d.categories is not None or d.cyclic else None
+        try:
+            mech = from_family(col.family, col.neighbourhood, col.target, default=default_nb, wrap=wrap)
+        except InvalidParameterError as exc:
+            if exc.parameter == "neighbourhood":
+                raise
+            raise InvalidParameterError("family", col.family, exc.accepted) from exc
+        return _Source(mech, "family")
+    return _designed(col, unit, col.neighbourhood or default_nb)
 
 
-def _family(col: ColumnSpec) -> tuple[Representation, InputPairs | None]:
-    """A family with its parameters (integer-line noise wrapped on a cyclic domain or
-    categories), and a channel family's own neighbouring pairs."""
-    from ..families import ChannelFamily, parse_family
-    from ..families.baselines import wrap
+def _request(col: ColumnSpec, unit: str, own: Neighbourhood, space: str, **fields: Any) -> Request:
+    """The request of a column built by optnoise: its domain, target and unit (the value unit
+    keeps the column's own neighbourhood)."""
+    d = col.domain
+    if unit == "record" and d.size is None:
+        record_neighbourhood(space, d, col.name)   # refuses, naming the domain
+    n = d.n if space != "integer" or unit == "record" else None
     try:
-        fam, obj = parse_family(col.family)  # type: ignore[arg-type]
-    except InvalidParameterError as exc:
-        raise InvalidParameterError("family", col.family, exc.accepted) from exc
-    if isinstance(obj, ChannelFamily):
-        return obj.channel, obj.pairs
-    if isinstance(obj, IntegerPMF) and (col.domain.categories is not None or col.domain.cyclic):
-        return wrap(obj, col.domain.size), None  # type: ignore[arg-type]
-    return obj, None  # type: ignore[return-value]
+        return Request(space=space, n=n, target=col.target, unit="record" if unit == "record" else None,
+                       neighbourhood=None if unit == "record" else own, **fields)
+    except ResourceLimitError as exc:
+        if unit != "record" or exc.parameter != "n":
+            raise
+        raise _too_large(exc, d) from exc
 
 
-def _unit_or_own(kind: str, col: ColumnSpec, unit: str, own: Neighbourhood) -> Neighbourhood | InputPairs:
-    return record_neighbourhood(kind, col.domain, col.name) if unit == "record" else own
-
-
-def _calibrated(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
-    """A family name calibrated to the target under the unit (the one monotone search)."""
-    from ..families import build_on_domain, calibrate, get_family
+def _designed(col: ColumnSpec, unit: str, own: Neighbourhood) -> _Source:
+    """A target only, or a family's name: the request the column makes, answered by
+    :func:`optnoise.design.design` (see the module docstring)."""
     d = col.domain
-    name = col.family.strip()  # type: ignore[union-attr]
-    fam = get_family(name)
-    if fam.calibration is None:
-        raise InvalidParameterError("family", name, "a calibrated family (geometric, discrete-gaussian, exponential, "
-                                                    "rr) or NAME:PARAMS")
-    if fam.space == "integer" and d.categories is None and not d.cyclic:
-        nb = _unit_or_own("integer", col, unit, own)
-        rep, label = line_noise(name, target, nb)  # type: ignore[arg-type]
-        return rep, label, "calibrated family", own, target
-    if d.size is None:
-        raise InvalidParameterError("domain", "all integers", f"lower and upper for the family {name} on a finite domain")
-    kind = "channel" if fam.space == "channel" else "cyclic"
-    nb = _unit_or_own(kind, col, unit, own)
-    x = calibrate(name, d.n, target, nb)  # type: ignore[arg-type]
-    return (build_on_domain(name, x, d.n), f"{name}({fam.calibration.parameter}={x:.6g})",  # type: ignore[arg-type]
-            "calibrated family", own, target)
-
-
-def _designed(col: ColumnSpec, target: Target, unit: str, own: Neighbourhood):
-    """A target only: the optimal design for the unit (see the module docstring)."""
-    d = col.domain
+    if col.family is not None:
+        name = col.family.strip()
+        fam = get_family(name)
+        if fam.calibration is None:
+            raise InvalidParameterError("family", name, "a calibrated family (geometric, discrete-gaussian, "
+                                                        "exponential, rr) or NAME:PARAMS")
+        line = fam.space == "integer" and d.categories is None and not d.cyclic
+        if not line and d.size is None:
+            raise InvalidParameterError("domain", "all integers", f"lower and upper for the family {name} on a "
+                                                                  "finite domain")
+        space = "integer" if line else "channel" if fam.space == "channel" else \
+            "categories" if d.categories is not None else "cyclic"
+        found = design(_request(col, unit, own, space, family=name))
+        return _Source(found.mechanism, "calibrated family")
     if d.categories is not None:
         if col.cost is not None:
             raise InvalidParameterError("cost", col.cost, "no cost for categories (randomized response is optimal)")
-        if target.notion == "dp":
-            from ..design.rr import design_rr
-            return (design_rr(d.size, epsilon=target.epsilon, delta=target.delta).mechanism.pmf,  # type: ignore[arg-type]
-                    f"optimal randomized response, K={d.size}", "optimal randomized response (Holohan et al.)",
-                    own, target)
-        from ..families import build_on_domain, calibrate
-        rho = calibrate("rr", d.n, target, _unit_or_own("cyclic", col, unit, own))  # type: ignore[arg-type]
-        return (build_on_domain("rr", rho, d.n), f"randomized response (rho={rho:.6g})",  # type: ignore[arg-type]
-                "calibrated randomized response", own, target)
+        found = design(_request(col, unit, own, "categories"))
+        if found.report.method == "calibrated":
+            return _Source(found.mechanism, "calibrated randomized response",
+                           f"randomized response (rho={found.details.parameter:.6g})")
+        return _Source(found.mechanism, "optimal randomized response (Holohan et al.)",
+                       f"optimal randomized response, K={d.size}")
     if d.cyclic:
-        from ..design import design_finite
-        nb = _unit_or_own("cyclic", col, unit, own)
         cost = col.cost or "circular-mse"
-        design = design_finite(d.n, target=target, neighbourhood=nb, cost=cost)  # type: ignore[arg-type]
-        return design.pmf, f"optimal design ({cost})", f"optimal design ({design.method}, cost {cost})", own, target
+        found = design(_request(col, unit, own, "cyclic", cost=cost))
+        return _Source(found.mechanism, f"optimal design ({found.report.method}, cost {cost})",
+                       f"optimal design ({cost})")
     if col.cost is not None:
         raise InvalidParameterError("cost", col.cost, "a cost only on a cyclic domain (an ordered domain gets the "
                                                       "geometric mechanism on the integer line)")
-    nb = _unit_or_own("integer", col, unit, own)
-    rep, label = line_noise("geometric", target, nb)  # type: ignore[arg-type]
-    return rep, label, "calibrated family (geometric)", own, target
-
-
-#: Relative room left under a target when an integer-line family is calibrated to it, tried
-#: in turn until the quantized weights meet the target.
-CALIBRATION_MARGINS = (1e-6, 1e-3, 1e-2, 0.1, 0.5)
+    found = design(_request(col, unit, own, "integer", family="geometric"))
+    return _Source(found.mechanism, "calibrated family (geometric)")
 
 
 def line_noise(family: str, target: Target, neighbourhood: Neighbourhood) -> tuple[IntegerPMF, str]:
-    """The least noisy member of an integer-line family meeting ``target`` under ``neighbourhood``.
-
-    The geometric mechanism with a pure target is the closed form ``alpha =
-    e^(-eps / D)`` with ``D`` the largest distance (Ghosh et al. 2009: the privacy loss of
-    a shift by ``mu`` is ``|mu| ln(1/alpha)``); otherwise the family's parameter is
-    searched (:func:`optnoise.families.boundary_search`) with the float profile and the one
-    "meets" rule, with the room of :data:`CALIBRATION_MARGINS` under the target that the
-    quantized weights need; the exact certificate decides afterwards.
-    """
-    from ..analysis import privacy_profile
-    from ..families import (
-        alpha_for_epsilon,
-        boundary_search,
-        calibration_of,
-        parse_family,
-    )
-    largest = max(abs(int(x)) for x in neighbourhood.integer_shifts())
-    if family == "geometric" and target.pure:
-        alpha = alpha_for_epsilon(target.epsilon, largest)
-        return parse_family(f"geometric:{alpha!r}")[1], f"geometric(alpha={alpha:.6g})"  # type: ignore[return-value]
-
-    def build(x: float) -> IntegerPMF:
-        return parse_family(f"{family}:{x!r}")[1]  # type: ignore[return-value]
-
-    # Searched with room under the target: quantizing the window to integer weights moves
-    # delta by about sqrt(cells) 2^-36 (absolute), which a family calibrated on the boundary
-    # loses, and the integer-line quantizer has no mixing to win it back. The room grows
-    # until the quantized weights meet the target exactly (what is released is what is
-    # certified); if none does, the exact check of the plan refuses the column.
-    cal = calibration_of(family)
-    for margin in CALIBRATION_MARGINS:
-        inner = Target(target.epsilon * (1.0 - margin) if target.pure else target.epsilon,
-                       target.delta * (1.0 - margin), target.notion)
-        x = boundary_search(cal, largest, lambda v: privacy_profile(build(v), neighbourhood).meets(inner),
-                            more_private_ok=True)
-        pmf = build(x)
-        try:
-            Mechanism(coarse_tails(pmf)[0], neighbourhood, target).quantize()
-            break
-        except OptnoiseError:
-            continue
-    return pmf, f"{family}({cal.parameter}={x:.6g})"
-
-
-def coarse_tails(pmf: IntegerPMF) -> tuple[IntegerPMF, str | None]:
-    """The same distribution with geometric tails grouped into blocks of ``P`` values.
-
-    The exact tail sampler draws the number of blocks with Bernoulli trials of the block
-    ratio ``r``: ``1 / (1 - r)`` trials per tail draw, 200 for the per-record geometric of
-    an age column (``r = e^(-0.005)``). With blocks of ``P`` values the ratio is ``r^P``:
-    ``p(k + P) = r^P p(k)`` beyond the widened window ``[lo - (P - 1), hi + (P - 1)]``,
-    whose masses are those of the same PMF. ``P`` is the smallest block with ``r^P <= 0.9``
-    (at most 10 trials per tail draw): a larger block widens the window, and the exact
-    certificate's time grows with it (for that age column, ``P = 22``: 3 s to certify and
-    1 M draws/s, against 4.5 s and 0.08 M draws/s with ``P = 1``). Only tails of period 1
-    are regrouped.
-    """
-    tails = [t for t in (pmf.left_tail, pmf.right_tail) if t is not None]
-    if not tails or any(t.period != 1 for t in tails) or max(t.ratio for t in tails) <= TAIL_RATIO_MAX:
-        return pmf, None
-    r = max(t.ratio for t in tails)
-    period = min(TAIL_PERIOD_MAX, math.ceil(math.log(TAIL_RATIO_MAX) / math.log(r)))
-    lo = pmf.lo - (period - 1 if pmf.left_tail is not None else 0)
-    hi = pmf.hi + (period - 1 if pmf.right_tail is not None else 0)
-    grouped = (lambda t: None if t is None else GeometricTail(t.ratio ** period, period))
-    out = IntegerPMF(pmf.window(lo, hi), -lo, left_tail=grouped(pmf.left_tail), right_tail=grouped(pmf.right_tail),
-                     normalize=True)
-    return out, f"geometric tails grouped in blocks of {period} values for the sampler (the same distribution)"
+    """The least noisy member of an integer-line family meeting ``target`` under
+    ``neighbourhood`` (:func:`optnoise.design.calibrate.calibrate`, kept for one version)."""
+    found = design(Request(space="integer", target=target, neighbourhood=neighbourhood, family=family))
+    return found.mechanism.pmf, found.mechanism.name  # type: ignore[return-value]
 
 
 def _check_fit(col: ColumnSpec, rep: Representation) -> None:
@@ -541,7 +483,7 @@ def released_profile(plan: ColumnPlan):
     approximate DP, which post-processing cannot break, and the channel's pairs ``(q, q')``
     are post-processings of the noise's pairs at the shift ``q' - q``); it has the noise's
     ``2 n`` pairs instead of the channel's ``n (n + 1)``."""
-    return Mechanism(_sampled(plan.mechanism), plan.mechanism.neighbourhood).certify()
+    return privacy_profile(_sampled(plan.mechanism), plan.mechanism.neighbourhood, exact=True)
 
 
 __all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column",

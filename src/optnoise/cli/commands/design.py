@@ -2,23 +2,23 @@
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import numpy as np
 import typer
 
-from ...errors import InvalidParameterError
 from ..app import command
-from ..inputs import channel_pairs, neighbourhood, prior_weights
+from ..inputs import design_request
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, WRITES, Form, Guarantee, Json, NeighbourhoodArgs, Output, PerRecord, Plot, Prior,
-    TimeLimit, WorstCase, Writes,
+    LIMITS, NEIGHBOURHOOD, WRITES, Form, Json, NeighbourhoodArgs, Notion, Output, PerRecord, Plot, Prior, TimeLimit,
+    WorstCase, Writes,
 )
 from ..render import err, fmt, notes, out, say
-from .shared import check_png, deliver, parse_list, plots
+from .shared import check_png, deliver, plots
 
 
-@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"path": "--cost-file", "k": "--releases"})
+@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
+                                               "k": "--releases"})
 def design(
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
@@ -28,7 +28,7 @@ def design(
         "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
                     "--releases with --space integer.")] = None,
     delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
-    guarantee_: Guarantee = "dp",
+    notion: Notion = "dp",
     cost: Annotated[Optional[str], typer.Option(
         "--cost", help="Noise costs: er | mse (= noise-second-moment, the paper's MSE) | circular-mse | abs | "
                        "circular-abs | pow:K. Released-value costs: er | abs-error | sq-error (after wrap-around "
@@ -59,7 +59,7 @@ def design(
     plot: Plot = None,
 ) -> None:
     """Optimal noise PMF for answers in {0..n}, added mod n+1 (Kadam et al. 2024), or the optimal channel
-    (--form channel), with its analysis.
+    (--form channel), with its analysis and the exact certificate of the weights that are sampled.
 
     Example: optnoise design --n 8 --epsilon 1.5 --delta 0.1238 --bd 3 --directed --guarantee pdp --formulation paper
 
@@ -67,74 +67,18 @@ def design(
 
     Example (ages, every record): optnoise design --form channel --n 100 --epsilon 1 --per-record --cost abs-error
     """
-    from ...design import design_finite
-    from ...io import read_pmf_file
-    if form not in ("noise", "channel"):
-        raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (any P[q, y] on {0..n})")
-    released = {"--prior": prior is not None, "--worst-case": worst_case}
-    if form == "channel" or constraints is not None:
-        given = {"--releases": releases is not None, "--minimize": minimize != "cost",
-                 "--max-cost": max_cost is not None,
-                 "--formulation": formulation != "standard", "--cost-file": cost_file is not None,
-                 "--space": space != "cyclic", "--form channel": form != "channel"}
-        for flag, bad in given.items():
-            if bad:
-                raise InvalidParameterError(flag if flag != "--form channel" else "--constraints", "given",
-                                            "--constraints only with --form channel; --form channel not with "
-                                            "--releases, --minimize, --max-cost, --formulation, --cost-file, "
-                                            "--space")
-        _channel(nb, n, epsilon, delta, guarantee_, cost or "abs-error", prior, worst_case, per_record, constraints,
-                 time_limit, output, writes, as_json, plot, max_memory)
-        return
-    noise_cost = cost or "er"  # ``cost`` itself stays None when not given (it conflicts with --cost-file)
-    if any(released.values()) or per_record:
-        for flag, bad in {"--releases": releases is not None, "--minimize": minimize != "cost",
-                          "--formulation": formulation != "standard", "--cost-file": cost_file is not None}.items():
-            if bad:
-                raise InvalidParameterError(flag, "given", "not with --prior, --worst-case or --per-record")
-        _released_noise(nb, n, epsilon, delta, guarantee_, noise_cost, prior, worst_case, per_record, time_limit,
-                        output, writes, as_json, plot)
-        return
-    if releases is not None:
-        given = {"--guarantee": guarantee_ != "dp", "--minimize": minimize != "cost", "--max-cost": max_cost is not None,
-                 "--formulation": formulation != "standard", "--time-limit": time_limit is not None}
-        for flag, bad in given.items():
-            if bad:
-                raise InvalidParameterError(flag, "given", "not with --releases (approximate DP, minimum cost)")
-        _releases(nb, n, epsilon, delta, noise_cost, cost_file, releases, space, output, writes, as_json, plot)
-        return
-    if space != "cyclic":
-        raise InvalidParameterError("--space", space, "cyclic (integer only with --releases)")
-    if n is None:
-        raise InvalidParameterError("--n", None, "an integer n >= 1, or n1,n2 for a vector query")
-    dims = parse_list(n, "--n", "an integer n >= 1, or n1,n2 for a vector query", int)
-    if any(v < 1 for v in dims):
-        raise InvalidParameterError("--n", n, "an integer n >= 1, or n1,n2 for a vector query")
-    cost_value: Any = noise_cost
-    if cost_file is not None:
-        if cost is not None:
-            raise InvalidParameterError("--cost", cost, "either --cost or --cost-file, not both")
-        cost_value = read_pmf_file(cost_file, parameter="--cost-file", max_memory=max_memory)["pmf"]
-        if np.any(~np.isfinite(cost_value)):
-            raise InvalidParameterError("--cost-file", str(cost_file), "finite costs")
+    from ... import design as answer
+    request = design_request(nb, epsilon=epsilon, delta=delta, notion=notion, n=n, cost=cost, cost_file=cost_file,
+                             minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
+                             releases=releases, space=space, form=form, constraints=constraints, prior=prior,
+                             worst_case=worst_case, per_record=per_record, max_memory=max_memory)
     check_png(plot)
-    if max_cost is not None and minimize != "delta":
-        raise InvalidParameterError("--max-cost", max_cost, "only with --minimize delta")
-    if minimize == "delta" and delta != 0.0:
-        raise InvalidParameterError("--delta", delta, "no --delta with --minimize delta (delta is the objective)")
-    if len(dims) > 1 and nb.distances is None:
-        raise InvalidParameterError("--distances", None, "vector distances like '1,0;0,1' for a vector query")
-    with err.status("solving the design problem...", spinner="dots") if not as_json else nullcontext():
-        result = design_finite(dims[0] if len(dims) == 1 else dims, epsilon=epsilon, delta=delta,
-                               notion=guarantee_, cost=cost_value, minimize=minimize, max_cost=max_cost,
-                               neighbourhood=neighbourhood(nb, largest=dims[0] if len(dims) == 1 else None,
-                                                           max_memory=max_memory),
-                               formulation=formulation, time_limit=time_limit, max_memory=max_memory)
-    title = (f"Optimal noise, n={n}, eps={epsilon:g}, delta={result.delta:g}, {guarantee_.upper()}, "
-             f"{result.neighbourhood.describe()}")
-    payload = {**result.to_json(), **_noise_extras(result, cost_value if cost_file is None else "user", None, False)}
-    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output,
-            writes=writes, plot=plot, draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
+    with err.status(f"solving the design problem ({request.problem})...", spinner="dots") if not as_json \
+            else nullcontext():
+        result = answer(request)
+    render, draw = VIEWS[request.problem]
+    deliver(result.to_json(), as_json=as_json, render=render, mechanism=result.mechanism, output=output,
+            writes=writes, plot=plot, draw=lambda path: draw(result, path))
 
 
 #: Designs with more masses than this print a summary and the first and last few masses.
@@ -154,38 +98,6 @@ def _pmf_table(pmf: np.ndarray, form: str) -> None:
     for i in shown:
         table.add_row(*(("...", "...") if i < 0 else (str(i), form.format(pmf[i]))))
     out.print(table)
-
-
-def _releases(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, cost: str,
-              cost_file: Optional[Path], k: int, space: str, output: Optional[Path], writes: Writes, as_json: bool,
-              plot: Optional[Path]) -> None:
-    """``design --releases K``: noise whose K-fold composition meets the target."""
-    from ...design.releases import design_releases, design_releases_line
-    from ...io import read_pmf_file
-    if k < 1:
-        raise InvalidParameterError("--releases", k, "an integer K >= 1")
-    check_png(plot)
-    with err.status(f"designing noise for {k} releases...", spinner="dots") if not as_json else nullcontext():
-        if space == "integer":
-            if n is not None or cost_file is not None:
-                raise InvalidParameterError("--n" if n is not None else "--cost-file", "given",
-                                            "no --n/--cost-file with --space integer (noise on Z)")
-            result = design_releases_line(k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb), cost=cost)
-        elif space == "cyclic":
-            if n is None:
-                raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n}) with --space cyclic")
-            cost_value: Any = cost if cost_file is None else read_pmf_file(cost_file, parameter="--cost-file")["pmf"]
-            size = parse_list(n, "--n", "one integer n >= 1 with --releases", int)
-            if len(size) != 1:
-                raise InvalidParameterError("--n", n, "one integer n >= 1 with --releases")
-            result = design_releases(size[0], k, epsilon=epsilon, delta=delta, neighbourhood=neighbourhood(nb),
-                                     cost=cost_value)
-        else:
-            raise InvalidParameterError("--space", space, "cyclic or integer")
-    title = (f"{k} releases, total eps={epsilon:g}, delta={delta:g}, {result.neighbourhood.describe()}, "
-             f"cost {result.cost}")
-    deliver(result.to_json(), as_json=as_json, render=_print_releases, mechanism=result.mechanism, output=output,
-            writes=writes, plot=plot, draw=lambda path: plots().plot_releases_design(result, path, title=title))
 
 
 def _print_releases(p: dict[str, Any]) -> None:
@@ -215,9 +127,10 @@ def _print_releases(p: dict[str, Any]) -> None:
 def _print(p: dict[str, Any]) -> None:
     from rich.table import Table
     pmf = np.asarray(p["pmf"])
-    g = p["guarantee"]
+    r, t = p["report"], p["target"]
+    delta = r["delta"] if p["minimize"] == "delta" else t["delta"]
     say((f"optimal noise on {{0..{p['n']}}}", "bold"),
-        f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, cost={p['cost']}")
+        f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(delta)}, cost={p['cost']}")
     where = (f"all masses in {p['output']}" if p.get("output")
              else "all masses: --output FILE (a mechanism file) or --json")
     if pmf.ndim == 1:
@@ -228,37 +141,35 @@ def _print(p: dict[str, Any]) -> None:
                 f"{fmt(float(pmf.min()))}, {int(np.count_nonzero(pmf > 1e-12))} above 1e-12; {where}")
     else:
         say(f"joint PMF of shape {pmf.shape} ({where})")
-    c = p["certificate"]
     summary = Table(show_header=False)
     summary.add_column("k")
     summary.add_column("v", justify="right")
     rows = [("expected cost", p["expected_cost"]), ("error rate", p["error_rate"]),
             ("noise second moment (paper's MSE)", p["noise_second_moment"]),
             ("squared error after wrap-around, worst q", p["squared_error"]["worst"]),
-            ("squared error after wrap-around, average q", p["squared_error"]["average"]),
-            ("analysis: epsilon_pure", c["epsilon_pure"]),
-            ("analysis: delta_dp", c["delta_dp"]), ("analysis: delta_pdp", c["delta_pdp"])]
+            ("squared error after wrap-around, average q", p["squared_error"]["average"]), *_privacy_rows(r)]
     if p["minimize"] == "delta":
-        rows.insert(0, ("minimum delta", p["delta"]))
+        rows.insert(0, ("minimum delta", r["delta"]))
     for k, v in rows:
         summary.add_row(k, fmt(v))
     out.print(summary)
     say((f"method {p['method']}, optimal={p['optimal']}, {p['solve_seconds']:.3f} s, "
-         f"neighbourhood {g['neighbourhood']}", "dim"))
+         f"neighbourhood {p['neighbourhood']}", "dim"))
     _print_bound(p)
-    notes(list(p["notes"]) + ["the analysis is the float analysis of this PMF; 'optnoise sample' and 'release' "
-                              "quantize it and certify the sampled weights exactly"])
+    notes(list(p["notes"]) + [CERTIFIED])
 
 
-def _noise_extras(result: Any, cost: Any, prior: Optional[list], worst_case: bool) -> dict[str, Any]:
-    """Keys that say what a noise design's cost measured and what the released value's error is."""
-    from ...costs import check_prior, describe_cost, released_errors
-    extras: dict[str, Any] = {"form": "noise", "cost_meaning": describe_cost(cost if isinstance(cost, str) else "user")}
-    if result.pmf.probs.ndim == 1:
-        extras["released_error"] = released_errors(result.pmf, prior)
-        extras["prior"] = "uniform" if prior is None else check_prior(prior, result.pmf.size).tolist()
-        extras["worst_case"] = worst_case
-    return extras
+#: What the two privacy figures of a design are (its human view says it under the table).
+CERTIFIED = ("analysis: the float analysis of the designed masses; certificate: the exact certificate of the "
+             "quantized weights that 'optnoise sample' and 'release' draw from")
+
+
+def _privacy_rows(report: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The float analysis and the exact certificate, side by side."""
+    a, c = report["analysis"], report["certificate"]
+    return [("analysis: epsilon_pure", a["epsilon_pure"]), ("analysis: delta_dp", a["delta_dp"]),
+            ("analysis: delta_pdp", a["delta_pdp"]), ("certificate (exact): epsilon_pure", c["epsilon_pure"]),
+            ("certificate (exact): delta_dp", c["delta_dp"]), ("certificate (exact): delta_pdp", c["delta_pdp"])]
 
 
 def _print_with_cost(p: dict[str, Any]) -> None:
@@ -287,77 +198,6 @@ def _print_released(p: dict[str, Any]) -> None:
     out.print(table)
 
 
-def _released_noise(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, guarantee_: str,
-                    cost: str, prior: Optional[str], worst_case: bool, per_record: bool, time_limit: Optional[float],
-                    output: Optional[Path], writes: Writes, as_json: bool, plot: Optional[Path]) -> None:
-    """``design --form noise`` with ``--prior``, ``--worst-case`` or ``--per-record``: the best noise mod
-    n+1 for a cost of the released value (worst case: the channel LP restricted to circulant channels)."""
-    from ...costs import RELEASED_COSTS
-    from ...design import design_finite
-    from ...design.channel import optimal_modulo_noise
-    from ...neighbourhood import Neighbourhood
-    size = _scalar_n(n, "--prior/--worst-case/--per-record")
-    if (prior is not None or worst_case) and cost not in RELEASED_COSTS:
-        raise InvalidParameterError("--cost", cost, "a released-value cost with --prior/--worst-case: "
-                                    + ", ".join(RELEASED_COSTS))
-    if per_record and nb.given:
-        raise InvalidParameterError("--per-record", "with distance flags", "either --per-record or "
-                                    "--distances/--sd/--bd/--directed")
-    check_png(plot)
-    weights = prior_weights(prior, size)
-    hood = Neighbourhood(tuple(range(1, size + 1))) if per_record else neighbourhood(nb)
-    with err.status("solving the design problem...", spinner="dots") if not as_json else nullcontext():
-        if cost in RELEASED_COSTS:
-            result = optimal_modulo_noise(size, epsilon=epsilon, delta=delta, notion=guarantee_, neighbourhood=hood,
-                                          cost=cost, prior=weights, worst_case=worst_case, time_limit=time_limit)
-        else:
-            result = design_finite(size, epsilon=epsilon, delta=delta, notion=guarantee_, neighbourhood=hood, cost=cost,
-                                   time_limit=time_limit)
-    title = (f"Optimal noise, n={size}, eps={epsilon:g}, delta={delta:g}, {guarantee_.upper()}, "
-             f"{result.neighbourhood.describe()}, {cost}" + (" (worst q)" if worst_case else ""))
-    payload = {**result.to_json(), **_noise_extras(result, cost, weights, worst_case)}
-    deliver(payload, as_json=as_json, render=_print_with_cost, mechanism=result.mechanism, output=output,
-            writes=writes, plot=plot, draw=lambda path: plots().plot_pmf(result.pmf.probs, path, title=title))
-
-
-def _scalar_n(n: Optional[str], what: str) -> int:
-    if n is None:
-        raise InvalidParameterError("--n", None, "an integer n >= 1 (domain {0..n})")
-    dims = parse_list(n, "--n", f"one integer n >= 1 with {what}", int)
-    if len(dims) != 1 or dims[0] < 1:
-        raise InvalidParameterError("--n", n, f"one integer n >= 1 with {what}")
-    return dims[0]
-
-
-def _channel(nb: NeighbourhoodArgs, n: Optional[str], epsilon: float, delta: float, guarantee_: str, cost: str,
-             prior: Optional[str], worst_case: bool, per_record: bool, constraints: Optional[str],
-             time_limit: Optional[float], output: Optional[Path], writes: Writes, as_json: bool,
-             plot: Optional[Path], max_memory: Optional[int] = None) -> None:
-    """``design --form channel``: the optimal row-stochastic P[q, y] on {0..n}."""
-    from ...design.channel import design_channel
-    from ...resources import channel_bytes, check
-    size = _scalar_n(n, "--form channel")
-    # the report lists every entry twice (the design's keys and the mechanism schema's), as Python
-    # floats in lists and as JSON text: refuse before solving what could not be written
-    check(channel_bytes(size + 1, size + 1, copies=16), parameter="--n", value=size, max_memory=max_memory,
-          what=f"the report of a channel on {{0..{size}}} (its {(size + 1) ** 2:.3g} entries listed in JSON; the "
-               "library's design_channel returns it as an array)")
-    check_png(plot)
-    cons = [c.strip() for c in (constraints or "").split(",") if c.strip()]
-    pairs = channel_pairs(nb, size, per_record)
-    weights = prior_weights(prior, size)
-    with err.status("solving the channel design problem...", spinner="dots") if not as_json else nullcontext():
-        result = design_channel(size, epsilon=epsilon, delta=delta, notion=guarantee_, pairs=pairs, cost=cost,
-                                prior=weights, worst_case=worst_case, constraints=cons, time_limit=time_limit)
-    unit = "every pair of answers (per record)" if per_record else pairs.describe()
-    title = (f"Optimal channel on {{0..{size}}}, eps={epsilon:g}, delta={delta:g}, {result.notion.upper()}, {unit}, "
-             f"{cost}" + (" (worst q)" if worst_case else ""))
-    payload = result.to_json()
-    payload["unit"] = unit
-    deliver(payload, as_json=as_json, render=_print_channel, mechanism=result.mechanism, output=output,
-            writes=writes, plot=plot, draw=lambda path: plots().plot_channel(result.matrix, path, title=title))
-
-
 #: Channels with more answers than this print a summary instead of the whole matrix.
 PRINT_CHANNEL_UP_TO = 12
 
@@ -366,9 +206,9 @@ def _print_channel(p: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
     P = np.asarray(p["channel"])
-    g = p["guarantee"]
+    t = p["target"]
     say((f"optimal channel on {{0..{p['n']}}}", "bold"),
-        f": {g['notion'].upper()} eps={fmt(g['epsilon'])} delta={fmt(g['delta'])}, neighbours: {p['unit']}")
+        f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(t['delta'])}, neighbours: {p['unit']}")
     if P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
         table = Table(title=escape("P[q, y]: row q is the distribution of the released value y for the true answer q"))
         table.add_column("q \\ y", justify="right")
@@ -384,10 +224,7 @@ def _print_channel(p: dict[str, Any]) -> None:
     summary = Table(show_header=False)
     summary.add_column("k")
     summary.add_column("v", justify="right")
-    c = p["certificate"]
-    for key, v in [("expected cost (what was minimised)", p["expected_cost"]),
-                   ("analysis: epsilon_pure", c["epsilon_pure"]), ("analysis: delta_dp", c["delta_dp"]),
-                   ("analysis: delta_pdp", c["delta_pdp"])]:
+    for key, v in [("expected cost (what was minimised)", p["expected_cost"]), *_privacy_rows(p["report"])]:
         summary.add_row(key, fmt(v))
     out.print(summary)
     _print_released(p)
@@ -395,8 +232,7 @@ def _print_channel(p: dict[str, Any]) -> None:
     say((f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
          f"constraints: {cons}", "dim"))
     _print_bound(p)
-    notes(list(p["notes"]) + ["the analysis is the float analysis of this matrix; 'optnoise sample --answer Q' and "
-                              "'release' quantize it and certify the sampled weights exactly"])
+    notes(list(p["notes"]) + [CERTIFIED])
 
 
 def _print_bound(p: dict[str, Any]) -> None:
@@ -407,3 +243,39 @@ def _print_bound(p: dict[str, Any]) -> None:
               f"({p.get('bound_method') or 'lp-dual'}): this design is {100 * p['gap']:.2g}% above it; "
               f"optimal (within {p['gap_tolerance']:g}): {p['optimal']}")
 
+
+# ------------------------------------------------------------------ figures
+def _title(d: Any) -> str:
+    """A figure's title from the design's request."""
+    r, t = d.report.request, d.mechanism.target
+    worst = " (worst q)" if r.loss_worst else ""
+    if r.problem == "channel":
+        unit = "every pair of answers (per record)" if r.unit == "record" else r.neighbours.describe()
+        return (f"Optimal channel on {{0..{r.n}}}, eps={t.epsilon:g}, delta={t.delta:g}, {t.notion.upper()}, {unit}, "
+                f"{r.cost_name}{worst}")
+    if r.problem == "releases":
+        return (f"{r.releases} releases, total eps={r.target.epsilon:g}, delta={r.target.delta:g}, "
+                f"{r.neighbours.describe()}, cost {d.details.cost}")
+    n = ",".join(str(v) for v in r.n) if isinstance(r.n, tuple) else r.n
+    tail = f", {r.cost_name}{worst}" if r.problem == "modulo" else ""
+    return (f"Optimal noise, n={n}, eps={t.epsilon:g}, delta={d.details.delta:g}, {t.notion.upper()}, "
+            f"{d.mechanism.neighbourhood.describe()}{tail}")
+
+
+def _draw_pmf(d: Any, path: Path) -> None:
+    plots().plot_pmf(d.mechanism.pmf.probs, path, title=_title(d))
+
+
+def _draw_channel(d: Any, path: Path) -> None:
+    plots().plot_channel(d.details.matrix, path, title=_title(d))
+
+
+def _draw_releases(d: Any, path: Path) -> None:
+    plots().plot_releases_design(d.details, path, title=_title(d))
+
+
+#: How each problem's design is shown: (human view of the payload, figure).
+VIEWS: dict[str, tuple[Callable[[dict[str, Any]], None], Callable[[Any, Path], None]]] = {
+    "finite": (_print_with_cost, _draw_pmf), "modulo": (_print_with_cost, _draw_pmf),
+    "channel": (_print_channel, _draw_channel), "releases": (_print_releases, _draw_releases),
+}

@@ -8,7 +8,8 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..options import WRITES, Json, Writes
-from ..render import echo_json, err, out, say
+from ..render import err, out, say
+from .shared import deliver
 
 
 @command(WRITES)
@@ -24,25 +25,14 @@ def reproduce(
 
     Example: optnoise reproduce kadam-table1 --out reproduction
     """
-    from rich.markup import escape
     from rich.progress import Progress
-    from rich.table import Table
 
     from ... import reproduce as rep
     chosen = sum([list_items, run_all, item_id is not None])
     if chosen != 1:
         raise InvalidParameterError("ID/--list/--all", "none" if chosen == 0 else "several", "exactly one of them")
     if list_items:
-        items = [it.to_json() for it in rep.items()]
-        if as_json:
-            echo_json({"items": items})
-            return
-        table = Table(title="optnoise reproduce --list")
-        for col in ("id", "paper", "what"):
-            table.add_column(col)
-        for it in items:
-            table.add_row(*(escape(it[k]) for k in ("id", "paper", "what")))
-        out.print(table)
+        deliver({"items": [it.to_json() for it in rep.items()]}, as_json=as_json, render=_print_list)
         return
     ids = [it.id for it in rep.items()] if run_all else [item_id]
     rep.check_items(ids, out_dir, force=writes.force)  # type: ignore[arg-type]  # before any item runs
@@ -53,9 +43,21 @@ def reproduce(
             progress.update(task, description=f"reproducing {i}")
             results.append(rep.run(i, out_dir, force=writes.force))  # type: ignore[arg-type]
             progress.advance(task)
-    if as_json:
-        echo_json({"out": str(out_dir), "results": results})
-        return
-    for r in results:
-        files = ", ".join(str(out_dir / f) for f in r.get("files", []))
+    deliver({"out": str(out_dir), "results": results}, as_json=as_json, render=_print_results)
+
+
+def _print_list(p: dict) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    table = Table(title="optnoise reproduce --list")
+    for col in ("id", "paper", "what"):
+        table.add_column(col)
+    for it in p["items"]:
+        table.add_row(*(escape(it[k]) for k in ("id", "paper", "what")))
+    out.print(table)
+
+
+def _print_results(p: dict) -> None:
+    for r in p["results"]:
+        files = ", ".join(str(Path(p["out"]) / f) for f in r.get("files", []))
         say((r["id"], "bold"), f" ({r['paper']}): {r['what']}\n  wrote {files}")

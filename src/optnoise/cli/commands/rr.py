@@ -5,6 +5,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..app import command
+from ..inputs import rr_request
 from ..options import LIMITS, WRITES, Json, Output, Writes
 from ..render import fmt, out
 from .shared import deliver
@@ -21,8 +22,8 @@ def rr(
     as_json: Json = False,
 ) -> None:
     """Optimal (eps, delta) K-ary randomized response (Holohan et al. Theorems 8-10), verified exactly."""
-    from ...design.rr import design_rr
-    result = design_rr(categories, epsilon=epsilon, delta=delta, max_memory=max_memory)
+    from ... import design
+    result = design(rr_request(categories, epsilon=epsilon, delta=delta, max_memory=max_memory))
     deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism, output=output,
             writes=writes)
 

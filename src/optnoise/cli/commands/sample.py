@@ -12,7 +12,8 @@ from ...seeded import NOT_PRIVATE, withhold
 from ..app import command
 from ..inputs import releasable
 from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
-from ..render import echo_json, fmt, say, warn_seed
+from ..render import fmt, say, warn_seed
+from .shared import deliver
 
 
 @command(NEIGHBOURHOOD, TARGET, LIMITS, WRITES, flags={"path": "--mechanism"})
@@ -61,19 +62,20 @@ def sample(
         payload["samples"] = values.tolist()
     if not draws.private:   # seeded: the certificate holds only for unseeded draws
         payload = withhold(payload, [("certificate",)])
-    if as_json:
-        echo_json(payload)
-        return
     source = mechanism if mechanism is not None else family
-    if draws.private:
-        c = q.certificate
-        say(f"{count} draws from {source} ({mech.kind}); certified pure eps {fmt(c.epsilon_pure)}"
+    deliver(payload, as_json=as_json, render=lambda p: _print(p, q.certificate if draws.private else None, source,
+                                                              values))
+
+
+def _print(p: dict, c, source, values: np.ndarray) -> None:
+    if c is not None:
+        say(f"{p['count']} draws from {source} ({p['kind']}); certified pure eps {fmt(c.epsilon_pure)}"
             + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))
     else:
-        say(f"{count} draws from {source} ({mech.kind}); {NOT_PRIVATE}")
-    say(f"randomness: {draws.randomness}; private: {draws.private}")
-    if output is not None:
-        say(f"wrote {output}")
+        say(f"{p['count']} draws from {source} ({p['kind']}); {NOT_PRIVATE}")
+    say(f"randomness: {p['randomness']}; private: {p['private']}")
+    if p["output"] is not None:
+        say(f"wrote {p['output']}")
     else:
-        say(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if count > 200 else ""))
+        say(" ".join(str(v) for v in values.tolist()[:200]) + (" ..." if p["count"] > 200 else ""))
 

@@ -40,14 +40,17 @@ def parse_list(text: str, flag: str, accepted: str, convert=float) -> list:
 
 def deliver(payload: dict, *, as_json: bool, render: Callable[[dict], None],
             mechanism: Optional[Mechanism] = None, output: Optional[Path] = None, writes: Optional[Writes] = None,
-            plot: Optional[Path] = None, draw: Optional[Callable[[Path], None]] = None) -> None:
-    """The common end of a command: draw ``--plot``, save ``--output`` (the mechanism, with the
-    report keys, under the output rule of ``writes``), then print one JSON object or the human view."""
+            plot: Optional[Path] = None, draw: Optional[Callable[[Path], None]] = None,
+            with_report: bool = True) -> None:
+    """The common end of every command: draw ``--plot``, save ``--output`` (the mechanism, with
+    the report keys unless ``with_report`` is false, under the output rule of ``writes``), then
+    print one JSON object or the human view."""
     if plot is not None and draw is not None:
         draw(plot)
         payload["plot"] = str(plot)
     if output is not None and mechanism is not None:
-        payload["output"] = save_mechanism(mechanism, output, writes or Writes(False, ()), report=payload)
+        payload["output"] = save_mechanism(mechanism, output, writes or Writes(False, ()),
+                                           report=payload if with_report else None)
     if as_json:
         echo_json(payload)
     else:

@@ -84,31 +84,36 @@ def verify(
     if compose_k is not None:
         result["composed"] = mech.compose(compose_k, epsilon=eps, delta=dlt, max_memory=max_memory).to_json() \
             if eps is not None or dlt is not None else {"k": compose_k}
-    curve = None
-    if attack:
-        words = {"subject": "the query answer", "value": "x", "other": "x'", "qualifier": " (any neighbouring pair)"}
-        curve = tradeoff_of(profile)
-        result["attack"] = curve.readout(fprs or DEFAULT_FPRS, odds).to_json(**words)
-        if compose_k is not None:
-            result["composed"]["attack"] = compose_tradeoff([(profile, compose_k)]).readout(
-                fprs or DEFAULT_FPRS, odds).to_json(**words)
+    curve = _attack(result, profile, fprs, odds, compose_k) if attack else None
     if orders is not None:
         from ...families import renyi_analysis
         result.update(renyi_analysis(mech.privacy, orders, family=source.family).to_json())
     nb_text = mech.neighbourhood.describe()
-
-    def draw(path) -> None:
-        if curve is None:
-            plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}")
-        else:
-            short = nb_text if len(nb_text) <= 40 else nb_text[:37] + "..."
-            plots().plot_tradeoff({mech.name: curve}, path, mu=result["attack"]["mu_gdp"],
-                                  epsilon=profile.epsilon_pure,
-                                  title=f"What an attacker who knows everything else can learn ({mech.name}; "
-                                        f"neighbours {short}): telling x from x'")
-
     deliver(result, as_json=as_json, render=lambda r: _print(r, nb_text), mechanism=mech, output=output,
-            writes=writes, plot=plot, draw=draw)
+            writes=writes, plot=plot, draw=lambda path: _draw(path, mech, profile, curve, result))
+
+
+def _attack(result: dict[str, Any], profile: Any, fprs: Optional[list], odds: float, compose_k: Optional[int]) -> Any:
+    """``--attack``: the best attacker's readout (and after ``--compose`` K releases); the curve."""
+    words = {"subject": "the query answer", "value": "x", "other": "x'", "qualifier": " (any neighbouring pair)"}
+    curve = tradeoff_of(profile)
+    result["attack"] = curve.readout(fprs or DEFAULT_FPRS, odds).to_json(**words)
+    if compose_k is not None:
+        result["composed"]["attack"] = compose_tradeoff([(profile, compose_k)]).readout(
+            fprs or DEFAULT_FPRS, odds).to_json(**words)
+    return curve
+
+
+def _draw(path: Any, mech: Any, profile: Any, curve: Any, result: dict[str, Any]) -> None:
+    """``--plot``: the privacy profile, or with ``--attack`` the attacker's curve."""
+    nb_text = mech.neighbourhood.describe()
+    if curve is None:
+        plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}")
+        return
+    short = nb_text if len(nb_text) <= 40 else nb_text[:37] + "..."
+    plots().plot_tradeoff({mech.name: curve}, path, mu=result["attack"]["mu_gdp"], epsilon=profile.epsilon_pure,
+                          title=f"What an attacker who knows everything else can learn ({mech.name}; "
+                                f"neighbours {short}): telling x from x'")
 
 
 def _print(r: dict[str, Any], nb_text: str) -> None:

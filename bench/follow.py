@@ -1,0 +1,187 @@
+"""Architecture counts: follow one parameter through the calls, and measure the code's shape.
+
+Run: .venv/bin/python bench/follow.py [--src DIR]
+
+Four measures (docs/architecture.md, "Measuring the shape"), each made by running the
+code, not by reading it:
+
+* **epsilon on the design path.** ``optnoise design --n 23 --epsilon E --sd 1 --cost
+  circular-mse --output F`` runs under a profiler hook with an epsilon no other number
+  equals (``E = 0.8765432``). Every call whose *arguments* hold it is recorded:
+  ``forms`` are the distinct kinds of value that carry it (the typed text, a float, a
+  ``Target``, ``e^eps``, a JSON object...), ``names`` the distinct parameter names it
+  travels under; ``validations`` counts the calls of an epsilon check (``check_epsilon``)
+  and of ``Target.__init__`` built from the bare number; ``copies`` counts the places of the
+  written file that hold ``E``.
+* **the mechanism on the release path.** ``design --output hour.json`` for the per-record
+  neighbourhood, then ``release --mechanism hour.json``: ``constructions`` counts the
+  ``Mechanism`` objects built during the release, ``reads`` the times the mechanism file is
+  opened (Python's ``open`` audit event).
+* **functions over 80 lines** (AST) per package, and **the largest file** (lines).
+
+``--src`` measures another checkout's ``src`` (e.g. the one before a change). Asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import math
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+EPS = 0.8765432
+
+
+def _holds(value: object, depth: int = 0) -> str | None:
+    """The kind of value ``value`` is when it carries :data:`EPS` (or ``e^EPS``), else ``None``."""
+    if depth > 3:
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        if value == EPS:
+            return "float"
+        if math.isclose(float(value), math.exp(EPS), rel_tol=1e-9):
+            return "e^eps"
+        return None
+    if isinstance(value, str):
+        return "text" if value.strip() == str(EPS) else None
+    if isinstance(value, dict):
+        return "json" if any(_holds(v, depth + 1) for v in list(value.values())[:64]) else None
+    if isinstance(value, (list, tuple)):
+        return "sequence" if any(_holds(v, depth + 1) for v in list(value)[:16]) else None
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields:
+        for name in fields:
+            try:
+                inner = getattr(value, name)
+            except Exception:  # noqa: BLE001 - a property that cannot run here
+                continue
+            if _holds(inner, depth + 1):
+                return type(value).__name__
+    return None
+
+
+def _run_cli(args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from optnoise.cli import app
+    result = CliRunner().invoke(app, args)
+    if result.exit_code != 0:
+        raise SystemExit(f"optnoise {' '.join(args)} failed: {result.output}")
+
+
+def epsilon_path(workdir: Path) -> dict:
+    """Follow ``--epsilon`` from the command line to the design file."""
+    seen: Counter[str] = Counter()
+    names: set[str] = set()
+    validations = 0
+    here = str(Path(sys.modules["optnoise"].__file__).parent)
+
+    def hook(frame, event, arg):  # noqa: ANN001
+        nonlocal validations
+        if event != "call" or not frame.f_code.co_filename.startswith(here):
+            return
+        code = frame.f_code
+        if code.co_name == "check_epsilon":
+            validations += 1
+        for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+            if name not in frame.f_locals:
+                continue
+            kind = _holds(frame.f_locals[name])
+            if kind is not None and name != "self":
+                seen[kind] += 1
+                names.add(name)
+
+    out = workdir / "design.json"
+    sys.setprofile(hook)
+    try:
+        _run_cli(["design", "--n", "23", "--epsilon", str(EPS), "--sd", "1", "--cost", "circular-mse",
+                  "--output", str(out)])
+    finally:
+        sys.setprofile(None)
+    copies = _count(json.loads(out.read_text()))
+    return {"forms": sorted(seen), "names": sorted(names), "validations": validations, "copies_in_file": copies}
+
+
+def _count(value: object) -> int:
+    if isinstance(value, dict):
+        return sum(_count(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count(v) for v in value)
+    return int(isinstance(value, float) and value == EPS)
+
+
+def release_path(workdir: Path) -> dict:
+    """Constructions and reads of one mechanism from ``design --output`` to a released file."""
+    import optnoise.mechanism as mechanism_module
+
+    hour = workdir / "hour.json"
+    _run_cli(["design", "--n", "23", "--epsilon", "1", "--bd", "23", "--cost", "circular-mse", "--output", str(hour)])
+    data = workdir / "households.csv"
+    data.write_text("household,peak_hour\n" + "".join(f"{i},{(7 * i) % 24}\n" for i in range(200)))
+    reads = 0
+    target = os.path.realpath(hour)
+
+    def audit(event: str, args: tuple) -> None:
+        nonlocal reads
+        if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+            if os.path.realpath(os.fsdecode(args[0])) == target:
+                reads += 1
+
+    built = 0
+    original = mechanism_module.Mechanism.__post_init__
+
+    def counting(self):  # noqa: ANN001
+        nonlocal built
+        built += 1
+        original(self)
+
+    sys.addaudithook(audit)
+    mechanism_module.Mechanism.__post_init__ = counting
+    before = reads
+    try:
+        _run_cli(["release", "--input", str(data), "--column", "peak_hour", "--mechanism", str(hour),
+                  "--keep", "household", "--output", str(workdir / "released.csv")])
+    finally:
+        mechanism_module.Mechanism.__post_init__ = original
+    return {"constructions": built, "reads": reads - before}
+
+
+def shape(src: Path) -> dict:
+    """Functions over 80 lines by package, and the largest file."""
+    long: dict[str, list[str]] = {}
+    largest = (0, "")
+    for path in sorted(src.rglob("*.py")):
+        text = path.read_text()
+        lines = text.count("\n")
+        largest = max(largest, (lines, str(path.relative_to(src))))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 80:
+                package = path.relative_to(src).parts[1] if len(path.relative_to(src).parts) > 2 else "(top)"
+                long.setdefault(package, []).append(f"{node.name} ({node.end_lineno - node.lineno + 1})")
+    return {"functions_over_80_lines": long, "count": sum(len(v) for v in long.values()),
+            "largest_file": {"path": largest[1], "lines": largest[0]}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[1] / "src")
+    args = ap.parse_args()
+    sys.path.insert(0, str(args.src))
+    for name in [m for m in sys.modules if m == "optnoise" or m.startswith("optnoise.")]:
+        del sys.modules[name]
+    import optnoise
+    with tempfile.TemporaryDirectory() as tmp:
+        report = {"src": str(Path(optnoise.__file__).parents[1]), "epsilon_on_the_design_path": epsilon_path(Path(tmp)),
+                  "mechanism_on_the_release_path": release_path(Path(tmp)), "shape": shape(args.src)}
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

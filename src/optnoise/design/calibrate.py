@@ -1,0 +1,214 @@
+"""One calibration: the least noisy member of a family that meets a request.
+
+Every calibration in optnoise is one question -- given a family whose privacy grows with its
+parameter, where is the boundary of "meets the request"? -- answered by the monotone searches
+of :mod:`optnoise.search` and judged by the one rule
+(:meth:`optnoise.analysis.PrivacyProfile.meets`, or the K-fold composition's certificate for
+``releases > 1``). :func:`calibrate` takes the family as
+
+* a registered name (``"geometric"``, ``"discrete-gaussian"``, ``"exponential"``, ``"rr"``:
+  :data:`optnoise.families.CALIBRATED`) or its :class:`~optnoise.families.Calibration`, on the
+  request's domain and boundary; on the integer line (``space="integer"``) the noise itself,
+  with the room under the target that its quantized weights need;
+* or a *builder* ``parameter -> PMF`` whose privacy decreases as the parameter grows, with a
+  ``start`` known to meet the request (the K-release baselines, the single-release optimum at
+  a per-release budget).
+
+Calibrated mechanisms always meet their request: monotonicity only steers the search, and the
+point returned passed the rule itself.
+
+>>> from optnoise import Neighbourhood, Target
+>>> from optnoise.design import Request
+>>> c = calibrate("geometric", Request(space="integer", target=Target(1.0, 1e-6), family="geometric"))
+>>> c.parameter_name, c.mechanism.kind, c.mechanism.meets()
+('alpha', 'integer', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..analysis import privacy_profile
+from ..errors import DesignError, InvalidParameterError, OptnoiseError
+from ..families import (
+    Calibration, alpha_for_epsilon, boundary_search, calibration_of, get_family, parse_family,
+)
+from ..families import calibrate as calibrate_registered
+from ..mechanism import Mechanism
+from ..neighbourhood import InputPairs
+from ..pmf import Channel, CyclicPMF, IntegerPMF, cyclic_to_channel
+from ..sampling.integer_line import coarse_tails
+from ..search import largest_passing
+from ..target import Target
+from .report import DesignResult
+from .request import Request
+
+Representation = CyclicPMF | IntegerPMF | Channel
+
+#: Relative room left under a target when an integer-line family is calibrated to it, tried
+#: in turn until the quantized weights meet the target.
+CALIBRATION_MARGINS = (1e-6, 1e-3, 1e-2, 0.1, 0.5)
+#: Where a builder's search retreats to when its start misses (relative to the start): a
+#: start proven to meet the target in exact arithmetic can miss by float round-off.
+START_RETREATS = (1.0 - 1e-9, 1.0 - 1e-6, 0.999, 0.99, 0.5)
+
+
+@dataclass(frozen=True, eq=False)
+class CalibratedDesign(DesignResult):
+    """A family calibrated to a request: its parameter and the mechanism it gives.
+
+    ``composed`` is the K-fold certificate of a calibration for ``releases > 1`` (``None``
+    otherwise). ``label`` names the member (``"geometric(alpha=0.367879)"``).
+    """
+
+    family: str
+    parameter: float
+    parameter_name: str
+    mechanism: Mechanism
+    boundary: str | None = None
+    composed: Any = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    method = "calibrated"
+    optimal = None
+
+    @property
+    def representation(self) -> Representation:
+        return self.mechanism.pmf
+
+    @property
+    def label(self) -> str:
+        return f"{self.family}({self.parameter_name}={self.parameter:.6g})"
+
+    def report_json(self) -> dict:
+        out = {"family": self.family, "parameter": self.parameter, "parameter_name": self.parameter_name,
+               "boundary": self.boundary, "notes": list(self.notes), **self.privacy_json()}
+        if self.composed is not None:
+            out["composed"] = self.composed.to_json()
+        return out
+
+
+def calibrate(family: str | Calibration | Callable[[float], Representation], request: Request, *,
+              start: float | None = None, screen: Callable[[Any], bool] | None = None,
+              name: str | None = None, parameter_name: str = "parameter") -> CalibratedDesign:
+    """The least noisy member of ``family`` meeting ``request`` (module docstring).
+
+    Parameters
+    ----------
+    family:
+        A registered family name, its :class:`~optnoise.families.Calibration`, or a builder
+        ``parameter -> PMF`` (privacy decreasing in the parameter; needs ``start``).
+    request:
+        The target, neighbourhood (or unit), domain ``n``, ``boundary`` and ``releases``.
+    start:
+        For a builder: a parameter that meets the request (the search retreats a little if
+        round-off makes it miss, then grows and bisects on its logarithm).
+    screen:
+        A faster predicate that should agree with the rule (a vectorised check of many input
+        pairs); the rule confirms its answer (:func:`optnoise.families.calibrate`).
+    name, parameter_name:
+        Labels of a builder's result.
+    """
+    if isinstance(family, str) or isinstance(family, Calibration):
+        if request.space == "integer":
+            return _line(family, request)
+        return _on_domain(family, request, screen)
+    if not callable(family) or start is None:
+        raise InvalidParameterError("family", family, "a family name, a Calibration, or a builder with a start")
+    return _builder(family, request, start, name or "custom", parameter_name)
+
+
+def _on_domain(family: str | Calibration, request: Request, screen: Callable[[Any], bool] | None) -> CalibratedDesign:
+    """A registered family on ``{0..n}`` (cyclic noise, categories or a channel)."""
+    label = family if isinstance(family, str) else "custom"
+    boundary = request.boundary or "modulo"
+    n = request.largest
+    if isinstance(family, str):
+        x = calibrate_registered(family, n, request.target, request.neighbours, boundary,  # type: ignore[arg-type]
+                                 screen=screen)
+        cal = calibration_of(family)
+    else:
+        cal = family
+        x = boundary_search(cal, n, lambda v: privacy_profile(cal.build(v, n, boundary), request.neighbours)
+                            .meets(request.target), more_private_ok=True)  # type: ignore[arg-type]
+    rep = cal.build(x, n, boundary)
+    if isinstance(request.neighbours, InputPairs) and isinstance(rep, CyclicPMF):
+        rep = cyclic_to_channel(rep)   # cyclic noise under input pairs: analysed (and released) as its channel
+    mech = Mechanism(rep, request.neighbours, request.target, f"{label}({cal.parameter}={x:.6g})")
+    return CalibratedDesign(label, x, cal.parameter, mech, request.boundary)
+
+
+def _line(family: str | Calibration, request: Request) -> CalibratedDesign:
+    """An integer-line family meeting the target under the request's distances.
+
+    The geometric mechanism with a pure target is the closed form ``alpha = e^(-eps / D)``
+    with ``D`` the largest distance (Ghosh et al. 2009: the privacy loss of a shift by ``mu``
+    is ``|mu| ln(1/alpha)``); otherwise the parameter is searched with the float profile and
+    the one "meets" rule, with the room of :data:`CALIBRATION_MARGINS` under the target that
+    the quantized weights need: quantizing the window to integer weights moves delta by about
+    ``sqrt(cells) 2^-36`` (absolute), which a family calibrated on the boundary loses, and
+    the integer-line quantizer has no mixing to win it back. The room grows until the
+    quantized weights meet the target exactly (what is released is what is certified); the
+    exact check of whoever releases it decides.
+    """
+    if not isinstance(family, str):
+        raise InvalidParameterError("family", family, "a registered integer-line family name")
+    if get_family(family).space != "integer":
+        raise InvalidParameterError("family", family, "a family of noise on the integer line (geometric, "
+                                    "discrete-gaussian) on the integer line")
+    target, nb = request.target, request.neighbours
+    largest = max(abs(int(x)) for x in nb.integer_shifts())  # type: ignore[union-attr]
+    cal = calibration_of(family)
+
+    def build(x: float) -> IntegerPMF:
+        return parse_family(f"{family}:{x!r}")[1]  # type: ignore[return-value]
+
+    if family == "geometric" and target.pure:  # type: ignore[union-attr]
+        x = alpha_for_epsilon(target.epsilon, largest)  # type: ignore[union-attr]
+        pmf = build(x)
+    else:
+        for margin in CALIBRATION_MARGINS:
+            inner = Target(target.epsilon * (1.0 - margin) if target.pure else target.epsilon,  # type: ignore[union-attr]
+                           target.delta * (1.0 - margin), target.notion)  # type: ignore[union-attr]
+            x = boundary_search(cal, largest, lambda v: privacy_profile(build(v), nb).meets(inner),
+                                more_private_ok=True)
+            pmf = build(x)
+            try:
+                Mechanism(coarse_tails(pmf)[0], nb, target).quantize()
+                break
+            except OptnoiseError:
+                continue
+    mech = Mechanism(pmf, nb, target, f"{family}({cal.parameter}={x:.6g})")
+    return CalibratedDesign(family, x, cal.parameter, mech, request.boundary)
+
+
+def _builder(build: Callable[[float], Representation], request: Request, start: float, name: str,
+             parameter_name: str) -> CalibratedDesign:
+    """Largest parameter ``s`` whose PMF meets the request: its target after ``releases`` K
+    (the K-fold composition certified by :func:`~optnoise.analysis.composition.compose_best`:
+    exact enumeration, PLD, RDP and pure bounds) or, for one release, by the one rule.
+    Bisection on ``log s``, from ``start`` (doubling while it passes) to a relative width of
+    ``1e-4`` or 40 further checks."""
+    from ..analysis.composition import compose_best
+    target, nb, k = request.target, request.neighbours, request.releases
+
+    def check(s: float) -> tuple[bool, tuple[Representation, Any]]:
+        pmf = build(s)
+        profile = privacy_profile(pmf, nb)
+        if k == 1 and target.notion != "dp":  # type: ignore[union-attr]
+            return profile.meets(target), (pmf, None)  # type: ignore[arg-type]
+        comp = compose_best([(profile, int(k))], delta=target.delta,  # type: ignore[union-attr]
+                            methods=("exact", "pld", "rdp", "pure"))
+        return comp.epsilon_dp <= target.epsilon, (pmf, comp)  # type: ignore[union-attr, operator]
+
+    found = largest_passing(check, start, retreat=START_RETREATS, regrow=True, doublings=None, rel_tol=1e-4,
+                            budget=40)
+    if found is None:
+        raise DesignError(f"calibration start {float(start):.12g} does not meet the target")
+    pmf, comp = found.payload
+    mech = Mechanism(pmf, nb, None if k > 1 else target, name)
+    return CalibratedDesign(name, found.value, parameter_name, mech, None, comp)
+
+
+__all__ = ["CALIBRATION_MARGINS", "CalibratedDesign", "START_RETREATS", "calibrate"]

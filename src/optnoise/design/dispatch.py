@@ -1,0 +1,119 @@
+"""The one door: :func:`design` answers a :class:`~optnoise.design.request.Request`.
+
+Which problem answers a request is the request's own word
+(:attr:`~optnoise.design.request.Request.problem`); this module only hands it to the solver
+of that problem and wraps the answer in one shape, :class:`~optnoise.design.report.Design`:
+
+========== ===================================================== ==============================
+problem    solver                                                 paper
+========== ===================================================== ==============================
+finite     LP / MILP on the cycle (:mod:`.finite`)                Kadam et al. 2024 (13)-(15)
+modulo     noise mod n+1 for a released-value cost (:mod:`.modulo`) (issue 15)
+channel    channel LP / MILP on {0..n} (:mod:`.channel_design`)   Ghosh et al.; Cormode et al.
+releases   Rényi-constrained design for K releases               Mironov; Canonne et al. 2020
+           (:mod:`.releases_design`)
+rr         optimal randomized response (:mod:`.rr`)               Holohan et al. Thms 8-10
+calibrated a family's least noisy member (:mod:`.calibrate`)      (one monotone search)
+========== ===================================================== ==============================
+
+A target of the ``attack`` notion is designed as the cheapest of its ``(epsilon, delta)``
+members, each by the request's own problem (:mod:`.attack`).
+
+Solvers are imported when first asked for, so that asking for one does not load the others.
+
+>>> from optnoise import Neighbourhood, Target
+>>> d = design(Request(space="cyclic", n=4, target=Target(1.0), neighbourhood=Neighbourhood.sd(1)))
+>>> d.report.method, d.mechanism.kind, d.report.certificate.exact
+('lp', 'cyclic', True)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import InvalidParameterError
+from .report import Design, DesignReport
+from .request import Request
+
+
+def _finite(request: Request) -> Any:
+    from .finite import solve_finite
+    return solve_finite(request)
+
+
+def _modulo(request: Request) -> Any:
+    from .modulo import solve_modulo
+    return solve_modulo(request)
+
+
+def _channel(request: Request) -> Any:
+    from .channel_design import solve_channel
+    return solve_channel(request)
+
+
+def _releases(request: Request) -> Any:
+    from .releases_design import solve_releases
+    return solve_releases(request)
+
+
+def _rr(request: Request) -> Any:
+    from .rr import solve_rr
+    return solve_rr(request)
+
+
+def _calibrated(request: Request) -> Any:
+    from .calibrate import calibrate
+    return calibrate(request.family, request)  # type: ignore[arg-type]
+
+
+#: problem -> solver (each returns its own result, the ``details`` of the design).
+SOLVERS: dict[str, Callable[[Request], Any]] = {
+    "finite": _finite, "modulo": _modulo, "channel": _channel, "releases": _releases, "rr": _rr,
+    "calibrated": _calibrated,
+}
+
+
+def design(request: Request) -> Design:
+    """The best mechanism for a request (or the calibrated family it names), with its report.
+
+    Parameters
+    ----------
+    request:
+        What is asked (:class:`~optnoise.design.request.Request`, validated when built).
+
+    Returns
+    -------
+    Design
+        ``.mechanism`` (with the request's neighbourhood and target) and ``.report``: the
+        cost, how it was solved, the float ``analysis`` and the exact ``certificate`` of the
+        quantized weights that are sampled.
+
+    Raises
+    ------
+    InvalidParameterError
+        A model too large for ``max_memory`` (named, before anything is allocated).
+    DesignError
+        An infeasible request, a time limit, or a solver failure (exit 1 on the command line).
+    """
+    if not isinstance(request, Request):
+        raise InvalidParameterError("request", type(request).__name__, "an optnoise.Request")
+    solve = SOLVERS[request.problem]
+    details = _attack(request, solve) if request.target.notion == "attack" else solve(request)  # type: ignore[union-attr]
+    return Design(details.mechanism, DesignReport(request, details.mechanism, details))
+
+
+def _attack(request: Request, solve: Callable[[Request], Any]) -> Any:
+    """An attack target: the cheapest design over its ``(epsilon, delta)`` members, each the
+    request's own problem at that member (:func:`optnoise.design.attack.design_attack`), its
+    exact trade-off curve checked against the target."""
+    from .attack import AttackResult, design_attack
+    target = request.target
+    nb = request.neighbours
+    symmetric = not nb.directed or set(nb.pairs) == {(b, a) for a, b in nb.pairs}  # type: ignore[union-attr]
+    got = design_attack(target, lambda member: solve(request.replace(target=member)),  # type: ignore[arg-type]
+                        lambda d: d.expected_cost, symmetric=symmetric,
+                        check=lambda d: d.mechanism.meets(target, exact=True))
+    return AttackResult(got)
+
+
+__all__ = ["SOLVERS", "design"]
