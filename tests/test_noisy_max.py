@@ -107,3 +107,36 @@ def test_single_key_and_ties_and_bad_input():
     with pytest.raises(InvalidParameterError):
         noisy_max([1, 2], 1.0, 1, method="gumbel")
     assert math.isclose(sum(float(x) for x in noisy_max_law([0, 1, 9], 2.0, 3, method="exponential")), 1.0)
+
+
+def peak(table: dict[str, dict[int, float]]) -> int:
+    """Hour of the largest total (earliest on ties)."""
+    totals = np.zeros(24)
+    for readings in table.values():
+        for hour, kwh in readings.items():
+            totals[hour] += kwh
+    return int(np.argmax(totals))
+
+
+def test_kadam_fig14_data_derived_shifts_fail():
+    """docs/paper-notes.md: the shift set observed on X is {2}; the optimal noise for it has no
+    mass on odd eta; a neighbour X' (one more household) moves the peak by 1; the released
+    value's parity then separates X from X' with certainty (delta = 1)."""
+    from optnoise.design import design
+    from optnoise.design.request import Request
+    from optnoise.neighbourhood import Neighbourhood
+    from optnoise.target import Target
+
+    x = {"A": {18: 5.0}, "B": {20: 4.0}, "C": {20: 4.0}}
+    observed = {(peak(x) - peak({k: v for k, v in x.items() if k != drop})) % 24 for drop in x} - {0}
+    assert peak(x) == 20 and observed == {2}
+    noise = design(Request(space="cyclic", n=23, target=Target(1.0), neighbourhood=Neighbourhood.sd(2),
+                           cost="er")).mechanism.quantize()
+    w = [int(v) for v in noise.weights]
+    assert all(w[k] == 0 for k in range(1, 24, 2))
+    x_prime = dict(x, D={19: 10.0})
+    assert peak(x_prime) == 19
+    law_x = [w[(y - 20) % 24] for y in range(24)]
+    law_xp = [w[(y - 19) % 24] for y in range(24)]
+    assert all(a == 0 or b == 0 for a, b in zip(law_x, law_xp))    # disjoint supports: delta_DP(eps) = 1
+    assert sum(law_xp) == 2 ** noise.bits

@@ -463,13 +463,17 @@ def channel_abs_error(weights: np.ndarray | IntegerForm, *, circular: bool = Fal
     """Expected absolute error ``sum_y P[q, y] |y - q|`` of a channel, per ``q`` (floating
     point from the integer weights; ``circular``: distance around the cycle ``0..M-1``)."""
     w = _as_weights(weights)
-    f = np.array([[float(x) for x in row] for row in w]) if w.dtype == object else w.astype(float)
-    f = f / f.sum(axis=1, keepdims=True)
-    q = np.arange(w.shape[0])[:, None]
-    d = np.abs(np.arange(w.shape[1])[None, :] - q)
-    if circular:
-        d = np.minimum(d, w.shape[1] - d)
-    return AbsError.of((f * d).sum(axis=1))
+    rows, outs = w.shape
+    out = np.empty(rows)
+    y = np.arange(outs)[None, :]
+    for start in range(0, rows, 256):       # row blocks: O(256 M) scratch, not O(N M)
+        block = w[start:start + 256]
+        f = np.array([[float(x) for x in row] for row in block]) if block.dtype == object else block.astype(float)
+        d = np.abs(y - np.arange(start, start + block.shape[0])[:, None])
+        if circular:
+            d = np.minimum(d, outs - d)
+        out[start:start + block.shape[0]] = (f * d).sum(axis=1) / f.sum(axis=1)
+    return AbsError.of(out)
 
 
 def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped") -> AbsError:
