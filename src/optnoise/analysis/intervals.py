@@ -280,6 +280,7 @@ class AdditiveIntervals:
 
     @property
     def coverage(self) -> Fraction:
+        """A proven lower bound on ``P(q in I(Y))`` for every ``q``: the window's exact mass."""
         return self.window.mass
 
     def interval(self, y: int) -> tuple[int, int]:
