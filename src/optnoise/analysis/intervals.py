@@ -278,11 +278,6 @@ class AdditiveIntervals:
     alpha: Fraction
     method: str
 
-    @property
-    def coverage(self) -> Fraction:
-        """A proven lower bound on ``P(q in I(Y))`` for every ``q``: the window's exact mass."""
-        return self.window.mass
-
     def interval(self, y: int) -> tuple[int, int]:
         """The ``(1 - alpha)`` interval of the true value for a released ``y``."""
         lo, hi = self.intervals(np.array([int(y)]))
@@ -304,6 +299,11 @@ class AdditiveIntervals:
         empty = low > high          # no q accepts y (line output far outside): the nearest end
         low = np.where(empty, high, low)
         return low, high
+
+    @property
+    def coverage(self) -> Fraction:
+        """A proven lower bound on ``P(q in I(Y))`` for every ``q``: the window's exact mass."""
+        return self.window.mass
 
 
 def noise_masses(form: IntegerForm, alpha: Fraction) -> tuple[np.ndarray, int, int]:
