@@ -22,7 +22,10 @@ each at eps = 1, mechanisms by default.
   group-bys (hash aggregations, the 12 rows collected, numpy noise on the driver), in the same
   local SparkSession configuration (:func:`optnoise.table.spark.spark_session`).
 
-Each run is a whole, fresh process (imports, and for Spark the JVM start-up, on both sides).
+Each run is a whole, fresh process (imports included). On Spark, as in ``bench/release.py``,
+each process first starts the session (the JVM and a first job, timed apart and **excluded**:
+20-100 s on the shared machine, more than the job), then runs the job: optnoise's command line
+called in that process (it finds the active session), or the plain job.
 Wall time and peak RSS (GNU time's ``%M``; for Spark the largest sum over the process tree,
 JVM and Python workers, sampled from /proc); medians over ``--repeats`` interleaved runs, and
 the ratios to the baseline measured in the same run. Asserts nothing. ``--sides baseline``
@@ -101,22 +104,36 @@ agg = per_unit.groupby("circuit").agg(households=("kwh", "size"), kwh=("kwh", "s
 release(list(agg.index), agg["households"].to_numpy(), agg["kwh"].to_numpy(), len(per_unit), out)
 '''
 
-BASELINE_SPARK = NOISE + r'''
-import os, sys
-root, inp, out = sys.argv[1:4]
+SPARK_WORKER = NOISE + r'''
+import os, sys, time
+root, kind, inp, out, spec = sys.argv[1:6]
 sys.path.insert(0, os.path.join(root, "src"))
+t0 = time.perf_counter()
 from optnoise.table.spark import spark_session
-from pyspark.sql import functions as F
 spark = spark_session()
-df = spark.read.parquet(inp)
-clamped = F.round(F.least(F.greatest(F.col("kwh"), F.lit(0.0)), F.lit(UPPER)) / RES).cast("long")
-per_unit = df.groupBy("household").agg(F.first("circuit").alias("circuit"), F.sum(clamped).alias("kwh"))
-per_unit = per_unit.withColumn("kwh", F.least(F.col("kwh"), F.lit(MAX_ROWS * round(UPPER / RES))))
-rows = per_unit.groupBy("circuit").agg(F.count("*").alias("households"), F.sum("kwh").alias("kwh")).collect()
-agg = {r["circuit"]: r for r in rows}
-circuits = list(range(1, 13))
-release(circuits, np.array([agg[c]["households"] if c in agg else 0 for c in circuits]),
-        np.array([agg[c]["kwh"] if c in agg else 0 for c in circuits]), sum(r["households"] for r in rows), out)
+spark.range(1).count()  # the JVM and a first job: start-up
+startup = time.perf_counter() - t0
+t0 = time.perf_counter()
+if kind == "optnoise":   # the command line in this process: it finds the active session
+    from optnoise.cli import main
+    sys.argv = ["optnoise", "query", "--input", inp, "--spec", spec, "--output", out, "--engine", "spark"]
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code:
+            raise
+else:
+    from pyspark.sql import functions as F
+    df = spark.read.parquet(inp)
+    clamped = F.round(F.least(F.greatest(F.col("kwh"), F.lit(0.0)), F.lit(UPPER)) / RES).cast("long")
+    per_unit = df.groupBy("household").agg(F.first("circuit").alias("circuit"), F.sum(clamped).alias("kwh"))
+    per_unit = per_unit.withColumn("kwh", F.least(F.col("kwh"), F.lit(MAX_ROWS * round(UPPER / RES))))
+    rows = per_unit.groupBy("circuit").agg(F.count("*").alias("households"), F.sum("kwh").alias("kwh")).collect()
+    agg = {r["circuit"]: r for r in rows}
+    circuits = list(range(1, 13))
+    release(circuits, np.array([agg[c]["households"] if c in agg else 0 for c in circuits]),
+            np.array([agg[c]["kwh"] if c in agg else 0 for c in circuits]), sum(r["households"] for r in rows), out)
+print(json.dumps({"startup": startup, "job": time.perf_counter() - t0}))
 '''
 
 
@@ -142,11 +159,12 @@ def make_input(path: Path, rows: int) -> None:
 
 
 def commands(kind: str, engine: str, scratch: Path, inp: Path, out: Path) -> list[str]:
+    if engine == "spark":
+        return [sys.executable, str(scratch / "spark_worker.py"), str(ROOT), kind, str(inp), str(out),
+                str(scratch / "query.toml")]
     if kind == "optnoise":
-        cmd = OPTNOISE + ["query", "--input", str(inp), "--spec", str(scratch / "query.toml"), "--output", str(out)]
-        return cmd + (["--engine", "spark"] if engine == "spark" else [])
-    script = scratch / ("baseline_spark.py" if engine == "spark" else "baseline_local.py")
-    return [sys.executable, str(script)] + ([str(ROOT)] if engine == "spark" else []) + [str(inp), str(out)]
+        return OPTNOISE + ["query", "--input", str(inp), "--spec", str(scratch / "query.toml"), "--output", str(out)]
+    return [sys.executable, str(scratch / "baseline_local.py"), str(inp), str(out)]
 
 
 def remove(path: Path) -> None:
@@ -157,15 +175,19 @@ def remove(path: Path) -> None:
 def measure(engine: str, repeats: int, scratch: Path, inp: Path, sides: list[str]) -> dict:
     """Interleaved runs of both sides; medians and ratios."""
     runs: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
+    startups: dict[str, list[float]] = {}
     out = scratch / "out.json"
     for _ in range(repeats):
         for kind in sides:
             remove(out)
-            wall, rss, _ = process_run(commands(kind, engine, scratch, inp, out), ENV, tree=engine == "spark")
+            wall, rss, text = process_run(commands(kind, engine, scratch, inp, out), ENV, tree=engine == "spark")
+            if engine == "spark":   # the job alone: the session's start-up is timed apart
+                times = json.loads(text.strip().splitlines()[-1])
+                wall, startups[kind] = times["job"], startups.get(kind, []) + [times["startup"]]
             runs[kind].append((wall, rss))
     remove(out)
     med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for k, v in runs.items()}
-    out_row: dict = {"engine": engine, "runs": runs}
+    out_row: dict = {"engine": engine, "runs": runs, "startup_s": startups}
     for k, (wall, rss) in med.items():
         out_row.update({f"{k}_s": wall, f"{k}_rss_mb": rss})
     if len(med) == 2:
@@ -188,7 +210,7 @@ def main() -> None:
     try:
         (scratch / "query.toml").write_text(SPEC)
         (scratch / "baseline_local.py").write_text(BASELINE_LOCAL)
-        (scratch / "baseline_spark.py").write_text(BASELINE_SPARK)
+        (scratch / "spark_worker.py").write_text(SPARK_WORKER)
         inp = scratch / f"meters_{rows}.parquet"
         make_input(inp, rows)
         results = []
