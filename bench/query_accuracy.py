@@ -109,7 +109,8 @@ def family_row(family: str, n: int, epsilon: float, delta: float, alpha: float) 
     err = additive_abs_error(form, n)
     guarantee = (f"pure eps {up(cert.epsilon_pure)}" if family == "geometric"
                  else f"eps {epsilon:g}, delta {up(cert.delta_dp)}")
-    return {"mechanism": f"clamped {family.replace('-', ' ')}", "how": c.mechanism.name, "guarantee": guarantee,
+    return {"mechanism": f"clamped {family.replace('-', ' ')}", "how": f"{c.parameter_name} = {c.parameter:.6g}",
+            "guarantee": guarantee,
             "worst": err.worst, "average": float(err.per_value.mean()), "width": int((high - low).max()),
             "median_width": float(np.median(high - low)),
             "coverage": float(ai.coverage), "seconds": time.perf_counter() - t0}
