@@ -17,7 +17,9 @@ each at eps = 1, mechanisms by default.
   kWh, group by household (its circuit, its kWh total capped at 24 x 10 kWh: the contribution
   bound, with no row order needed), then by circuit (households, kWh), add two-sided geometric
   noise drawn with numpy, clip to the domain, write JSON. (optnoise's bound -- a household's
-  first 24 rows -- drops nothing here: every household has exactly 24 rows.)
+  first 24 rows -- drops the rows past a household's 24th: 16 at 1e7 rows.) ``--sides`` may add
+  ``baseline-first-rows``: the same script keeping each household's first 24 rows as optnoise
+  does (a ``cumcount``), ratios still to ``baseline``.
 * spark: ``optnoise query --engine spark`` against a plain PySpark job doing the same two
   group-bys (hash aggregations, the 12 rows collected, numpy noise on the driver), in the same
   local SparkSession configuration (:func:`optnoise.table.spark.spark_session`).
@@ -95,7 +97,10 @@ def release(circuits, households, kwh_units, units, out):
 BASELINE_LOCAL = NOISE + r'''
 import sys, pandas as pd
 inp, out = sys.argv[1], sys.argv[2]
+first_rows = len(sys.argv) > 3            # the same rule as optnoise: a household's first 24 rows
 df = pd.read_parquet(inp, columns=["household", "circuit", "kwh"])
+if first_rows:
+    df = df[df.groupby("household").cumcount() < MAX_ROWS]
 df["kwh"] = (df["kwh"].clip(0, UPPER) / RES).round().astype("int64")
 per_unit = df.groupby("household").agg(circuit=("circuit", "first"), kwh=("kwh", "sum"))
 per_unit["kwh"] = per_unit["kwh"].clip(upper=MAX_ROWS * round(UPPER / RES))   # a unit's contribution bound
@@ -164,7 +169,8 @@ def commands(kind: str, engine: str, scratch: Path, inp: Path, out: Path) -> lis
                 str(scratch / "query.toml")]
     if kind == "optnoise":
         return OPTNOISE + ["query", "--input", str(inp), "--spec", str(scratch / "query.toml"), "--output", str(out)]
-    return [sys.executable, str(scratch / "baseline_local.py"), str(inp), str(out)]
+    rule = ["first-rows"] if kind == "baseline-first-rows" else []
+    return [sys.executable, str(scratch / "baseline_local.py"), str(inp), str(out)] + rule
 
 
 def remove(path: Path) -> None:
@@ -190,7 +196,7 @@ def measure(engine: str, repeats: int, scratch: Path, inp: Path, sides: list[str
     out_row: dict = {"engine": engine, "runs": runs, "startup_s": startups}
     for k, (wall, rss) in med.items():
         out_row.update({f"{k}_s": wall, f"{k}_rss_mb": rss})
-    if len(med) == 2:
+    if "optnoise" in med and "baseline" in med:
         out_row.update(time_ratio=med["optnoise"][0] / med["baseline"][0], rss_ratio=med["optnoise"][1] / med["baseline"][1])
     return out_row
 
@@ -219,6 +225,7 @@ def main() -> None:
             results.append(r)
             shown = " | ".join(f"{k} {r[k + '_s']:7.2f} s {r[k + '_rss_mb']:6.0f} MB" for k in args.sides.split(","))
             ratio = f" | time x{r['time_ratio']:.2f} | peak RSS x{r['rss_ratio']:.2f}" if "time_ratio" in r else ""
+            shown = shown.replace("baseline-first-rows", "first-rows baseline")
             print(f"{engine:5s} {rows:>11,d} rows: {shown}{ratio} | load {os.getloadavg()[0]:.1f}", flush=True)
         if args.keep_output:
             out = scratch / "out.json"
