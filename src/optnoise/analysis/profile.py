@@ -116,8 +116,9 @@ class PrivacyProfile:
     @cached_property
     def epsilon_pure(self) -> float:
         """Tight pure epsilon (Qin et al. Theorem 1); ``inf`` if none is finite."""
-        if self.summarize is not None:
-            return self.values().epsilon_pure
+        if self.summarize is not None:   # every summary carries it: reuse one already made
+            return next(iter(self._values.values()), None).epsilon_pure if self._values \
+                else self.values().epsilon_pure
         return max(pr.epsilon_pure for pr in self.pairs)
 
     def delta_dp(self, epsilon: float) -> float:
@@ -241,6 +242,9 @@ def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
         return PrivacyProfile(pairs, nb, space="channel", summarize=complete_summary(
             len(pairs), lambda eps, d: PrivacyProfile((columns,), nb).values(eps, d),
             lambda eps, d: PrivacyProfile(pairs, nb)._from_pairs(eps, d)))
+    if isinstance(mechanism, IntegerPMF) and mechanism.finite_support and mechanism.probs.ndim == 1 \
+            and mechanism.probs.size * len(builders) >= STREAM_CELLS:
+        return _streamed_line_profile(mechanism, nb, builders)  # type: ignore[arg-type]
     if isinstance(mechanism, CyclicPMF) and mechanism.probs.ndim == 1 \
             and mechanism.size * len(builders) >= STREAM_CELLS:
         return _streamed_profile(mechanism, nb, builders)  # type: ignore[arg-type]
@@ -257,6 +261,31 @@ def _streamed_profile(pmf: CyclicPMF, nb: Neighbourhood, builders) -> PrivacyPro
     pairs = tuple(LazyPair(label, lambda b=b: _float_pair(b())) for label, b in builders)
     return PrivacyProfile(pairs, nb, space="cyclic",
                           summarize=lambda eps, delta: cyclic_summary(pmf.probs, shifts, epsilon=eps, delta=delta))
+
+
+def _streamed_line_profile(pmf: IntegerPMF, nb: Neighbourhood, builders) -> PrivacyProfile:
+    """Noise on Z with finite support (no tails), streamed as cyclic noise.
+
+    Why it is the same profile: the pair of a shift ``mu`` is ``(p(k), p(k + mu))`` over the
+    integers, zero outside the window; padding the window with ``M = max |mu|`` zeros on each
+    side gives a cyclic PMF of length ``W + 2M`` whose rotation by ``mu`` (``mu mod (W + 2M)``)
+    lines up the same masses and moves no mass across the ends (``|mu| <= M``), so every
+    cell of the cyclic pair is a cell of the integer pair or zero in both. The streamed
+    summary (:func:`~optnoise.analysis.streaming.cyclic_summary`) then walks the pairs as
+    aligned views, O(W) memory and no pair built; labels are mapped back to ``mu``."""
+    from .streaming import cyclic_summary
+    mus = [int(m) for m in nb.integer_shifts()]
+    reach = max(abs(m) for m in mus)
+    padded = np.concatenate([np.zeros(reach), np.asarray(pmf.probs, dtype=np.float64), np.zeros(reach)])
+    size = padded.size
+    back = {f"mu={m % size}": f"mu={m}" for m in mus}
+    pairs = tuple(LazyPair(label, lambda b=b: _float_pair(b())) for label, b in builders)
+
+    def summarize(eps: float | None, delta: float | None) -> PairMaxima:
+        got = cyclic_summary(padded, [m % size for m in mus], epsilon=eps, delta=delta)
+        return PairMaxima(got.epsilon_pure, got.delta_dp, got.delta_pdp, got.epsilon_dp, got.epsilon_pdp,
+                          pairs=got.pairs, worst={k: back.get(v, v) for k, v in got.worst.items()})
+    return PrivacyProfile(pairs, nb, space="integer", summarize=summarize)
 
 
 def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs | None = None, *,
