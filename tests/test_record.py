@@ -162,3 +162,20 @@ def test_exact_profile_of_every_pair_equals_the_plain_walk():
         got, want = fast.values(eps, d), certify_pairs(pairs, epsilon=eps, delta=d)
         assert (got.epsilon_pure, got.delta_dp, got.delta_pdp, got.epsilon_dp) == \
             (want.epsilon_pure, want.delta_dp, want.delta_pdp, want.epsilon_dp)
+
+
+# ----------------------------------------------------------------------- noise on Z, streamed
+def test_finite_line_noise_streamed_equals_the_plain_walk():
+    from optnoise.families import parse_family
+    from optnoise.neighbourhood import Neighbourhood
+    pmf = parse_family("discrete-gaussian:30.0")[1]   # finite support (a window, no tails)
+    nb = Neighbourhood(tuple(range(1, 61)))           # 120 shifts x 2,403 cells: past STREAM_CELLS
+    prof = privacy_profile(pmf, nb)
+    assert prof.summarize is not None
+    plain = PrivacyProfile(prof.pairs, nb)
+    for eps, d in ((0.5, 1e-5), (2.0, 0.0), (0.05, 0.3)):
+        got, want = prof.values(eps, d), plain._from_pairs(eps, d)
+        for key in ("epsilon_pure", "delta_dp", "delta_pdp", "epsilon_dp", "epsilon_pdp"):
+            assert getattr(got, key) == pytest.approx(getattr(want, key), rel=1e-12)
+        assert {k: abs(int(v.split("=")[1])) for k, v in got.worst.items()} == \
+            {k: abs(int(v.split("=")[1])) for k, v in want.worst.items()}
