@@ -179,3 +179,15 @@ def test_finite_line_noise_streamed_equals_the_plain_walk():
             assert getattr(got, key) == pytest.approx(getattr(want, key), rel=1e-12)
         assert {k: abs(int(v.split("=")[1])) for k, v in got.worst.items()} == \
             {k: abs(int(v.split("=")[1])) for k, v in want.worst.items()}
+
+
+# ----------------------------------------------------------------------- randomized response's bound
+@pytest.mark.parametrize("k,eps", [(2, 0.3), (5, 0.8), (9, 2.5)])
+def test_randomized_response_bound_against_the_plain_lp(k, eps):
+    from optnoise.design.rr import design_rr
+    d = design_rr(k, epsilon=eps)
+    want = plain_record_lp(eps, (1.0 - np.eye(k)) / k)   # any channel, every pair neighbours, error rate
+    assert d.lower_bound <= want * (1 + PLAIN)
+    assert d.optimal and d.gap <= GAP_TOLERANCE and d.expected_cost == pytest.approx(want, rel=1e-8)
+    assert d.report_json()["lower_bound"] == d.lower_bound
+    assert design_rr(k, epsilon=eps, delta=1e-3).lower_bound is None   # approximate DP: no bound computed
