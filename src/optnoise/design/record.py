@@ -44,7 +44,7 @@ from .bounds import GAP_TOLERANCE, Bound, complete_bound, complete_values
 from .solver import RATIO_MARGIN
 
 #: Outputs of the first restricted LP (evenly spaced over ``0..n``).
-START_OUTPUTS = 11
+START_OUTPUTS = 41
 
 #: Most outputs added per round (the most negative reduced costs first).
 PER_ROUND = 10
