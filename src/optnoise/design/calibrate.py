@@ -119,8 +119,33 @@ def calibrate(family: str | Calibration | Callable[[float], Representation], req
     return _builder(family, request, start, name or "custom", parameter_name)
 
 
+#: Relative room left under an attack target's TPR and mu when a family is calibrated to it, tried in
+#: turn until its exact trade-off curve (rounded up) meets the target itself.
+ATTACK_MARGINS = (1e-9, 1e-6, 1e-3)
+
+
 def _on_domain(family: str | Calibration, request: Request, screen: Callable[[Any], bool] | None) -> CalibratedDesign:
-    """A registered family on ``{0..n}`` (cyclic noise, categories or a channel)."""
+    """A registered family on ``{0..n}`` (cyclic noise, categories or a channel); an attack
+    target by the same search on its float trade-off curve, a little inside the target, until the
+    exact curve meets the target itself (the float curve may miss it by round-off)."""
+    t = request.target
+    if t.notion != "attack":  # type: ignore[union-attr]
+        return _on_domain_at(family, request, screen)
+    for margin in ATTACK_MARGINS:
+        inner = Target.attack(max_tpr=None if t.max_tpr is None else t.max_tpr * (1 - margin),  # type: ignore[union-attr]
+                              at_fpr=t.at_fpr, max_mu=None if t.max_mu is None else t.max_mu * (1 - margin))  # type: ignore[union-attr]
+        got = _on_domain_at(family, request.replace(target=inner), None)
+        if got.mechanism.meets(t, exact=True):  # type: ignore[arg-type]
+            mech = got.mechanism
+            return CalibratedDesign(got.family, got.parameter, got.parameter_name,
+                                    Mechanism(mech.pmf, mech.neighbourhood, t, mech.name, mech.origin), got.boundary)
+    raise DesignError(f"no member of {family if isinstance(family, str) else 'the family'} meets {t.describe()} "  # type: ignore[union-attr]
+                      "on its exact trade-off curve")
+
+
+def _on_domain_at(family: str | Calibration, request: Request,
+                  screen: Callable[[Any], bool] | None) -> CalibratedDesign:
+    """:func:`_on_domain` for a target the one rule answers directly."""
     label = family if isinstance(family, str) else "custom"
     boundary = request.boundary or "modulo"
     n = request.largest
