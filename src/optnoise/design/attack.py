@@ -130,7 +130,14 @@ def _exp_up(x: float) -> float:
 def symmetric_neighbours(neighbours) -> bool:
     """Whether both lines of ``f_{eps,delta}`` count (module docstring): the neighbourhood is
     symmetric, or its listed pairs are closed under swapping."""
-    return not neighbours.directed or set(neighbours.pairs) == {(b, a) for a, b in neighbours.pairs}
+    if not neighbours.directed:
+        return True
+    if hasattr(neighbours, "pairs"):   # input pairs of a channel
+        return set(neighbours.pairs) == {(b, a) for a, b in neighbours.pairs}
+
+    def negated(d):
+        return tuple(-v for v in d) if isinstance(d, tuple) else -d
+    return set(neighbours.distances) == {negated(d) for d in neighbours.distances}
 
 
 def member_delta(target: Target, epsilon: float, symmetric: bool) -> float:
