@@ -49,7 +49,8 @@ def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = 
 
 
 def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu: float | None = None,
-                  epsilon: float | None = None, title: str = "", fpr: float | None = None) -> None:
+                  epsilon: float | None = None, title: str = "", fpr: float | None = None,
+                  target: tuple[float, float] | None = None) -> None:
     """What the best attacker can do, for a reader who is not a DP expert.
 
     Left: how often the attacker is right when the value *was* ``x`` (true-positive rate)
@@ -57,7 +58,8 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
     for each mechanism's exact curve (the envelope over its pairs), with the curve of
     Gaussian DP at ``mu`` and of pure ``epsilon``-DP for comparison and the diagonal of
     guessing. Right: the same with the false-positive rate on a log scale (attacks that are
-    rarely wrong). ``fpr``: a vertical line where a comparison reads the curves.
+    rarely wrong). ``fpr``: a vertical line where a comparison reads the curves; ``target``:
+    an attack target ``(FPR, TPR)`` every curve must pass under, marked.
     """
     from .analysis.tradeoff import dp_tradeoff, gdp_tradeoff
     lin = np.linspace(0.0, 1.0, 801)
@@ -73,7 +75,10 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
             ax.plot(a, 1.0 - dp_tradeoff(epsilon, 0.0, a), linestyle=":", color="tab:red",
                     label=f"pure eps-DP, eps = {epsilon:.3g} (what epsilon alone allows)")
         ax.plot(a, a, color="grey", linewidth=0.8, label="guessing at random")
-        if fpr is not None and fpr > 0:
+        if target is not None:
+            ax.plot([target[0]], [target[1]], marker="X", markersize=9, color="black", linestyle="none",
+                    label=f"the target: right at most {100 * target[1]:g}% of the time when wrong {100 * target[0]:g}%")
+        elif fpr is not None and fpr > 0:
             ax.axvline(fpr, color="black", linestyle="-.", linewidth=0.8,
                        label=f"false-positive rate {fpr:g} (the table's column)")
         ax.set_xscale(scale)

@@ -138,9 +138,12 @@ def _draw_attack(c: Any, path: Path) -> None:
     curves = {_attack_label(row, c): curve for row, curve in c.curves}
     t = c.request.target
     what = f"every mechanism meets: {t.describe()}" if t.notion == "attack" else f"delta={t.delta:g}"
-    plots().plot_tradeoff(curves, path, fpr=c.attack_fpr,
+    point = (t.at_fpr, t.max_tpr) if t.notion == "attack" and t.max_tpr is not None and t.at_fpr == c.attack_fpr \
+        else None
+    plots().plot_tradeoff(curves, path, fpr=c.attack_fpr, target=point,
                           title="What an attacker who knows everything else can learn about one record's value\n"
-                                f"(answers 0..{c.request.n}, neighbours {c.unit}; {what}). Lower curve = safer.")
+                                f"(answers 0..{c.request.n}; values told apart: {c.unit}; {what}). Lower curve = "
+                                "safer.")
 
 
 def _draw(c: Any, path: Path) -> None:
