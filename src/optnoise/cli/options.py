@@ -138,14 +138,19 @@ SOURCE = Group("source", (
 # ------------------------------------------------------------------ attack targets (issue 24)
 #: ``--max-tpr BETA --at-fpr ALPHA`` and/or ``--max-mu MU``: a target in attack terms (docs/attacks.md),
 #: instead of ``--epsilon``; the library's :meth:`~optnoise.target.Target.of` validates the combination.
-ATTACK_OPTIONS: tuple[inspect.Parameter, ...] = (
-    _opt("max_tpr", "--max-tpr", Optional[float],
-         "Attack target: the best attacker's true-positive rate is at most BETA at the false-positive rate "
-         "--at-fpr (instead of --epsilon; docs/attacks.md)."),
-    _opt("at_fpr", "--at-fpr", Optional[float], "Attack target: the false-positive rate ALPHA of --max-tpr."),
-    _opt("max_mu", "--max-mu", Optional[float],
-         "Attack target: at most as revealing as Gaussian DP with this mu (instead of --epsilon)."),
-)
+ATTACK_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
+    _opt(name, "--" + name.replace("_", "-"), Optional[float], words) for name, words in (
+        ("max_tpr", "Attack target: the best attacker's true-positive rate is at most BETA at the false-positive "
+                    "rate --at-fpr (instead of --epsilon; docs/attacks.md)."),
+        ("at_fpr", "Attack target: the false-positive rate ALPHA of --max-tpr."),
+        ("max_mu", "Attack target: at most as revealing as Gaussian DP with this mu (instead of --epsilon)."),
+    ))
+
+#: ``--attack``: also what the best attacker can learn (``verify``, ``compare``).
+AttackFlag = Annotated[bool, typer.Option(
+    "--attack", help="Also say what the best attacker who knows everything else can learn (docs/attacks.md): its "
+                     "true-positive rate at --fpr and its Gaussian-DP mu (verify: also the advantage and the largest "
+                     "posterior); with --plot, draw the attacker's curve (compare: every mechanism's).")]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import compare_request
-from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs,
+from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, AttackFlag, Form, Json, NeighbourhoodArgs,
                        OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
 from ..render import err, fmt, notes, out
 from .shared import check_png, deliver, parse_list, plots
@@ -58,10 +58,7 @@ def compare(
     prior: Prior = None,
     worst_case: WorstCase = False,
     per_record: PerRecord = False,
-    attack: Annotated[bool, typer.Option(
-        "--attack", help="Also each mechanism's best attacker: its exact true-positive rate at the false-positive "
-                         "rate --fpr (and Gaussian-DP mu), beside its error; with --plot, the attackers' curves "
-                         "(docs/attacks.md).")] = False,
+    attack: AttackFlag = False,
     fpr: Annotated[Optional[float], typer.Option(
         "--fpr", help="With --attack: the false-positive rate (default 0.05, or --at-fpr).")] = None,
     as_json: Json = False,
