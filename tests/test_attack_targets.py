@@ -68,6 +68,7 @@ def test_design_refuses_bad_attack_targets_naming_the_flag(args, flag):
     (["--epsilons", "1", "--fpr", "0.1"], "--fpr"),
     (["--epsilons", "1", "--max-mu", "1"], "--epsilons"),
     (["--max-mu", "1", "--releases", "3"], "--releases"),
+    (["--epsilons", "1", "--releases", "3", "--attack"], "--attack"),
     (["--max-mu", "1", "--target-cost", "1"], "--target-cost"),
     (["--form", "channel", "--max-mu", "1"], "--max-mu"),
     (["--epsilons", "1", "--attack", "--fpr", "2"], "--fpr"),

@@ -493,7 +493,7 @@ def comparison(request: Request, epsilons: Sequence[float] | None, *, mechanisms
         return _attack_readout(Comparison(request, "channel", tuple(rows)), reps, attack_fpr)
     if releases is not None:
         if attack_fpr is not None:
-            raise InvalidParameterError("attack_fpr", attack_fpr, "not with releases (the attacker after K releases: "
+            raise InvalidParameterError("attack_fpr", "given", "not with releases (the attacker after K releases: "
                                         "verify --attack --compose K on a mechanism file)")
         return _releases(request, epsilons, mechanisms, boundary, target_cost, releases, progress)  # type: ignore[arg-type]
     if request.space != "cyclic":

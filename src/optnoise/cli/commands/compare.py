@@ -21,7 +21,7 @@ _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
 
 
 @command(NEIGHBOURHOOD, ATTACK, LIMITS, WRITES, flags={"epsilon": "--epsilons", "unit": "--per-record",
-                                                       "k": "--releases", "attack_fpr": "--fpr"})
+                                                       "k": "--releases", "attack_fpr": "--attack"})
 def compare(
     nb: NeighbourhoodArgs,
     attack_target: AttackArgs,
