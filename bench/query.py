@@ -183,21 +183,30 @@ def measure(engine: str, repeats: int, scratch: Path, inp: Path, sides: list[str
     runs: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
     startups: dict[str, list[float]] = {}
     out = scratch / "out.json"
+    failed: dict[str, str] = {}
     for _ in range(repeats):
         for kind in sides:
+            if kind in failed:
+                continue
             remove(out)
-            wall, rss, text = process_run(commands(kind, engine, scratch, inp, out), ENV, tree=engine == "spark")
+            try:
+                wall, rss, text = process_run(commands(kind, engine, scratch, inp, out), ENV, tree=engine == "spark")
+            except RuntimeError as exc:   # reported, and the other sides still measured
+                failed[kind] = next((line for line in str(exc).splitlines() if "error" in line.lower()),
+                                    str(exc).splitlines()[-1])[:200]
+                continue
             if engine == "spark":   # the job alone: the session's start-up is timed apart
                 times = json.loads(text.strip().splitlines()[-1])
                 wall, startups[kind] = times["job"], startups.get(kind, []) + [times["startup"]]
             runs[kind].append((wall, rss))
     remove(out)
-    med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for k, v in runs.items()}
-    out_row: dict = {"engine": engine, "runs": runs, "startup_s": startups}
+    med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for k, v in runs.items() if v}
+    out_row: dict = {"engine": engine, "runs": runs, "startup_s": startups, "failed": failed}
     for k, (wall, rss) in med.items():
         out_row.update({f"{k}_s": wall, f"{k}_rss_mb": rss})
     if "optnoise" in med and "baseline" in med:
-        out_row.update(time_ratio=med["optnoise"][0] / med["baseline"][0], rss_ratio=med["optnoise"][1] / med["baseline"][1])
+        out_row.update(time_ratio=med["optnoise"][0] / med["baseline"][0],
+                       rss_ratio=med["optnoise"][1] / med["baseline"][1])
     return out_row
 
 
@@ -223,7 +232,8 @@ def main() -> None:
         for engine in args.engines.split(","):
             r = measure(engine, args.repeats, scratch, inp, args.sides.split(","))
             results.append(r)
-            shown = " | ".join(f"{k} {r[k + '_s']:7.2f} s {r[k + '_rss_mb']:6.0f} MB" for k in args.sides.split(","))
+            shown = " | ".join(f"{k} {r[k + '_s']:7.2f} s {r[k + '_rss_mb']:6.0f} MB" if k + "_s" in r
+                               else f"{k} failed: {r['failed'].get(k)}" for k in args.sides.split(","))
             ratio = f" | time x{r['time_ratio']:.2f} | peak RSS x{r['rss_ratio']:.2f}" if "time_ratio" in r else ""
             shown = shown.replace("baseline-first-rows", "first-rows baseline")
             print(f"{engine:5s} {rows:>11,d} rows: {shown}{ratio} | load {os.getloadavg()[0]:.1f}", flush=True)
