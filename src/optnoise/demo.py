@@ -76,28 +76,7 @@ by = "circuit"
 groups = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
 epsilon = 1.0
 
-[statistics.circuit_peak]                   # each circuit's hour of peak total use: the papers' model
-kind = "peak"
-key = "hour"
-keys = { lower = 0, upper = 23 }
-of = "kwh"
-clamp = { lower = 0, upper = 10 }
-by = "circuit"
-groups = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
-method = "answer-noise"
-epsilon = 0.5
-
-[statistics.circuit_peak_noisy_max]         # the same, by report-noisy-max
-kind = "peak"
-key = "hour"
-keys = { lower = 0, upper = 23 }
-of = "kwh"
-clamp = { lower = 0, upper = 10 }
-by = "circuit"
-groups = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
-method = "report-noisy-max"
-epsilon = 0.5
-
+{peaks}
 [statistics.kwh]                            # total kWh per circuit
 kind = "sum"
 column = "kwh"
@@ -107,6 +86,23 @@ by = "circuit"
 groups = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
 epsilon = 1.0
 """
+#: Each circuit's hour of peak total use, by both methods (the papers' answer-noise, and
+#: report-noisy-max): the same statistic twice.
+PEAK_TOML = """\
+[statistics.{name}]
+kind = "peak"
+key = "hour"
+keys = {{ lower = 0, upper = 23 }}
+of = "kwh"
+clamp = {{ lower = 0, upper = 10 }}
+by = "circuit"
+groups = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+method = "{method}"
+epsilon = 0.5
+"""
+STATISTICS_TOML = STATISTICS_TOML.replace("{peaks}", "\n".join(
+    PEAK_TOML.format(name=n, method=m) for n, m in (("circuit_peak", "answer-noise"),
+                                                   ("circuit_peak_noisy_max", "report-noisy-max"))))
 
 
 def run_demo(out_dir: Path, console: Console | None = None, epsilon: float = 1.0, *,
