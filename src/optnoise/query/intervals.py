@@ -1,16 +1,12 @@
 """Intervals and expected errors of released values: post-processing of the certified mechanism.
 
-A thin adapter: the exact Neyman intervals of a channel and the noise-quantile intervals of
-additive noise belong to :mod:`optnoise.analysis.intervals`; until that module is present,
-additive noise gets the quantile interval computed here from the quantized noise (what is
-sampled), and a channel gets none (``method`` says so). Intervals cost no budget: they are
-functions of the released value and of the public mechanism.
-
-Quantile interval of clamped additive noise: with ``P(a <= eta <= b) >= 1 - alpha``
-(``a <= 0 <= b``) the release ``y = clip(q + eta, 0, n)`` has ``q`` in
-``[y - b, y - a]`` clipped to ``[0, n]`` whenever ``a <= eta <= b``: when the output is
-clipped at ``n``, ``q + eta >= n = y`` gives ``q >= y - eta >= y - b``, and ``q <= n <= y - a``
-(the other end alike), so the coverage is at least ``1 - alpha`` for every true ``q``.
+A thin adapter to :mod:`optnoise.analysis.intervals`, on the quantized weights that are
+sampled: a channel gets the exact Neyman interval (:func:`~optnoise.analysis.intervals.neyman_intervals`,
+coverage ``>= 1 - alpha`` for every true value, checked exactly); clamped integer-line noise
+and cyclic noise the interval from the noise window
+(:func:`~optnoise.analysis.intervals.additive_intervals`, ``output="clamped"`` or
+``"cyclic"``: an arc, ``low > high`` when it wraps). Intervals and errors cost no budget: they
+are functions of the released value and of the public mechanism.
 """
 
 from __future__ import annotations
@@ -19,92 +15,94 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import IntegerForm
+from ..analysis.intervals import (
+    additive_abs_error,
+    additive_intervals,
+    channel_abs_error,
+    neyman_intervals,
+)
+from ..sampling.quantize import integer_line_form
 from .mechanisms import Cell
 
 
-def _stats_module() -> Any:
-    try:
-        from ..analysis import intervals  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return intervals
-
-
-def noise_quantiles(pmf: Any, alpha: float) -> tuple[int, int]:
-    """``(a, b)`` with ``P(eta < a) <= alpha / 2`` and ``P(eta > b) <= alpha / 2`` for noise on
-    the integer line (window and tails), widened until the window holds ``1 - alpha / 4``."""
-    half = max(64, len(pmf.probs))
-    while True:
-        lo, hi = pmf.lo - half, pmf.hi + half
-        masses = np.asarray(pmf.window(lo, hi), dtype=float)
-        if masses.sum() >= 1 - alpha / 4 or half > 10**8:
-            break
-        half *= 4
-    cdf = np.cumsum(masses)
-    a = lo + int(np.searchsorted(cdf, alpha / 2, side="right"))
-    tail = np.cumsum(masses[::-1])
-    b = hi - int(np.searchsorted(tail, alpha / 2, side="right"))
-    return min(a, 0), max(b, 0)
+def _form(cell: Cell) -> IntegerForm:
+    q = cell.noise.quantize()
+    if cell.space == "clamped-line":
+        return integer_line_form(q.weights, q.lo, q.left, q.right)
+    return IntegerForm(cell.noise.kind, q.weights, 1 << q.bits)
 
 
 def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray | None, np.ndarray | None, str]:
     """``(low, high, method)``: a ``1 - alpha`` interval of the true index for each released
-    index (``None`` where no interval is computed)."""
-    mod = _stats_module()
-    if mod is not None and hasattr(mod, "release_intervals"):
-        low, high, method = mod.release_intervals(cell.noise, released, alpha, clamp=cell.space == "clamped-line")
-        return np.asarray(low), np.asarray(high), method
-    if cell.space == "clamped-line":
-        a, b = noise_quantiles(cell.noise.quantize().pmf, alpha)
-        return (np.clip(released - b, 0, cell.n), np.clip(released - a, 0, cell.n),
-                "noise quantiles of the quantized noise (clamped additive noise; module docstring)")
-    if cell.space == "cyclic":
-        return _cyclic(cell, released, alpha)
-    return None, None, "none yet: the exact Neyman interval of a channel comes with optnoise.analysis.intervals"
+    index (``None`` for categories: a set of keys, not an interval)."""
+    y = np.asarray(released, dtype=np.int64)
+    if cell.space == "channel":
+        ivs = neyman_intervals(cell.noise.quantize().weights, alpha)
+        return ivs.low[y], ivs.high[y], f"exact Neyman interval of the quantized channel (coverage >= " \
+                                        f"{float(ivs.coverage):.6g} for every true value)"
+    if cell.chained > 1:
+        return _chained_interval(cell, y, alpha)
+    if cell.space in ("clamped-line", "cyclic"):
+        output = "clamped" if cell.space == "clamped-line" else "cyclic"
+        ivs = additive_intervals(_form(cell), cell.n, alpha, output=output)
+        how = "noise window of the quantized noise" + (" (clamped to the domain)" if output == "clamped" else
+                                                       " (an arc: low > high wraps round)")
+        low, high = ivs.intervals(y)
+        return low, high, f"{how}; coverage >= {float(ivs.coverage):.6g} for every true value"
+    return None, None, "none: randomized response on text keys (a set of keys, not an interval)"
 
 
-def _cyclic(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """The shortest arc of noise values holding ``1 - alpha``: the truth lies on the arc
-    ``released - arc`` (``low > high`` when it wraps; the whole cycle when nothing shorter does)."""
+def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
+    """The chained geometric of a sum has tails far wider than the exact window routine's
+    integers can hold in time: its noise window ``[l, u]`` is found in floating point from the
+    quantized window weights and the geometric tails' closed form (``P(eta > hi + t) =
+    p(hi) r^(t+1) / (1 - r)``), widened by one value on each side for round-off; the interval
+    is then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals`."""
     q = cell.noise.quantize()
-    p = np.asarray(q.weights, dtype=float) / float(1 << q.bits)
-    size = p.size
-    best = (size, 0)
-    ext = np.concatenate([p, p])
-    csum = np.concatenate([[0.0], np.cumsum(ext)])
-    for length in range(1, size + 1):
-        starts = np.arange(size)
-        mass = csum[starts + length] - csum[starts]
-        ok = np.flatnonzero(mass >= 1 - alpha)
-        if ok.size:
-            best = (length, int(ok[0]))
-            break
-    length, start = best
-    # noise in start..start+length-1 (mod size): truth in released - (start+length-1) .. released - start
-    return ((released - start - length + 1) % size, (released - start) % size,
-            f"shortest arc of the cyclic noise holding {1 - alpha:g} (an arc: low > high wraps round)")
+    w = np.asarray(q.weights, dtype=float)
+    (a, m, _), (a2, m2, _) = q.left, q.right
+    left, right = a / 2.0**m, a2 / 2.0**m2
+    z = w.sum() + w[0] * left / (1 - left) + w[-1] * right / (1 - right)
+    p = w / z
+    half = alpha / 2
+    beyond_right = p[-1] * right / (1 - right)      # P(eta > hi)
+    above = beyond_right + np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])   # P(eta > lo + i)
+    i = int(np.flatnonzero(above <= half)[0]) if (above <= half).any() else None
+    hi_val = q.lo + i if i is not None else q.lo + w.size - 1 + _tail_steps(p[-1], right, half)
+    beyond_left = p[0] * left / (1 - left)
+    below = beyond_left + np.concatenate([[0.0], np.cumsum(p)[:-1]])                # P(eta < lo + i)
+    j = np.flatnonzero(below <= half)
+    lo_val = q.lo + int(j[-1]) if j.size and j[-1] > 0 else q.lo - _tail_steps(p[0], left, half)
+    u, l_ = max(0, hi_val + 1), min(0, lo_val - 1)
+    n = cell.n
+    low = np.where(y == 0, 0, np.clip(y - u, 0, n))
+    high = np.where(y == n, n, np.clip(y - l_, 0, n))
+    return low, high, ("noise window of the quantized geometric in floating point (closed-form tails), widened by one "
+                       f"value each side: [{l_}, {u}]")
+
+
+def _tail_steps(edge: float, ratio: float, half: float) -> int:
+    """Steps ``t`` beyond the window with ``edge r^(t+1) / (1 - r) <= half``."""
+    import math
+    return max(0, math.ceil(math.log(half * (1 - ratio) / edge) / math.log(ratio) - 1))
 
 
 def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
     """The expected absolute error of a released value (answer index units), worst case over
-    the true value where it depends on it."""
-    mod = _stats_module()
-    if mod is not None and hasattr(mod, "expected_abs_error"):
-        return float(mod.expected_abs_error(cell.noise, clamp=cell.space == "clamped-line")), "exact"
-    q = cell.noise.quantize()
-    if cell.space == "clamped-line":
-        from .mechanisms import noise_abs
-        return noise_abs(cell.noise), "E|noise| (an upper bound: clamping to the domain only shortens the error)"
+    the true value; for keys on a cycle, the circular distance."""
     if cell.space == "channel":
-        m = np.asarray(q.weights, dtype=float) / float(1 << q.bits)
-        idx = np.arange(m.shape[0])
-        rows = (m * np.abs(idx[None, :] - idx[:, None])).sum(axis=1)
-        return float(rows.max()), "worst case over the true value of E|released - true|"
+        return channel_abs_error(cell.noise.quantize().weights).worst, "worst case over the true value of " \
+                                                                        "E|released - true|"
+    if cell.space == "clamped-line":
+        return additive_abs_error(_form(cell), cell.n, output="clamped").worst, \
+            "worst case over the true value of E|released - true|"
     if cell.space == "cyclic":
+        q = cell.noise.quantize()
         p = np.asarray(q.weights, dtype=float) / float(1 << q.bits)
         k = np.arange(p.size)
         return float(np.sum(p * np.minimum(k, p.size - k))), "E of the circular distance (the same for every truth)"
     return None, "none for categories"
 
 
-__all__ = ["expected_abs_error", "interval", "noise_quantiles"]
+__all__ = ["expected_abs_error", "interval"]

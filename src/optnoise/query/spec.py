@@ -154,36 +154,17 @@ class QuerySpec:
 
 # ------------------------------------------------------------------ parsing
 def load_query_spec(path: str | os.PathLike) -> QuerySpec:
-    """Read a TOML spec file (standard library ``tomllib``)."""
-    import tomllib
-    p = Path(path)
-    try:
-        with open(p, "rb") as fh:
-            data = tomllib.load(fh)
-    except IsADirectoryError as exc:
-        raise InvalidParameterError("spec", str(path), "a TOML file (this is a directory)") from exc
-    except OSError as exc:
-        raise InvalidParameterError("spec", str(path), f"a readable TOML file ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidParameterError("spec", str(path), "a TOML file of UTF-8 text") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidParameterError("spec", str(path), f"valid TOML ({exc})") from exc
-    return parse_query_spec(data)
+    """Read a TOML spec file (:func:`optnoise.table.spec.read_toml`)."""
+    from ..table.spec import read_toml
+    return parse_query_spec(read_toml(path))
 
 
 def parse_query_spec(data: Any) -> QuerySpec:
     """A :class:`QuerySpec` from the TOML structure (a dict); errors name the key path."""
-    from ..table.spec import parse_budget
+    from ..table.spec import parse_budget, section
     if isinstance(data, QuerySpec):
         return data
-    if not isinstance(data, Mapping):
-        raise InvalidParameterError("spec", type(data).__name__, "a table (dict) with key 'statistics'")
-    unknown = sorted(set(data) - set(TOP_KEYS))
-    if unknown:
-        raise InvalidParameterError("spec", unknown[0], f"top-level keys {', '.join(TOP_KEYS)}")
-    stats = data.get("statistics")
-    if not isinstance(stats, Mapping) or not stats:
-        raise InvalidParameterError("spec", "statistics", "a table [statistics.NAME] for each statistic")
+    stats = section(data, TOP_KEYS, "statistics", "statistic")
     unit = _unit(data.get("unit", {}))
     budget = None
     if "budget" in data:
