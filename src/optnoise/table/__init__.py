@@ -20,6 +20,7 @@ only with ``force``, and never when it is a file that is read (:mod:`.files`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,7 @@ from .files import (
     select_columns,
 )
 from .manifest import build_manifest, words
-from .plan import ColumnPlan, over_budget, plan_column, record_total
+from .plan import ColumnPlan, over_budget, plan_column, plan_key, record_total
 from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
 
 if TYPE_CHECKING:
@@ -79,11 +80,28 @@ def prepare(spec: TableSpec | Mapping[str, Any]) -> Prepared:
         budget.
     """
     table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
-    plans = tuple(_plan(c, table.unit) for c in table.columns)
+    plans = _plans(table.columns, table.unit)
     total = record_total(list(plans), table.budget)
     if table.budget is not None and not total["within_budget"]:
         raise over_budget(total, table.budget)
     return Prepared(table, plans, total)
+
+
+def _plans(columns: tuple[ColumnSpec, ...], unit: str) -> tuple[ColumnPlan, ...]:
+    """Every column's plan; columns that share a mechanism, unit and target (the same
+    :func:`~optnoise.table.plan.plan_key`) share one plan, certified once, under their own names."""
+    done: dict[tuple, ColumnPlan] = {}
+    out = []
+    for col in columns:
+        key = plan_key(col, unit)
+        if key is not None and key in done:
+            out.append(dataclasses.replace(done[key], name=col.name))
+            continue
+        plan = _plan(col, unit)
+        if key is not None:
+            done[key] = plan
+        out.append(plan)
+    return tuple(out)
 
 
 def _plan(col: ColumnSpec, unit: str) -> ColumnPlan:

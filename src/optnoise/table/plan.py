@@ -224,6 +224,20 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
                       released)
 
 
+def plan_key(col: ColumnSpec, unit: str) -> tuple | None:
+    """What a column's plan depends on besides its name: the same (mechanism, unit, target,
+    domain...) is planned and certified once for every column that shares it (issue 26:
+    300 columns sharing a mechanism file). The mechanism by identity (a spec reads each
+    file once); ``None`` when some part cannot be compared (then the column is planned alone)."""
+    key = (id(col.mechanism) if col.mechanism is not None else None, col.family, col.target, col.cost, col.clamp,
+           col.neighbourhood, col.domain, unit)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def released_channel(col: ColumnSpec, mech: Mechanism, unit: str) -> ClampedChannel | None:
     """The clamped channel of a column, certified exactly under the unit; refused (with its
     numbers) when it misses the column's target. Under the record unit its pairs are every
@@ -435,16 +449,16 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     eps = [p.epsilon_delta for p in plans]
     basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
     delta = budget.delta if budget is not None else 1e-6
-    profiles = [released_profile(p) for p in plans]
-    if len(profiles) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
-        prof = profiles[0]
+    items, mixed = composition_items(plans, released_profile)
+    if len(plans) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
+        prof = items[0][0]
         pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one column"}
         if budget is not None:
             pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
     else:
         from ..analysis.composition import compose_sequence
-        composed = compose_sequence([(prof, 1) for prof in profiles],
-                                    epsilon=None if budget is None else budget.epsilon, delta=delta)
+        composed = compose_sequence(items, epsilon=None if budget is None else budget.epsilon, delta=delta,
+                                    mixed=mixed)
         pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
         if budget is not None:
             pld["delta_at_budget_epsilon"] = composed.delta_dp
@@ -453,6 +467,34 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     if budget is not None:
         out["within_budget"] = within(basic, pld, budget)
     return out
+
+
+#: From this many columns on, the record's total composes the columns that share a mechanism
+#: as one item of their count (its dominating pair self-composed: time and memory grow with
+#: the number of *distinct* mechanisms); below, every column is its own item (every
+#: combination of the columns' pairs, tighter when they are few).
+GROUP_FROM = 9
+
+
+def shared(plans: list[ColumnPlan]) -> list[list[ColumnPlan]]:
+    """The plans grouped by the mechanism they release (the same object: columns that share a
+    plan, ``optnoise.table.prepare``), in first-seen order."""
+    groups: dict[int, list[ColumnPlan]] = {}
+    for p in plans:
+        groups.setdefault(id(p.mechanism), []).append(p)
+    return list(groups.values())
+
+
+def composition_items(plans: list[ColumnPlan], profile_of) -> tuple[list[tuple[Any, int]], list[bool]]:
+    """The ``(profile, count)`` items of a record's columns and whether each is ``mixed`` (its
+    columns each change by their own pair: :func:`optnoise.analysis.composition.compose_best`).
+    ``profile_of(plan)`` is computed once per distinct mechanism."""
+    groups = shared(plans)
+    profiles = [profile_of(g[0]) for g in groups]
+    if len(plans) < GROUP_FROM:
+        by_id = {id(g[0].mechanism): prof for g, prof in zip(groups, profiles)}
+        return [(by_id[id(p.mechanism)], 1) for p in plans], [False] * len(plans)
+    return [(prof, len(g)) for prof, g in zip(profiles, groups)], [len(g) > 1 for g in groups]
 
 
 def within(basic: dict, pld: dict, budget: Target) -> bool:
@@ -486,5 +528,7 @@ def released_profile(plan: ColumnPlan):
     return privacy_profile(_sampled(plan.mechanism), plan.mechanism.neighbourhood, exact=True)
 
 
-__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column",
-           "record_neighbourhood", "record_total", "refusal", "released_channel", "released_profile", "within"]
+__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column", "plan_key",
+           "record_neighbourhood", "record_total", "refusal", "released_channel", "released_profile", "shared",
+           "composition_items", "GROUP_FROM",
+           "within"]
