@@ -331,6 +331,18 @@ def dominating_pld(pairs: PrivacyProfile | Sequence[LossDistribution],
     return _unit_pld(lds, discretization).pld
 
 
+def _cells(lds: Sequence[LossDistribution], discretization: float) -> float:
+    """Grid points of the PLD of loss distributions (their finite losses' range)."""
+    finite = np.concatenate([ld.losses[np.isfinite(ld.losses)] for ld in lds] + [np.zeros(1)])
+    return float(finite.max() - finite.min()) / discretization + 2
+
+
+def pld_cells(profile: PrivacyProfile, discretization: float = DISCRETIZATION) -> float:
+    """Grid points of a mechanism's single-release PLD (what :func:`compose_best` composes;
+    for time and memory estimates, :mod:`optnoise.resources`)."""
+    return _cells([ld for _, ld in _distinct(profile)], discretization)
+
+
 def _units(sizes: list[int], max_combinations: int,
            mixed: Sequence[bool] | None = None) -> tuple[list[list[tuple[int, ...]]], list[bool]]:
     """Per item, the units to combine (indices of its pairs): each pair alone, or (beyond
@@ -613,8 +625,7 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
     item_lds = [[ld for _, ld in d] for d in distinct]
     if "pld" in methods:
         for lds, k in zip(item_lds, counts):
-            finite = np.concatenate([ld.losses[np.isfinite(ld.losses)] for ld in lds] + [np.zeros(1)])
-            cells = float(finite.max() - finite.min()) / discretization + 2
+            cells = _cells(lds, discretization)
             check(pld_bytes(cells, k), parameter="k", value=k, max_memory=max_memory,
                   what=f"composing {int(k)} releases with privacy loss distributions (their support grows with "
                        f"the number of releases, from {math.ceil(cells)} grid points)")
@@ -724,4 +735,4 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
 
 
 __all__ = ["Bound", "Composed", "DISCRETIZATION", "METHODS", "compose", "compose_best", "compose_sequence",
-           "delta_curve", "dominating_pld", "hockey_sticks"]
+           "delta_curve", "dominating_pld", "hockey_sticks", "pld_cells"]

@@ -166,6 +166,20 @@ LIMITS = Group("max_memory", (
          "Memory a computation may plan to use, e.g. 8G (default: half of this machine's memory); "
          "larger problems are refused before anything is allocated."),
 ), _memory_limit)
+
+
+# ------------------------------------------------------------------ time limit (issue 26)
+def _seconds_limit(max_seconds: Optional[str]) -> Optional[float]:
+    from ..resources import parse_seconds
+    return None if max_seconds is None else parse_seconds(max_seconds, parameter="--max-seconds")
+
+
+#: ``--max-seconds S``: the command receives ``max_seconds`` (seconds, or ``None`` for the default).
+SECONDS = Group("max_seconds", (
+    _opt("max_seconds", "--max-seconds", Optional[str],
+         "Time a computation may be estimated to take, e.g. 90, 10m, 2h (default: 5 minutes); longer ones are "
+         "refused before they start, naming the estimate."),
+), _seconds_limit)
 # ------------------------------------------------------------------ ordered domains (issue 15)
 Form = Annotated[str, typer.Option(
     "--form", help="noise: noise added mod N+1 (Kadam et al.); channel: any row-stochastic P[q, y] on {0..N} "

@@ -656,26 +656,34 @@ def _lift_integer(w: list[int], lo: int, left, right, shifts: list[int], e_low: 
     ext_lo = -(left[2] + reach) if left else 0
     ext_hi = n - 1 + (right[2] + reach if right else 0)
 
-    def source(i: int) -> tuple[int, Fraction]:
-        """Window index and factor of extended cell ``i`` (window index coordinates)."""
+    def source(i: int) -> tuple[int, int]:
+        """Window index of extended cell ``i`` (window index coordinates) and its tail power
+        ``t`` (negative on the left): the cell's weight is ``w[j] r^|t|``."""
         if 0 <= i < n:
-            return i, Fraction(1)
-        a, m, period = right if i >= n else left  # type: ignore[misc]
+            return i, 0
+        period = (right if i >= n else left)[2]  # type: ignore[index]
         t = (i - (n - 1) + period - 1) // period if i >= n else (-i + period - 1) // period
-        j = i - t * period if i >= n else i + t * period
-        return j, Fraction(a, 1 << m) ** t
+        return (i - t * period, t) if i >= n else (i + t * period, -t)
+
+    def factor(t: int) -> Fraction:
+        a, m, _ = right if t > 0 else left  # type: ignore[misc]
+        return Fraction(a, 1 << m) ** abs(t) if t else Fraction(1)
 
     cells = [(i, *source(i)) for i in range(ext_lo, ext_hi + 1)]
-    by_index = {i: (j, f) for i, j, f in cells}
+    by_index = {i: (j, t) for i, j, t in cells}
     # Each pair (k, k + mu) as integers: the pair holds iff w[j2] * A >= w[j] * B, with
-    # B / A = f / (E f2) exactly (Python ints: the same test as Fractions, without their gcds).
+    # B / A = r(t) / (E r(t2)) exactly (Python ints: the same test as Fractions, without their
+    # gcds); the ratios depend only on the two tail powers, computed once each.
+    ratios: dict[tuple[int, int], tuple[int, int]] = {}
     pairs = []
-    for i, j, f in cells:
+    for i, j, t in cells:
         for mu in shifts:
             if i + mu in by_index:
-                j2, f2 = by_index[i + mu]
-                ratio = f / (e_low * f2)
-                pairs.append((j, j2, ratio.denominator, ratio.numerator))
+                j2, t2 = by_index[i + mu]
+                if (t, t2) not in ratios:
+                    ratio = factor(t) / (e_low * factor(t2))
+                    ratios[(t, t2)] = (ratio.denominator, ratio.numerator)
+                pairs.append((j, j2, *ratios[(t, t2)]))
     backward = pairs[::-1]
     for turn in range(50 * (n + 10)):
         changed = False

@@ -10,18 +10,19 @@ import typer
 from ..app import command
 from ..inputs import design_request
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, WRITES, Form, Json, NeighbourhoodArgs, Notion, Output, PerRecord, Plot, Prior, TimeLimit,
+    LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, Form, Json, NeighbourhoodArgs, Notion, Output, PerRecord, Plot, Prior, TimeLimit,
     WorstCase, Writes,
 )
 from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, plots
 
 
-@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
+@command(NEIGHBOURHOOD, LIMITS, SECONDS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
                                                "k": "--releases"})
 def design(
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    max_seconds: Optional[float],
     writes: Writes,
     epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
     n: Annotated[Optional[str], typer.Option(
@@ -71,7 +72,8 @@ def design(
     request = design_request(nb, epsilon=epsilon, delta=delta, notion=notion, n=n, cost=cost, cost_file=cost_file,
                              minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
                              releases=releases, space=space, form=form, constraints=constraints, prior=prior,
-                             worst_case=worst_case, per_record=per_record, max_memory=max_memory)
+                             worst_case=worst_case, per_record=per_record, max_memory=max_memory,
+                             max_seconds=max_seconds)
     check_png(plot)
     with err.status(f"solving the design problem ({request.problem})...", spinner="dots") if not as_json \
             else nullcontext():
