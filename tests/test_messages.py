@@ -189,3 +189,23 @@ def test_time_is_refused_before_it_starts_in_the_library():
     assert exc.estimate > 0.01 and format_seconds(exc.estimate) in str(exc) and "max_seconds raises" in str(exc)
     assert lp_seconds(2e4, milp=True) == 10 * lp_seconds(2e4)   # the MILP is estimated ten times the LP
     assert (parse_seconds("90"), parse_seconds("5m"), parse_seconds("1.5h")) == (90.0, 300.0, 5400.0)
+
+
+def test_plot_functions_follow_the_output_rule(tmp_path):
+    """Every public plot_* function refuses an existing file unless force=True, as the
+    command line does without --force (issue 26, item 5's leftover)."""
+    import inspect
+
+    import numpy as np
+
+    from optnoise import plots
+    from optnoise.errors import InvalidParameterError
+    public = [f for name, f in inspect.getmembers(plots, inspect.isfunction) if name.startswith("plot_")]
+    assert public and all("force" in inspect.signature(f).parameters for f in public)
+    path = tmp_path / "pmf.png"
+    path.write_bytes(b"not a figure")
+    with pytest.raises(InvalidParameterError, match="force=True replaces it"):
+        plots.plot_pmf(np.array([0.5, 0.5]), path)
+    assert path.read_bytes() == b"not a figure"
+    plots.plot_pmf(np.array([0.5, 0.5]), path, force=True)
+    assert path.read_bytes()[:4] == b"\x89PNG"

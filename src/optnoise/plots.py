@@ -13,22 +13,31 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .analysis import PrivacyProfile  # noqa: E402
-from .io import atomic_path  # noqa: E402
+from .io import atomic_path, check_output  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
     from .analysis.tradeoff import TradeOff
     from .design.staircase import StaircaseDesign
 
 
-def save_figure(fig, path: str | os.PathLike) -> None:
-    """Write ``fig`` as a PNG atomically and close it."""
-    with atomic_path(path, parameter="plot") as tmp:
+def save_figure(fig, path: str | os.PathLike, *, replace: bool = True) -> None:
+    """Write ``fig`` as a PNG atomically and close it (``replace=False``: never over a file that
+    exists by the time it is moved into place). The public ``plot_*`` functions check the
+    output rule first (:func:`check_plot`)."""
+    with atomic_path(path, parameter="plot", replace=replace) as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
-def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = "") -> None:
+def check_plot(path: str | os.PathLike, force: bool) -> None:
+    """The output rule of every ``plot_*`` function (:func:`optnoise.io.check_output`): an
+    existing file is replaced only with ``force``; checked before anything is drawn."""
+    check_output(path, force=force, parameter="path")
+
+
+def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """delta_DP(eps) and delta_PDP(eps) of a mechanism, with the tight pure epsilon."""
+    check_plot(path, force)
     top = profile.epsilon_pure if math.isfinite(profile.epsilon_pure) else 5.0
     eps = np.linspace(0.0, max(1.15 * top, 0.05), 240)
     _, d_dp = profile.curve(eps, "dp")
@@ -45,11 +54,11 @@ def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = 
     ax.grid(alpha=0.3)
     ax.legend()
     ax.set_title(title or "Privacy profile")
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu: float | None = None,
-                  epsilon: float | None = None, title: str = "") -> None:
+                  epsilon: float | None = None, title: str = "", force: bool = False) -> None:
     """What the best attacker can do, for a reader who is not a DP expert.
 
     Left: how often the attacker is right when the value *was* ``x`` (true-positive rate)
@@ -59,6 +68,7 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
     guessing. Right: the same with the false-positive rate on a log scale (attacks that are
     rarely wrong).
     """
+    check_plot(path, force)
     from .analysis.tradeoff import dp_tradeoff, gdp_tradeoff
     lin = np.linspace(0.0, 1.0, 801)
     log = np.logspace(-5, 0, 801)
@@ -82,12 +92,13 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
     axes[1].set_title("the same, false-positive rate on a log scale", fontsize=10)
     axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(title or "What an attacker who knows everything else can learn about one record", fontsize=11)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offset: int = 0,
-             xlabel: str = r"noise value $\eta$") -> None:
+             xlabel: str = r"noise value $\eta$", *, force: bool = False) -> None:
     """Bar chart of a (1-D) PMF; ``values[i]`` is the mass at ``i - offset``."""
+    check_plot(path, force)
     v = np.asarray(values, dtype=float)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     if v.ndim == 1:
@@ -101,12 +112,13 @@ def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offse
         ax.set_ylabel(r"$\eta_1$")
     ax.set_title(title or "Noise PMF")
     ax.grid(alpha=0.3, axis="y")
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = False,
-                 ylabel: str = "expected cost (worst case over q)") -> None:
+                 ylabel: str = "expected cost (worst case over q)", *, force: bool = False) -> None:
     """Expected cost (or, ``dual``, delta) against epsilon, one line per mechanism."""
+    check_plot(path, force)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     names = list(dict.fromkeys(r.mechanism for r in rows))
     for name in names:
@@ -117,12 +129,13 @@ def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = Fa
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def plot_density(x: np.ndarray, series: dict[str, np.ndarray], path: str | os.PathLike, title: str = "",
-                 xlabel: str = "noise x", ylabel: str = "density") -> None:
+                 xlabel: str = "noise x", ylabel: str = "density", *, force: bool = False) -> None:
     """One or more curves over the same x (e.g. a staircase pdf against Laplace)."""
+    check_plot(path, force)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for label, y in series.items():
         ax.plot(x, y, label=label, drawstyle="steps-mid" if "staircase" in label else "default")
@@ -131,11 +144,12 @@ def plot_density(x: np.ndarray, series: dict[str, np.ndarray], path: str | os.Pa
     ax.set_title(title, fontsize=10)
     ax.legend()
     ax.grid(alpha=0.3)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
-def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike) -> None:
+def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike, *, force: bool = False) -> None:
     """The staircase's pdf against Laplace, or the staircase PMF ``P_r`` against the geometric."""
+    check_plot(path, force)
     from .families import staircase as st
     from .families.geometric import alpha_for_epsilon, geometric_pmf
     eps, d, cost = result.epsilon, result.sensitivity, result.cost.name
@@ -144,13 +158,13 @@ def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike) -> None:
         geo = geometric_pmf(alpha_for_epsilon(eps, int(d)))
         plot_density(k, {f"staircase P_{result.r}": st.discrete_staircase_pmf(eps, int(d), int(result.r)).mass(k),
                          "geometric": geo.mass(k)}, path, xlabel="noise i", ylabel="mass",
-                     title=f"Discrete staircase P_{result.r}, eps={eps:g}, Delta={d}, cost {cost}")
+                     title=f"Discrete staircase P_{result.r}, eps={eps:g}, Delta={d}, cost {cost}", force=force)
         return
     x = np.linspace(-4 * d, 4 * d, 2001)
     lam = d / eps
     plot_density(x, {f"staircase gamma={result.gamma:.4g}": st.Staircase(eps, d, result.gamma).pdf(x),
                      "Laplace": np.exp(-np.abs(x) / lam) / (2 * lam)}, path,
-                 title=f"Staircase pdf, eps={eps:g}, Delta={d:g}, cost {cost}")
+                 title=f"Staircase pdf, eps={eps:g}, Delta={d:g}, cost {cost}", force=force)
 
 
 #: One colour per mechanism of the repeated-release figures (the same in every panel).
@@ -174,7 +188,7 @@ def _profile_axis(ax, curves: dict[str, np.ndarray], eps: np.ndarray, k: int, ep
     ax.set_title(f"Privacy profile after {k} releases", fontsize=10)
 
 
-def plot_releases(comparisons, path: str | os.PathLike, title: str = "") -> None:
+def plot_releases(comparisons, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """``compare --releases``: the privacy profile after K releases of each mechanism (the
     largest K compared) and, for several K, the expected cost against K and the cost
     relative to the K-release design.
@@ -182,6 +196,7 @@ def plot_releases(comparisons, path: str | os.PathLike, title: str = "") -> None
     ``comparisons`` are :class:`~optnoise.design.releases.ReleasesComparison` objects; the
     profiles are the composed bounds of :func:`~optnoise.design.releases.composed_profiles`.
     """
+    check_plot(path, force)
     from .design.releases import composed_profiles, cost_table
     last = max(comparisons, key=lambda c: c.k)
     eps = np.linspace(0.0, 1.6 * last.epsilon, 65)
@@ -218,11 +233,12 @@ def plot_releases(comparisons, path: str | os.PathLike, title: str = "") -> None
             ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
-def plot_releases_design(result, path: str | os.PathLike, title: str = "") -> None:
+def plot_releases_design(result, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """``design --releases``: the designed PMF and its privacy profile after K releases."""
+    check_plot(path, force)
     from .design.releases import composed_profiles
     from .pmf import IntegerPMF
     eps = np.linspace(0.0, 1.6 * result.epsilon, 65)
@@ -237,7 +253,7 @@ def plot_releases_design(result, path: str | os.PathLike, title: str = "") -> No
     _profile_axis(axes[1], curves, eps, result.k, result.epsilon, result.delta)
     if title:
         fig.suptitle(title, fontsize=10)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def _channel_axis(fig, ax, matrix: np.ndarray, title: str) -> None:
@@ -251,20 +267,22 @@ def _channel_axis(fig, ax, matrix: np.ndarray, title: str) -> None:
     ax.set_title(title, fontsize=9)
 
 
-def plot_channel(matrix: np.ndarray, path: str | os.PathLike, title: str = "") -> None:
+def plot_channel(matrix: np.ndarray, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """Heat map of a channel ``P[q, y]`` (row ``q``: the released value's distribution)."""
+    check_plot(path, force)
     fig, ax = plt.subplots(figsize=(6.4, 5.0))
     _channel_axis(fig, ax, matrix, title or "Channel P[q, y]")
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
-def plot_channel_and_noise(panels, path: str | os.PathLike, title: str = "") -> None:
+def plot_channel_and_noise(panels, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """Optimal channels beside modulo noise PMFs, one row of two plots per ``(label, matrix, pmf)``.
 
     Left: the channel's heat map. Right: the noise PMF as signed offsets ``-n/2..n/2`` around
     0 (``eta`` and ``eta - (n+1)`` are the same noise mod ``n + 1``), with the channel's rows for
     the smallest, the middle and the largest answer drawn against ``y - q``.
     """
+    check_plot(path, force)
     fig, axes = plt.subplots(len(panels), 2, figsize=(12, 4.4 * len(panels)), squeeze=False,
                              constrained_layout=True)
     for (label, matrix, pmf), (a1, a2) in zip(panels, axes):
@@ -288,4 +306,4 @@ def plot_channel_and_noise(panels, path: str | os.PathLike, title: str = "") -> 
         a2.grid(alpha=0.3)
         a2.legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)

@@ -105,12 +105,12 @@ def _title(c: Any) -> str:
 
 def _draw(c: Any, path: Path) -> None:
     if c.form == "releases":
-        plots().plot_releases(list(c.rows), path, title=_title(c))
+        plots().plot_releases(list(c.rows), path, title=_title(c), force=True)
     elif c.form == "channel":
         plots().plot_compare(list(c.rows), path, title=_title(c),
-                             ylabel=f"{c.request.cost.label} of the released value")
+                             ylabel=f"{c.request.cost.label} of the released value", force=True)
     else:
-        plots().plot_compare(list(c.rows), path, dual=c.target_cost is not None, title=_title(c))
+        plots().plot_compare(list(c.rows), path, dual=c.target_cost is not None, title=_title(c), force=True)
 
 
 def _print_noise(p: dict, c: Any) -> None:

@@ -265,15 +265,15 @@ def _title(d: Any) -> str:
 
 
 def _draw_pmf(d: Any, path: Path) -> None:
-    plots().plot_pmf(d.mechanism.pmf.probs, path, title=_title(d))
+    plots().plot_pmf(d.mechanism.pmf.probs, path, title=_title(d), force=True)
 
 
 def _draw_channel(d: Any, path: Path) -> None:
-    plots().plot_channel(d.details.matrix, path, title=_title(d))
+    plots().plot_channel(d.details.matrix, path, title=_title(d), force=True)
 
 
 def _draw_releases(d: Any, path: Path) -> None:
-    plots().plot_releases_design(d.details, path, title=_title(d))
+    plots().plot_releases_design(d.details, path, title=_title(d), force=True)
 
 
 #: How each problem's design is shown: (human view of the payload, figure).

@@ -47,7 +47,7 @@ def staircase(
     result = design_staircase(epsilon, sensitivity, cost, discrete=discrete, gamma=gamma, r=r, lp=lp,
                               max_memory=max_memory)
     deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism if output else None,
-            output=output, writes=writes, plot=plot, draw=lambda path: plots().plot_staircase(result, path))
+            output=output, writes=writes, plot=plot, draw=lambda path: plots().plot_staircase(result, path, force=True))
 
 
 def _print(payload: dict) -> None:

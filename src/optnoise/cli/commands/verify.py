@@ -108,12 +108,12 @@ def _draw(path: Any, mech: Any, profile: Any, curve: Any, result: dict[str, Any]
     """``--plot``: the privacy profile, or with ``--attack`` the attacker's curve."""
     nb_text = mech.neighbourhood.describe()
     if curve is None:
-        plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}")
+        plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}", force=True)
         return
     short = nb_text if len(nb_text) <= 40 else nb_text[:37] + "..."
     plots().plot_tradeoff({mech.name: curve}, path, mu=result["attack"]["mu_gdp"], epsilon=profile.epsilon_pure,
                           title=f"What an attacker who knows everything else can learn ({mech.name}; "
-                                f"neighbours {short}): telling x from x'")
+                                f"neighbours {short}): telling x from x'", force=True)
 
 
 def _print(r: dict[str, Any], nb_text: str) -> None:
