@@ -115,20 +115,50 @@ def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offse
     save_figure(fig, path, replace=force)
 
 
+#: Markers and line styles cycled over the curves of a figure: curves that coincide stay
+#: visible (a later, thinner curve with a smaller marker is drawn over an earlier one).
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), "-", "--")
+
+
+def curve_style(i: int) -> dict:
+    """Marker, line style, size and z-order of the ``i``-th curve of a figure: each later curve
+    thinner, with a smaller marker, above the earlier ones, so no curve hides another."""
+    return {"marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[i % len(LINESTYLES)],
+            "markersize": max(9 - 1.2 * i, 3), "linewidth": max(2.4 - 0.3 * i, 0.9), "zorder": 2 + i,
+            "markerfacecolor": "none" if i % 2 == 0 else None}
+
+
 def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = False,
-                 ylabel: str = "expected cost (worst case over q)", *, force: bool = False) -> None:
-    """Expected cost (or, ``dual``, delta) against epsilon, one line per mechanism."""
+                 ylabel: str = "expected cost (worst case over q)", *, released: str | None = None,
+                 force: bool = False) -> None:
+    """Expected cost (or, ``dual``, delta) against epsilon, one line per mechanism.
+
+    ``released``: the released value's error the cost stands for (``sq-error`` for the noise's
+    second moment ``mse``), drawn in a second panel from each row's ``released_error`` (worst
+    case over q): the error a user sees, which a ranking by a noise cost does not show.
+    """
     check_plot(path, force)
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    both = released is not None and not dual and all(r.released_error for r in rows)
+    fig, axes = plt.subplots(1, 2 if both else 1, figsize=(12 if both else 7, 4.6), squeeze=False,
+                             constrained_layout=True)
     names = list(dict.fromkeys(r.mechanism for r in rows))
-    for name in names:
-        rs = [r for r in rows if r.mechanism == name]
-        ax.plot([r.epsilon for r in rs], [r.delta if dual else r.expected_cost for r in rs], marker="o", label=name)
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("delta" if dual else ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    panels = [(axes[0][0], (lambda r: r.delta) if dual else (lambda r: r.expected_cost), "delta" if dual else ylabel)]
+    if both:
+        panels.append((axes[0][1], lambda r: r.released_error["worst"],
+                       f"released value's {released} (worst case over q)"))
+    for ax, value, label in panels:
+        for i, name in enumerate(names):
+            rs = [r for r in rows if r.mechanism == name]
+            ax.plot([r.epsilon for r in rs], [value(r) for r in rs], label=name, **curve_style(i))
+        ax.set_xlabel("epsilon (the privacy target)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    if both:
+        axes[0][0].set_title("the cost the mechanisms are ranked by", fontsize=9)
+        axes[0][1].set_title("the error of the released value", fontsize=9)
+    fig.suptitle(title, fontsize=10)
     save_figure(fig, path, replace=force)
 
 

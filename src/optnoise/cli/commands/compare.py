@@ -17,6 +17,8 @@ from .shared import check_png, deliver, parse_list, plots
 
 _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"
 #: Column heads of noise costs that are easily taken for an error of the released value.
+#: Axis labels of costs whose short name says little on a figure.
+_PLOT_LABELS = {"er": "error rate P(y != q)"}
 _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
@@ -93,16 +95,19 @@ def _progress(as_json: bool, what: str) -> Iterator[Optional[Callable[[], None]]
 
 
 def _title(c: Any) -> str:
-    """A figure's title from the comparison's request."""
+    """A figure's title: what it compares, then the request."""
     r, t = c.request, c.request.target
     if c.form == "channel":
-        return f"{{0..{r.n}}}, {t.notion.upper()}, {c.unit}, delta={t.delta:g}"
+        return (f"{r.cost.name} of the released value against epsilon: the optimal channel and the usual mechanisms\n"
+                f"ordered domain {{0..{r.n}}}, {t.notion.upper()}, {c.unit}, delta={t.delta:g}")
     if c.form == "releases":
-        return f"{r.space}, {r.neighbours.describe()}, total eps={t.epsilon:g}, delta={t.delta:g}, cost {c.rows[0].cost}"
-    cost = r.cost_name
-    return (f"n={r.n}, {t.notion.upper()}, {r.neighbours.describe()}, "
-            + (f"{cost} = {c.target_cost:g}" if c.target_cost is not None else f"delta={t.delta:g}, {cost}")
-            + f", {c.boundary}")
+        return (f"Repeated releases: each mechanism meets total (eps={t.epsilon:g}, delta={t.delta:g}) after K releases\n"
+                f"{r.space}, {r.neighbours.describe()}, cost {c.rows[0].cost}")
+    cost = _NOISE_LABELS.get(r.cost_name, r.cost_name)
+    what = f"delta at {cost} = {c.target_cost:g}" if c.target_cost is not None else cost
+    return (f"{what} against epsilon: the optimal noise and the usual mechanisms\n"
+            f"n={r.n}, {t.notion.upper()}, {r.neighbours.describe()}"
+            + ("" if c.target_cost is not None else f", delta={t.delta:g}") + f", {c.boundary} boundary")
 
 
 def _draw(c: Any, path: Path) -> None:
@@ -112,7 +117,13 @@ def _draw(c: Any, path: Path) -> None:
         plots().plot_compare(list(c.rows), path, title=_title(c),
                              ylabel=f"{c.request.cost.label} of the released value", force=True)
     else:
-        plots().plot_compare(list(c.rows), path, dual=c.target_cost is not None, title=_title(c), force=True)
+        cost = c.request.cost_name
+        first = c.rows[0].released_error if c.rows else None
+        released = first["cost"] if first and first["cost"] != cost else None
+        plots().plot_compare(list(c.rows), path, dual=c.target_cost is not None, title=_title(c),
+                             ylabel=f"{_PLOT_LABELS.get(cost, _NOISE_LABELS.get(cost, cost))} (worst case over q)",
+                             released=released,
+                             force=True)
 
 
 def _print_noise(p: dict, c: Any) -> None:
