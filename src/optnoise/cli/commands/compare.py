@@ -154,8 +154,7 @@ def _print_noise(p: dict, c: Any) -> None:
     _fill(table, heads, body)
     notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE + (" (delta at the fixed cost)" if dual else "")]
           + ([f"the released value's error after wrap-around is {released}: the last two columns"] if shown else [])
-          + [x for x in (legend(r.mechanism for r in rows),) if x]
-          + ([f"figure written to {p['plot']}"] if p.get("plot") else []))
+          + [x for x in (legend(r.mechanism for r in rows),) if x])
 
 
 def _parameter(name: Optional[str], value: Optional[float]) -> str:
@@ -185,8 +184,6 @@ def _print_releases(p: dict, c: Any) -> None:
     notes(["parameter: eps1 = the epsilon of one release (the geometric's per unit distance), sigma = the discrete "
            "Gaussian's scale, order = the Rényi order the K-release design was constrained at"]
           + [x for x in (legend(row["mechanism"] for row in p["rows"]),) if x])
-    if p.get("plot"):
-        notes([f"figure written to {p['plot']}"])
 
 
 def _symbol(name: str) -> str:
@@ -209,8 +206,7 @@ def _print_channels(p: dict, c: Any) -> None:
     _fill(table, heads, body)
     notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE,
            "each mechanism is a channel calibrated to the same target on the same input pairs; the modulo noise is "
-           "scored after wrap-around"] + [x for x in (legend(r.mechanism for r in rows),) if x]
-          + ([f"figure written to {p['plot']}"] if p.get("plot") else []))
+           "scored after wrap-around"] + [x for x in (legend(r.mechanism for r in rows),) if x])
 
 
 def _fill(table: Any, heads: tuple[str, ...] | list[str], body: list[tuple[str, ...]]) -> None:

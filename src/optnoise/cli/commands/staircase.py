@@ -7,7 +7,7 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..options import LIMITS, WRITES, Json, Output, Plot, Writes
-from ..render import key_value_table, notes
+from ..render import key_value_table
 from .shared import check_png, deliver, plots
 
 _KEYS = ("epsilon", "sensitivity", "cost", "r", "r_star", "gamma", "gamma_star", "gamma_source", "expected_cost",
@@ -52,4 +52,3 @@ def staircase(
 
 def _print(payload: dict) -> None:
     key_value_table("optnoise staircase (Geng & Viswanath)", [(k, payload[k]) for k in _KEYS if k in payload])
-    notes([f"{k} written to {payload[k]}" for k in ("plot", "output") if k in payload])

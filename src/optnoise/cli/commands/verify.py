@@ -170,9 +170,5 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
     if "attack" in r.get("composed", {}):
         c = r["composed"]
         lines.append(f"after {c['k']} releases ({c['attack']['method']}): {c['attack']['in_words']}")
-    if "plot" in r:
-        lines.append(f"{'attack' if 'attack' in r else 'profile'} plot written to {r['plot']}")
-    if "output" in r:
-        lines.append(f"mechanism file written to {r['output']}")
-    notes(lines)
+    notes(lines)   # the files written: deliver's "wrote ..." lines
 
