@@ -204,14 +204,17 @@ RELEASE_COLOURS = {"k-release": "tab:blue", "K-release design": "tab:blue", "sin
 
 def _profile_axis(ax, curves: dict[str, np.ndarray], eps: np.ndarray, k: int, epsilon: float, delta: float) -> None:
     floor = max(delta * 1e-4, 1e-14)
-    for name, deltas in curves.items():
-        ax.semilogy(eps, np.maximum(deltas, floor), label=name, color=RELEASE_COLOURS.get(name))
+    for i, (name, deltas) in enumerate(curves.items()):
+        # below the axis' floor a curve simply ends (a value clamped to the floor would read as a line there)
+        shown = np.where(np.asarray(deltas, dtype=float) >= floor, deltas, np.nan)
+        ax.semilogy(eps, shown, label=name, markevery=(i % 6, 6), **{**curve_style(i),
+                                                                    "color": RELEASE_COLOURS.get(name)})
     if delta > 0:
         ax.plot([epsilon], [delta], marker="x", color="black", linestyle="none",
                 label=rf"target ($\epsilon$={epsilon:g}, $\delta$={delta:g})")
     ax.axvline(epsilon, color="grey", linewidth=0.8)
     ax.set_xlabel(r"$\epsilon$")
-    ax.set_ylabel(rf"$\delta(\epsilon)$ after K = {k} releases")
+    ax.set_ylabel(rf"$\delta(\epsilon)$ after K = {k} releases (below {floor:.0e}: not drawn)")
     ax.set_ylim(bottom=floor)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
@@ -232,21 +235,19 @@ def plot_releases(comparisons, path: str | os.PathLike, title: str = "", *, forc
     eps = np.linspace(0.0, 1.6 * last.epsilon, 65)
     curves = composed_profiles({r.mechanism: r.pmf for r in last.rows}, last.k, eps, last.neighbourhood)
     several = len(comparisons) > 1
-    fig, axes = plt.subplots(1, 3 if several else 1, figsize=(17 if several else 6.4, 4.4))
+    fig, axes = plt.subplots(1, 3 if several else 1, figsize=(17 if several else 6.4, 4.8), constrained_layout=True)
     axes = np.atleast_1d(axes)
     _profile_axis(axes[0], curves, eps, last.k, last.epsilon, last.delta)
     if several:
-        fig.subplots_adjust(wspace=0.3)
         table = cost_table(sorted(comparisons, key=lambda c: c.k))
         ref = table["k-release"]
         top = 1.3   # the relative-cost panel shows ratios up to this; larger ones are marked at the edge
-        for name, costs in table.items():
-            if name == "k":
-                continue
+        for i, (name, costs) in enumerate((n, c) for n, c in table.items() if n != "k"):
             colour = RELEASE_COLOURS.get(name)
             ratio = costs / ref
-            axes[1].loglog(table["k"], costs, marker="o", label=name, color=colour)
-            axes[2].semilogx(table["k"], np.minimum(ratio, top), marker="o", label=name, color=colour)
+            style = {**curve_style(i), "color": colour}
+            axes[1].loglog(table["k"], costs, label=name, **style)
+            axes[2].semilogx(table["k"], np.minimum(ratio, top), label=name, **style)
             for k, r in zip(table["k"], ratio):
                 if r > top:
                     axes[2].annotate(f"x{r:.4g}", (k, top), textcoords="offset points", xytext=(4, -12),
@@ -273,7 +274,7 @@ def plot_releases_design(result, path: str | os.PathLike, title: str = "", *, fo
     from .pmf import IntegerPMF
     eps = np.linspace(0.0, 1.6 * result.epsilon, 65)
     curves = composed_profiles({"K-release design": result.pmf}, result.k, eps, result.neighbourhood)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
     offset = result.pmf.offset if isinstance(result.pmf, IntegerPMF) else 0
     axes[0].bar(np.arange(result.pmf.probs.size) - offset, result.pmf.probs, color="tab:blue")
     axes[0].set_xlabel(r"noise value $\eta$")
