@@ -109,10 +109,10 @@ def test_a_profile_below_the_floor_is_not_drawn_as_a_line(drawn):
     import numpy as np
     import matplotlib.pyplot as plt
 
-    from optnoise.plots import _profile_axis
+    from optnoise.plots import profile_axis
     fig, ax = plt.subplots()
     eps = np.linspace(0, 2, 5)
-    _profile_axis(ax, {"k-release": np.array([0.5, 1e-3, 1e-7, 0.0, 0.0])}, eps, 10, 1.0, 1e-6)
+    profile_axis(ax, {"k-release": np.array([0.5, 1e-3, 1e-7, 0.0, 0.0])}, eps, 10, 1.0, 1e-6)
     y = ax.get_lines()[0].get_ydata()
     assert np.isnan(y[3:]).all() and not np.isnan(y[:3]).any()
     plt.close(fig)

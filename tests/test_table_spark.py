@@ -87,11 +87,11 @@ def test_jvm_start_up_lines_stay_off_the_terminal(capfd):
     import subprocess
     import sys
 
-    from optnoise.table.spark import _last_line, jvm_stderr_captured
+    from optnoise.table.spark import jvm_last_line, jvm_stderr_captured
     with jvm_stderr_captured() as log:
         subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('WARN Utils: loopback\\nError: no java\\n')"],
                        check=True)
-        assert _last_line(log, RuntimeError("ignored")) == "Error: no java"
+        assert jvm_last_line(log, RuntimeError("ignored")) == "Error: no java"
     sys.stderr.write("ours\n")
     captured = capfd.readouterr()
     assert "loopback" not in captured.err and "no java" not in captured.err and "ours" in captured.err

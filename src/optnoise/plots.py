@@ -202,7 +202,7 @@ RELEASE_COLOURS = {"k-release": "tab:blue", "K-release design": "tab:blue", "sin
                    "geometric": "tab:green", "discrete-gaussian": "tab:red"}
 
 
-def _profile_axis(ax, curves: dict[str, np.ndarray], eps: np.ndarray, k: int, epsilon: float, delta: float) -> None:
+def profile_axis(ax, curves: dict[str, np.ndarray], eps: np.ndarray, k: int, epsilon: float, delta: float) -> None:
     floor = max(delta * 1e-4, 1e-14)
     for i, (name, deltas) in enumerate(curves.items()):
         # below the axis' floor a curve simply ends (a value clamped to the floor would read as a line there)
@@ -237,7 +237,7 @@ def plot_releases(comparisons, path: str | os.PathLike, title: str = "", *, forc
     several = len(comparisons) > 1
     fig, axes = plt.subplots(1, 3 if several else 1, figsize=(17 if several else 6.4, 4.8), constrained_layout=True)
     axes = np.atleast_1d(axes)
-    _profile_axis(axes[0], curves, eps, last.k, last.epsilon, last.delta)
+    profile_axis(axes[0], curves, eps, last.k, last.epsilon, last.delta)
     if several:
         table = cost_table(sorted(comparisons, key=lambda c: c.k))
         ref = table["k-release"]
@@ -281,7 +281,7 @@ def plot_releases_design(result, path: str | os.PathLike, title: str = "", *, fo
     axes[0].set_ylabel("probability mass")
     axes[0].grid(alpha=0.3, axis="y")
     axes[0].set_title(f"Noise for {result.k} releases ({result.method})", fontsize=10)
-    _profile_axis(axes[1], curves, eps, result.k, result.epsilon, result.delta)
+    profile_axis(axes[1], curves, eps, result.k, result.epsilon, result.delta)
     if title:
         fig.suptitle(title, fontsize=10)
     save_figure(fig, path, replace=force)

@@ -187,22 +187,10 @@ def resolve_seconds(max_seconds: float | None) -> float:
 
 def check_time(estimate: float, *, parameter: str, value: object, what: str, way_out: str,
                max_seconds: float | None = None) -> None:
-    """Raise :class:`TimeLimitError` when ``estimate`` seconds exceed the limit.
-
-    Parameters
-    ----------
-    estimate:
-        Planned seconds (from an estimator below); may be ``inf``.
-    parameter, value:
-        The Python parameter whose value makes the computation this long, and the value.
-    what:
-        The computation, in words (``"the channel LP over 61 x 61 entries"``).
-    way_out:
-        What makes it shorter, in the user's terms (``"a smaller n"``); "max_seconds
-        raises the limit" is added (the command line names ``--max-seconds``).
-    max_seconds:
-        The limit in seconds; ``None`` for :data:`DEFAULT_SECONDS`.
-    """
+    """Raise :class:`TimeLimitError` when ``estimate`` seconds exceed ``max_seconds`` (``None``:
+    :data:`DEFAULT_SECONDS`): as :func:`check` for time. ``way_out`` says what makes the
+    computation shorter, in the user's terms (``"a smaller n"``); "max_seconds raises the
+    limit" is added (the command line names ``--max-seconds``)."""
     limit = resolve_seconds(max_seconds)
     if estimate > limit:
         raise TimeLimitError(parameter, value, f"a computation that fits the time limit: {what} would take "

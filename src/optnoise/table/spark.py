@@ -92,7 +92,7 @@ def spark_session(master: str | None = None):
         try:
             spark = builder.getOrCreate()
         except Exception as exc:   # no Java, a bad master...: one line, the JVM's own last words if any
-            raise OptnoiseError(f"Spark could not start: {_last_line(log, exc)}") from None
+            raise OptnoiseError(f"Spark could not start: {jvm_last_line(log, exc)}") from None
     # a failed task (a bad value) becomes one line on stderr, not Java stack traces
     spark.sparkContext.setLogLevel("OFF")
     return spark
@@ -121,7 +121,7 @@ def jvm_stderr_captured() -> Iterator:
         log.close()   # the JVM keeps its own descriptor of the (unlinked) file
 
 
-def _last_line(log, exc: Exception) -> str:
+def jvm_last_line(log, exc: Exception) -> str:
     """The last non-empty line the JVM wrote (``Error: ...``), else the exception's first line."""
     try:
         log.seek(0)
