@@ -12,17 +12,18 @@ from ...target import check_delta, check_epsilon
 from ..app import command
 from ..inputs import mechanism_from_source
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, SOURCE, WRITES, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, Writes,
+    LIMITS, NEIGHBOURHOOD, SECONDS, SOURCE, WRITES, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, Writes,
 )
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(SOURCE, NEIGHBOURHOOD, LIMITS, WRITES)
+@command(SOURCE, NEIGHBOURHOOD, LIMITS, SECONDS, WRITES)
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    max_seconds: Optional[float],
     writes: Writes,
     epsilon: Annotated[Optional[float], typer.Option(
         "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0).")] = None,
@@ -72,6 +73,9 @@ def verify(
         raise InvalidParameterError("--renyi", renyi, "comma-separated Rényi orders > 0 (inf allowed), e.g. 1.5,2,4,8")
     check_png(plot)
     mech = mechanism_from_source(source, nb, max_memory)
+    if exact:
+        from ...analysis.pairs import check_exact_time
+        check_exact_time(mech.pmf, mech.neighbourhood, max_seconds)
     profile = mech.certify(max_memory=max_memory) if exact else privacy_profile(mech.pmf, mech.neighbourhood,
                                                                                  max_memory=max_memory)
     result: dict[str, Any] = guarantee(profile, eps, dlt).to_json()
