@@ -1,6 +1,7 @@
 """`optnoise demo`: runs end to end and writes what it says."""
 
 import json
+import math
 
 from typer.testing import CliRunner
 
@@ -36,6 +37,10 @@ def test_demo_writes_its_files(tmp_path):
     total = manifest["total"]
     assert total["basic"]["epsilon"] == sum(c["mechanism"]["target"]["epsilon"] for c in manifest["columns"].values())
     assert total["within_budget"] and total["basic"]["epsilon"] <= total["budget"]["epsilon"]
+    # the household's guarantee in attack terms, beside its epsilon (issue 24)
+    said = summary["release"]["in_words"]
+    assert "DP" in said and "In attack terms" in said and "right at most" in said
+    assert total["attack"]["tpr_at_fpr"]["0.05"] <= math.exp(total["basic"]["epsilon"]) * 0.05
     released = (tmp_path / "out" / "released.csv").read_text().splitlines()
     assert released[0] == "household,peak_hour,tariff,occupants" and len(released) == summary["households"] + 1
     # per-record optimum at eps 1 on 24 hours: 11 noise values at e*m, 13 at m (the LP over k by hand), so the

@@ -73,6 +73,7 @@ class CompareRow:
     expected_cost_worst: float | None = None
     lower_bound: float | None = None
     gap: float | None = None
+    attack: dict | None = None
 
     def to_json(self) -> dict:
         out = {"mechanism": self.mechanism, "epsilon": self.epsilon, "delta": self.delta,
@@ -80,7 +81,8 @@ class CompareRow:
                "error_rate": self.error_rate, "parameter": self.parameter,
                "parameter_name": self.parameter_name, "boundary": self.boundary}
         extra = {"released_error": self.released_error, "rank": self.rank,
-                 "expected_cost_worst": self.expected_cost_worst, "lower_bound": self.lower_bound, "gap": self.gap}
+                 "expected_cost_worst": self.expected_cost_worst, "lower_bound": self.lower_bound, "gap": self.gap,
+                 "attack": self.attack}
         return {**out, **{k: v for k, v in extra.items() if v is not None}}
 
 
@@ -176,9 +178,11 @@ def _request(n: int, epsilons: Sequence[float], delta: float, notion: str, cost:
 
 
 def at_target(request: Request, epsilons: Sequence[float], *, mechanisms: Sequence[str] = MECHANISMS,
-              boundary: str = "modulo", progress: Callable[[], None] | None = None) -> list[CompareRow]:
+              boundary: str = "modulo", progress: Callable[[], None] | None = None,
+              reps: list | None = None) -> list[CompareRow]:
     """Error of each mechanism calibrated to the request's target, at each epsilon: the optimal
-    design (:func:`optnoise.design.design`) and each family (:func:`optnoise.design.calibrate`)."""
+    design (:func:`optnoise.design.design`) and each family (:func:`optnoise.design.calibrate`).
+    ``reps``: a list each row's mechanism is appended to (for :func:`with_attack`)."""
     _check(request, mechanisms, boundary)
     t, n, cost = request.target, request.largest, request.cost_name
     rows: list[CompareRow] = []
@@ -189,18 +193,77 @@ def at_target(request: Request, epsilons: Sequence[float], *, mechanisms: Sequen
             if name == "optimal":
                 d = design(r)
                 rows.append(_row(name, eps, r.target.delta, d.mechanism.pmf, None, boundary, cost, n))  # type: ignore[union-attr, arg-type]
-                bound = d.report.lower_bound
+                bound, rep = d.report.lower_bound, d.mechanism.pmf
             else:
                 c = _calibrated(name, r, boundary)
                 rows.append(_row(name, eps, r.target.delta, c.representation, c.parameter, boundary, cost, n))  # type: ignore[union-attr, arg-type]
+                rep = c.representation
+            if reps is not None:
+                reps.append(rep)
             if progress:
                 progress()
         rows[at:] = _bounded(rows[at:], bound)
     return rows
 
 
+def at_attack_target(request: Request, *, mechanisms: Sequence[str] = MECHANISMS, boundary: str = "modulo",
+                     progress: Callable[[], None] | None = None) -> tuple[list[CompareRow], list]:
+    """Each mechanism meeting the request's *attack* target (docs/attacks.md): the optimal
+    design over the target's ``(epsilon, delta)`` members (:func:`optnoise.design.design`) and
+    each family calibrated on its exact trade-off curve. A row's ``epsilon``/``delta`` are the
+    member the optimal design was made for, or the family's exact pure epsilon (delta 0).
+    Returns the rows and each row's mechanism (for the attack readout)."""
+    _check(request, mechanisms, boundary)
+    n, cost = request.largest, request.cost_name
+    rows: list[CompareRow] = []
+    reps: list = []
+    bound = None
+    for name in mechanisms:
+        if name == "optimal":
+            d = design(request)
+            m = d.report.details.found.member   # the (epsilon, delta) member it was made for
+            rep, param, eps, delta, bound = d.mechanism.pmf, None, m.epsilon, m.delta, d.report.lower_bound
+        else:
+            c = _calibrated(name, request, boundary)
+            rep, param, delta = c.representation, c.parameter, 0.0
+            eps = privacy_profile(rep, request.neighbours).epsilon_pure  # type: ignore[arg-type]
+        rows.append(_row(name, eps, delta, rep, param, boundary, cost, n))  # type: ignore[arg-type]
+        reps.append(rep)
+        if progress:
+            progress()
+    return _bounded(rows, bound, _member_rows(request)), reps
+
+
+def _member_rows(request: Request) -> Callable[[CompareRow], bool]:
+    """The rows an attack design's bound covers: it is proven over the target's ``(epsilon,
+    delta)`` members only (:mod:`optnoise.design.attack`), so it covers the optimal row and a
+    family whose pure epsilon is at most the pure member's (it meets that member); a family
+    meeting the target only on its exact curve may lie outside every member, and gets no gap."""
+    from .design.attack import pure_member, symmetric_neighbours
+    top = pure_member(request.target, symmetric_neighbours(request.neighbours))  # type: ignore[arg-type]
+    return lambda r: r.mechanism == "optimal" or (r.boundary in (None, "modulo") and r.delta == 0 and r.epsilon <= top)
+
+
+def with_attack(rows: Sequence[CompareRow], reps: Sequence, neighbours: Neighbourhood | InputPairs,
+                fpr: float) -> tuple[list[CompareRow], list]:
+    """Each row with the best attacker's exact TPR at ``fpr`` (rounded up) and Gaussian-DP mu on
+    its mechanism's exact trade-off curve (:func:`optnoise.analysis.tradeoff.tradeoff`), under
+    the comparison's neighbourhood; and the curves, labelled, for a figure."""
+    from .analysis.tradeoff import check_fpr, tradeoff
+    a = check_fpr(fpr)
+    out, curves = [], []
+    for row, rep in zip(rows, reps):
+        curve = tradeoff(rep, neighbours, exact=True)
+        tpr, _ = curve.tpr(a)
+        mu, _ = curve.mu_gdp()
+        out.append(replace(row, attack={"fpr": a, "tpr": tpr, "mu_gdp": mu, "method": curve.method}))
+        curves.append((row, curve))
+    return out, curves
+
+
 def at_cost(request: Request, epsilons: Sequence[float], target_cost: float, *, mechanisms: Sequence[str] = MECHANISMS,
-            boundary: str = "modulo", progress: Callable[[], None] | None = None) -> list[CompareRow]:
+            boundary: str = "modulo", progress: Callable[[], None] | None = None,
+            reps: list | None = None) -> list[CompareRow]:
     """The dual view: each mechanism at expected cost ``target_cost``; ``delta`` is its exact delta
     at each ``eps`` (the optimal design minimises delta, Kadam (15))."""
     _check(request, mechanisms, boundary)
@@ -221,6 +284,8 @@ def at_cost(request: Request, epsilons: Sequence[float], target_cost: float, *, 
                 mech = build(name, param, n, boundary)
             dl = privacy_profile(mech, nb).delta(eps, notion)  # type: ignore[arg-type]
             rows.append(_row(name, eps, dl, mech, param, boundary, cost, n))  # type: ignore[arg-type]
+            if reps is not None:
+                reps.append(mech)
             if progress:
                 progress()
         rows[at:] = _bounded(rows[at:], bound, objective=lambda r: r.delta)   # the bound is on delta at this cost
@@ -281,7 +346,7 @@ def _ranked(rows: list[CompareRow]) -> list[CompareRow]:
 
 
 def channel_rows(request: Request, epsilons: Sequence[float], *, mechanisms: Sequence[str] = CHANNEL_DEFAULT,
-                 progress: Callable[[], None] | None = None) -> list[CompareRow]:
+                 progress: Callable[[], None] | None = None, reps: list | None = None) -> list[CompareRow]:
     """Mechanisms on the ordered domain ``{0..n}`` (outputs stay in it), as channels, for a
     request with ``space="channel"``: the optimal channel (:func:`optnoise.design.design`), the
     optimal noise mod ``n + 1`` for the same cost (protecting every difference of the pairs)
@@ -318,6 +383,8 @@ def channel_rows(request: Request, epsilons: Sequence[float], *, mechanisms: Seq
                                    else avg, avg, float(row_costs(M, er).max()), param, pname, bnd,
                                    {"cost": objective.name, "average": avg, "worst": float(per_q.max())},
                                    expected_cost_worst=float(per_q.max())))
+            if reps is not None:
+                reps.append(Channel(M))
     out = []
     for eps in dict.fromkeys(r.epsilon for r in rows):   # every channel meets the target on the pairs
         out += _bounded([r for r in rows if r.epsilon == eps], bounds.get(eps), lambda r: True)
@@ -354,6 +421,8 @@ class Comparison:
     boundary: str = "modulo"
     target_cost: float | None = None
     ks: tuple[int, ...] = ()
+    curves: tuple = ()
+    attack_fpr: float | None = None
 
     @property
     def ranked_by(self) -> str:
@@ -382,9 +451,12 @@ class Comparison:
                     "guarantee": notion, "notion": notion, "unit": self.unit,
                     "neighbourhood": {"pairs": "all", "directed": False} if record else r.neighbours.to_json(),
                     "ranked_by": self.ranked_by, "rows": [row.to_json() for row in self.rows]}
-        return {"n": r.n, "cost": r.cost_name, "boundary": self.boundary, "guarantee": notion, "notion": notion,
-                "neighbourhood": r.neighbours.to_json(), "target_cost": self.target_cost,
-                "rows": [row.to_json() for row in self.rows], "form": "noise", "ranked_by": self.ranked_by}
+        out = {"n": r.n, "cost": r.cost_name, "boundary": self.boundary, "guarantee": notion, "notion": notion,
+               "neighbourhood": r.neighbours.to_json(), "target_cost": self.target_cost,
+               "rows": [row.to_json() for row in self.rows], "form": "noise", "ranked_by": self.ranked_by}
+        if notion == "attack":
+            out["target"] = r.target.to_json()  # type: ignore[union-attr]
+        return out
 
     @property
     def unit(self) -> str:
@@ -393,30 +465,76 @@ class Comparison:
             self.request.neighbours.describe()
 
 
-def comparison(request: Request, epsilons: Sequence[float], *, mechanisms: Sequence[str] | None = None,
+def comparison(request: Request, epsilons: Sequence[float] | None, *, mechanisms: Sequence[str] | None = None,
                boundary: str = "modulo", target_cost: float | None = None, releases: Sequence[int] | None = None,
-               progress: Callable[[], None] | None = None) -> Comparison:
+               progress: Callable[[], None] | None = None, attack_fpr: float | None = None) -> Comparison:
     """One comparison for one request (``optnoise compare``): the mechanisms as channels for a
     ``space="channel"`` request; the K-release design against the baselines for each K of
     ``releases`` (one epsilon: the target after K releases); else the noises on ``{0..n}`` at
-    each epsilon (or at ``target_cost``). Mechanisms default to every one the form has."""
+    each epsilon (or at ``target_cost``), or at the request's attack target (``epsilons``
+    ``None``: :func:`at_attack_target`). Mechanisms default to every one the form has.
+    ``attack_fpr``: each row also says the best attacker's exact TPR at that FPR (and mu) on
+    its mechanism's trade-off curve, and the comparison keeps the curves (:func:`with_attack`);
+    an attack target's rows always do, at its ``at_fpr`` unless ``attack_fpr`` is given."""
+    attack_target = request.target.notion == "attack"  # type: ignore[union-attr]
+    if attack_target:
+        _check_attack_target(request, epsilons, releases, target_cost)
+        attack_fpr = attack_fpr if attack_fpr is not None else (request.target.at_fpr  # type: ignore[union-attr]
+                                                                if request.target.max_tpr is not None else 0.05)  # type: ignore[union-attr]
+    reps: list | None = [] if attack_fpr is not None else None
     if request.space == "channel":
         for name, given in (("releases", releases is not None), ("boundary", boundary != "modulo"),
                             ("target_cost", target_cost is not None)):
             if given:
                 raise InvalidParameterError(name, "given", "not with a channel (outputs stay in {0..n}; the line "
                                             "noises are clamped)")
-        rows = channel_rows(request, epsilons, mechanisms=mechanisms or CHANNEL_DEFAULT, progress=progress)
-        return Comparison(request, "channel", tuple(rows))
+        rows = channel_rows(request, epsilons, mechanisms=mechanisms or CHANNEL_DEFAULT,  # type: ignore[arg-type]
+                            progress=progress, reps=reps)
+        return _attack_readout(Comparison(request, "channel", tuple(rows)), reps, attack_fpr)
     if releases is not None:
-        return _releases(request, epsilons, mechanisms, boundary, target_cost, releases, progress)
+        if attack_fpr is not None:
+            raise InvalidParameterError("attack_fpr", "given", "not with releases (the attacker after K releases: "
+                                        "verify --attack --compose K on a mechanism file)")
+        return _releases(request, epsilons, mechanisms, boundary, target_cost, releases, progress)  # type: ignore[arg-type]
     if request.space != "cyclic":
         raise InvalidParameterError("space", request.space, "cyclic (integer only with releases)")
     names = mechanisms or MECHANISMS
-    rows = at_target(request, epsilons, mechanisms=names, boundary=boundary, progress=progress) \
-        if target_cost is None else \
-        at_cost(request, epsilons, target_cost, mechanisms=names, boundary=boundary, progress=progress)
-    return Comparison(request, "noise", tuple(rows), boundary, target_cost)
+    if attack_target:
+        rows, reps = at_attack_target(request, mechanisms=names, boundary=boundary, progress=progress)
+    elif target_cost is None:
+        rows = at_target(request, epsilons, mechanisms=names, boundary=boundary, progress=progress,  # type: ignore[arg-type]
+                         reps=reps)
+    else:
+        rows = at_cost(request, epsilons, target_cost, mechanisms=names, boundary=boundary, progress=progress,  # type: ignore[arg-type]
+                       reps=reps)
+    return _attack_readout(Comparison(request, "noise", tuple(rows), boundary, target_cost), reps, attack_fpr)
+
+
+def _check_attack_target(request: Request, epsilons: Sequence[float] | None, releases: Sequence[int] | None,
+                         target_cost: float | None) -> None:
+    """What an attack target's comparison refuses: epsilons beside it, releases, a fixed cost."""
+    for name, value, why in (("epsilons", epsilons, "no epsilons beside an attack target (it is the target)"),
+                             ("releases", releases, "an epsilon target with releases (the attacker after K "
+                                                    "releases: verify --attack --compose K)"),
+                             ("target_cost", target_cost, "an epsilon target with a fixed cost")):
+        if value is not None:
+            raise InvalidParameterError(name, value, why)
+    if request.space == "channel":
+        t = request.target
+        name = "max_tpr" if t.max_tpr is not None else "max_mu"  # type: ignore[union-attr]
+        raise InvalidParameterError(name, getattr(t, name), "an (epsilon, delta) target for the channel form (its "
+                                    "calibrated baselines take one; compare --form channel --attack reads each "
+                                    "channel's attacker); the optimal channel for an attack target: optnoise design "
+                                    "--form channel with the attack flags")
+
+
+def _attack_readout(c: Comparison, reps: list | None, fpr: float | None) -> Comparison:
+    """The comparison with each row's exact attacker readout at ``fpr`` and the curves (none
+    without ``fpr``)."""
+    if fpr is None or reps is None:
+        return c
+    rows, curves = with_attack(c.rows, reps, c.request.neighbours, fpr)
+    return replace(c, rows=tuple(rows), curves=tuple(curves), attack_fpr=fpr)
 
 
 def _releases(request: Request, epsilons: Sequence[float], mechanisms: Sequence[str] | None, boundary: str,
@@ -444,6 +562,7 @@ def _releases(request: Request, epsilons: Sequence[float], mechanisms: Sequence[
     return Comparison(request, "releases", tuple(out), ks=tuple(ks))
 
 
-__all__ = ["CHANNEL_DEFAULT", "CHANNEL_MECHANISMS", "MECHANISMS", "CompareRow", "Comparison", "at_cost", "at_target",
+__all__ = ["CHANNEL_DEFAULT", "CHANNEL_MECHANISMS", "MECHANISMS", "CompareRow", "Comparison", "at_attack_target",
+           "at_cost", "at_target", "with_attack",
            "build", "calibrate_to_cost", "channel_rows", "compare", "compare_at_cost", "compare_channels",
            "comparison", "costs", "released_error"]

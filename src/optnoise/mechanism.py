@@ -246,7 +246,8 @@ class Mechanism:
             gives = (f"it gives delta {prof.delta(t.epsilon, t.notion):.6g} > {t.delta:g} at eps {t.epsilon:g} "
                      f"({t.notion.upper()})")
         shown = t.epsilon if t.epsilon is not None else t.describe()
-        raise InvalidParameterError("target", shown, f"a target this mechanism ({self.name}) meets: {gives}, so "
+        name = "target" if t.notion != "attack" else "max_tpr" if t.max_tpr is not None else "max_mu"
+        raise InvalidParameterError(name, shown, f"a target this mechanism ({self.name}) meets: {gives}, so "
                                     "optnoise cannot quantize it to weights that do; raise the target, or use a "
                                     "mechanism made for it")
 

@@ -58,7 +58,8 @@ def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = 
 
 
 def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu: float | None = None,
-                  epsilon: float | None = None, title: str = "", force: bool = False) -> None:
+                  epsilon: float | None = None, title: str = "", fpr: float | None = None,
+                  target: tuple[float, float] | None = None, force: bool = False) -> None:
     """What the best attacker can do, for a reader who is not a DP expert.
 
     Left: how often the attacker is right when the value *was* ``x`` (true-positive rate)
@@ -66,7 +67,8 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
     for each mechanism's exact curve (the envelope over its pairs), with the curve of
     Gaussian DP at ``mu`` and of pure ``epsilon``-DP for comparison and the diagonal of
     guessing. Right: the same with the false-positive rate on a log scale (attacks that are
-    rarely wrong).
+    rarely wrong). ``fpr``: a vertical line where a comparison reads the curves; ``target``:
+    an attack target ``(FPR, TPR)`` every curve must pass under, marked.
     """
     check_plot(path, force)
     from .analysis.tradeoff import dp_tradeoff, gdp_tradeoff
@@ -83,6 +85,12 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
             ax.plot(a, 1.0 - dp_tradeoff(epsilon, 0.0, a), linestyle=":", color="tab:red",
                     label=f"pure eps-DP, eps = {epsilon:.3g} (what epsilon alone allows)")
         ax.plot(a, a, color="grey", linewidth=0.8, label="guessing at random")
+        if target is not None:
+            ax.plot([target[0]], [target[1]], marker="X", markersize=9, color="black", linestyle="none",
+                    label=f"the target: right at most {100 * target[1]:g}% of the time when wrong {100 * target[0]:g}%")
+        elif fpr is not None and fpr > 0:
+            ax.axvline(fpr, color="black", linestyle="-.", linewidth=0.8,
+                       label=f"false-positive rate {fpr:g} (the table's column)")
         ax.set_xscale(scale)
         ax.set_xlim(a[0] if scale == "log" else 0.0, 1.0)
         ax.set_ylim(0.0, 1.02)
@@ -90,7 +98,12 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
         ax.grid(alpha=0.3, which="both")
     axes[0].set_ylabel("true-positive rate\n(how often the attacker says x when it was x)")
     axes[1].set_title("the same, false-positive rate on a log scale", fontsize=10)
-    axes[0].legend(fontsize=8, loc="lower right")
+    if len(curves) > 1:   # several mechanisms: the legend under both panels, not over a curve
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False)
+        fig.subplots_adjust(bottom=0.16 + 0.035 * math.ceil(len(labels) / 2), top=0.84, wspace=0.28)
+    else:
+        axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(title or "What an attacker who knows everything else can learn about one record", fontsize=11)
     save_figure(fig, path, replace=force)
 

@@ -230,6 +230,38 @@ class Target:
         """
         return cls(None, 0.0, "attack", max_tpr, at_fpr, max_mu)
 
+    @classmethod
+    def of(cls, epsilon: float | None = None, delta: float | None = None, notion: str | None = None, *,
+           max_tpr: float | None = None, at_fpr: float | None = None,
+           max_mu: float | None = None) -> "Target | None":
+        """The target of optional values as a user gives them (command-line flags, spec keys):
+        ``epsilon`` (with ``delta``, ``notion``) or the attack keys ``max_tpr`` + ``at_fpr``
+        and/or ``max_mu``, never both; ``None`` when none is given. Validated here once: a
+        bad combination raises :class:`InvalidParameterError` naming the value at fault.
+
+        >>> Target.of(max_mu=1.0).describe()
+        '1-GDP'
+        >>> Target.of(1.0, 1e-6)
+        Target(epsilon=1.0, delta=1e-06, notion='dp')
+        """
+        if any(v is not None for v in (max_tpr, at_fpr, max_mu)):
+            beside = "no epsilon, delta or notion beside max_tpr/at_fpr/max_mu (an attack target is its own target)"
+            for name, value in (("epsilon", epsilon), ("delta", delta)):
+                if value is not None:
+                    raise InvalidParameterError(name, value, beside)
+            if notion not in (None, "attack"):
+                raise InvalidParameterError("notion", notion, beside)
+            return cls.attack(max_tpr=max_tpr, at_fpr=at_fpr, max_mu=max_mu)
+        if epsilon is None:
+            if delta is not None or notion is not None:
+                raise InvalidParameterError("epsilon", None, "a target epsilon > 0 with delta/notion (or an attack "
+                                            "target: max_tpr with at_fpr, and/or max_mu)")
+            return None
+        if notion == "attack":
+            raise InvalidParameterError("notion", notion, "'dp' or 'pdp' with an epsilon (an attack target is "
+                                        "max_tpr with at_fpr, and/or max_mu)")
+        return cls(epsilon, 0.0 if delta is None else delta, notion or "dp")
+
     @property
     def pure(self) -> bool:
         """``True`` for pure epsilon-DP (``delta = 0``; never for an attack target)."""

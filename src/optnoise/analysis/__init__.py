@@ -12,7 +12,9 @@
   ``meets``, :class:`Guarantee`;
 * :mod:`~optnoise.analysis.renyi` -- Rényi DP curves, zCDP and the RDP -> (eps, delta) conversion;
 * :mod:`~optnoise.analysis.composition` -- the guarantee after ``k`` releases (best of several bounds);
-* :mod:`~optnoise.analysis.sufficient` -- Holohan et al.'s sufficient sets.
+* :mod:`~optnoise.analysis.sufficient` -- Holohan et al.'s sufficient sets;
+* :mod:`~optnoise.analysis.intervals` -- exact confidence intervals of a released value (Neyman
+  on a channel, noise quantiles for additive noise) and its expected absolute error.
 """
 
 from .floating import RATIO_TOLERANCE, FloatPair, LossDistribution, PairAnalysis, PairMaxima

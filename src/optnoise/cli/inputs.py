@@ -11,7 +11,7 @@ from ..mechanism import Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
 from ..pmf import CyclicPMF, rounded_table
 from ..target import Target, check_notion
-from .options import NeighbourhoodArgs, SourceArgs, TargetArgs
+from .options import AttackArgs, NeighbourhoodArgs, SourceArgs, TargetArgs
 
 if TYPE_CHECKING:
     from ..design import Request
@@ -134,13 +134,25 @@ def family_mechanism(spec: str, nb: NeighbourhoodArgs | None = None, target: Tar
 
 
 def target(args: TargetArgs) -> Optional[Target]:
-    """The target of ``--epsilon/--delta/--notion``, or ``None`` when none is given (the
-    :class:`~optnoise.target.Target` checks the values, naming ``epsilon``, ``delta``, ``notion``)."""
-    if args.epsilon is None:
-        if args.delta is not None or args.notion is not None:
-            raise InvalidParameterError("--epsilon", None, "an epsilon > 0 with --delta/--guarantee")
-        return None
-    return Target(args.epsilon, 0.0 if args.delta is None else args.delta, args.notion or "dp")
+    """The target of ``--epsilon/--delta/--notion`` or ``--max-tpr/--at-fpr/--max-mu``, or
+    ``None`` when none is given (:meth:`~optnoise.target.Target.of` checks the values and their
+    combination, naming ``epsilon``, ``delta``, ``notion``, ``max_tpr``...)."""
+    return Target.of(args.epsilon, args.delta, args.notion, max_tpr=args.max_tpr, at_fpr=args.at_fpr,
+                     max_mu=args.max_mu)
+
+
+def request_target(epsilon: Optional[float], delta: Optional[float], notion: Optional[str],
+                   attack: Optional[AttackArgs] = None) -> Target:
+    """The target of ``design``/``compare``: ``--epsilon`` (with ``--delta``, ``--guarantee``) or
+    an attack target (``--max-tpr --at-fpr``, ``--max-mu``); one of them is required."""
+    if notion is not None:
+        check_notion(notion, parameter="--guarantee")
+    a = attack or AttackArgs(None, None, None)
+    got = Target.of(epsilon, delta, notion, max_tpr=a.max_tpr, at_fpr=a.at_fpr, max_mu=a.max_mu)
+    if got is None:
+        raise InvalidParameterError("--epsilon", None, "a target: --epsilon E (with --delta D), or --max-tpr BETA "
+                                    "--at-fpr ALPHA, or --max-mu MU")
+    return got
 
 
 def releasable(mechanism: Optional[Path], family: Optional[str], nb: NeighbourhoodArgs, goal: TargetArgs,
@@ -214,11 +226,13 @@ def _cost_of_file(cost: Optional[str], cost_file: Optional[Path], max_memory: in
     return values
 
 
-def design_request(nb: NeighbourhoodArgs, *, epsilon: float, delta: float, notion: str, n: Optional[str],
+def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Optional[float], notion: Optional[str],
+                   n: Optional[str],
                    cost: Optional[str], cost_file: Optional[Path], minimize: str, max_cost: Optional[float],
                    formulation: str, time_limit: Optional[float], releases: Optional[int], space: str, form: str,
                    constraints: Optional[str], prior: Optional[str], worst_case: bool, per_record: bool,
-                   max_memory: Optional[int], max_seconds: Optional[float] = None) -> Request:
+                   max_memory: Optional[int], attack: Optional[AttackArgs] = None,
+                   max_seconds: Optional[float] = None) -> Request:
     """The :class:`~optnoise.design.request.Request` of ``optnoise design``'s flags: which flag
     sets which field (the request's own rules say which fields go together)."""
     from ..costs import RELEASED_COSTS, ReleasedCost
@@ -234,7 +248,12 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: float, delta: float, notio
     if per_record and nb.given:
         raise InvalidParameterError("--per-record", "with distance flags", "either --per-record or "
                                     "--distances/--sd/--bd/--directed")
-    target = Target(epsilon, delta, check_notion(notion, parameter="--guarantee"))
+    target = request_target(epsilon, delta, notion, attack)
+    if target.notion == "attack" and releases is not None:
+        flag = "--max-tpr" if target.max_tpr is not None else "--max-mu"
+        raise InvalidParameterError(flag, target.max_tpr if target.max_tpr is not None else target.max_mu,
+                                    "an --epsilon/--delta target with --releases (an attack target is designed for one "
+                                    "release; the attacker after K releases: optnoise verify --attack --compose K)")
     dims = _dims(n, "with --form channel, --prior, --worst-case or --per-record"
                  if form == "channel" or prior is not None or worst_case or per_record else "")
     size = dims if isinstance(dims, int) else None
@@ -265,16 +284,17 @@ def _check_channel_report(size: int, max_memory: Optional[int]) -> None:
                "library's optnoise.design returns it as an array)")
 
 
-def compare_request(nb: NeighbourhoodArgs, *, n: Optional[int], epsilon: float, delta: float, notion: str,
-                    cost: Optional[str], space: str, form: str, prior: Optional[str], worst_case: bool,
-                    per_record: bool, releases: bool, max_memory: Optional[int]) -> Request:
+def compare_request(nb: NeighbourhoodArgs, *, n: Optional[int], epsilon: Optional[float], delta: Optional[float],
+                    notion: Optional[str], cost: Optional[str], space: str, form: str, prior: Optional[str],
+                    worst_case: bool, per_record: bool, releases: bool, max_memory: Optional[int],
+                    attack: Optional[AttackArgs] = None) -> Request:
     """The :class:`~optnoise.design.request.Request` of ``optnoise compare``'s flags, at the
     first epsilon (the comparison replaces it for each)."""
     from ..costs import ReleasedCost
     from ..design import Request
     if form not in ("noise", "channel"):
         raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (an ordered domain)")
-    target = Target(epsilon, delta, check_notion(notion, parameter="--guarantee"))
+    target = request_target(epsilon, delta, notion, attack)
     if form == "channel":
         if space != "cyclic":
             raise InvalidParameterError("--space", "given", "not with --form channel (outputs stay in {0..n}; the line "

@@ -26,6 +26,10 @@ Notion = Annotated[str, typer.Option(
     "--notion", "--guarantee", help="The notion of the target: dp, approximate DP (hockey-stick); pdp, probabilistic "
                                     "DP (Kadam Def. 2). --guarantee is the same flag.")]
 
+OptionalNotion = Annotated[Optional[str], typer.Option(
+    "--notion", "--guarantee", help="The notion of the target: dp (default), approximate DP (hockey-stick); pdp, "
+                                    "probabilistic DP (Kadam Def. 2). --guarantee is the same flag.")]
+
 
 def _opt(name: str, flag: str | tuple[str, ...], kind: Any, help: str, default: Any = None) -> inspect.Parameter:
     """One option of a group: keyword ``name``, flag ``flag`` (or several names of one flag), type ``kind``."""
@@ -131,18 +135,57 @@ SOURCE = Group("source", (
 ), SourceArgs)
 
 
+# ------------------------------------------------------------------ attack targets (issue 24)
+#: ``--max-tpr BETA --at-fpr ALPHA`` and/or ``--max-mu MU``: a target in attack terms (docs/attacks.md),
+#: instead of ``--epsilon``; the library's :meth:`~optnoise.target.Target.of` validates the combination.
+ATTACK_OPTIONS: tuple[inspect.Parameter, ...] = tuple(
+    _opt(name, "--" + name.replace("_", "-"), Optional[float], words) for name, words in (
+        ("max_tpr", "Attack target: the best attacker's true-positive rate is at most BETA at the false-positive "
+                    "rate --at-fpr (instead of --epsilon; docs/attacks.md)."),
+        ("at_fpr", "Attack target: the false-positive rate ALPHA of --max-tpr."),
+        ("max_mu", "Attack target: at most as revealing as Gaussian DP with this mu (instead of --epsilon)."),
+    ))
+
+#: ``--attack``: also what the best attacker can learn (``verify``, ``compare``).
+AttackFlag = Annotated[bool, typer.Option(
+    "--attack", help="Also say what the best attacker who knows everything else can learn (docs/attacks.md): its "
+                     "true-positive rate at --fpr and its Gaussian-DP mu (verify: also the advantage and the largest "
+                     "posterior); with --plot, draw the attacker's curve (compare: every mechanism's).")]
+
+
+@dataclass(frozen=True)
+class AttackArgs:
+    """The raw ``--max-tpr/--at-fpr/--max-mu`` values."""
+
+    max_tpr: Optional[float]
+    at_fpr: Optional[float]
+    max_mu: Optional[float]
+
+    @property
+    def given(self) -> bool:
+        return self.max_tpr is not None or self.at_fpr is not None or self.max_mu is not None
+
+
+ATTACK = Group("attack_target", ATTACK_OPTIONS, AttackArgs)
+
+
 # ------------------------------------------------------------------ target of a plain PMF file
 @dataclass(frozen=True)
 class TargetArgs:
-    """``--epsilon/--delta/--notion`` (alias ``--guarantee``) as the target of a mechanism that carries none."""
+    """``--epsilon/--delta/--notion`` (alias ``--guarantee``), or ``--max-tpr/--at-fpr/--max-mu``,
+    as the target of a mechanism that carries none (or replacing its own)."""
 
     epsilon: Optional[float]
     delta: Optional[float]
     notion: Optional[str]
+    max_tpr: Optional[float] = None
+    at_fpr: Optional[float] = None
+    max_mu: Optional[float] = None
 
     @property
     def given(self) -> bool:
-        return self.epsilon is not None or self.delta is not None or self.notion is not None
+        return any(v is not None for v in (self.epsilon, self.delta, self.notion, self.max_tpr, self.at_fpr,
+                                           self.max_mu))
 
 
 TARGET = Group("target", (
@@ -151,6 +194,7 @@ TARGET = Group("target", (
     _opt("delta", "--delta", Optional[float], "Target delta (with --epsilon)."),
     _opt("notion", ("--notion", "--guarantee"), Optional[str], "dp or pdp: the notion of the target (--guarantee is "
                                                                "the same flag)."),
+    *ATTACK_OPTIONS,
 ), TargetArgs)
 
 

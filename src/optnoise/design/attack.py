@@ -97,10 +97,13 @@ class AttackDesign(Generic[D]):
 class AttackResult:
     """An :class:`AttackDesign` as the details of a :class:`~optnoise.design.report.Design`:
     the member's design (its mechanism, cost and report keys), with the attack search's proven
-    ``lower_bound`` over every member and its relative ``gap``, and the search under ``attack``."""
+    ``lower_bound`` over every member and its relative ``gap``, and the search under ``attack``
+    (with ``checked``, the target checked on the exact curve of the sampled weights, under
+    ``attack.exact_curve``)."""
 
-    def __init__(self, found: AttackDesign) -> None:
+    def __init__(self, found: AttackDesign, checked: dict | None = None) -> None:
         self.found = found
+        self.checked = checked
 
     def __getattr__(self, name: str):
         return getattr(self.found.design, name)
@@ -114,11 +117,27 @@ class AttackResult:
         return self.found.gap / max(abs(self.found.cost), 1e-300)
 
     def report_json(self) -> dict:
-        return {**self.found.design.report_json(), "attack": self.found.to_json()}
+        search = self.found.to_json()
+        if self.checked is not None:
+            search["exact_curve"] = dict(self.checked)
+        return {**self.found.design.report_json(), "attack": search}
 
 
 def _exp_up(x: float) -> float:
     return math.nextafter(math.exp(x), math.inf)  # math.exp is within one ulp
+
+
+def symmetric_neighbours(neighbours) -> bool:
+    """Whether both lines of ``f_{eps,delta}`` count (module docstring): the neighbourhood is
+    symmetric, or its listed pairs are closed under swapping."""
+    if not neighbours.directed:
+        return True
+    if hasattr(neighbours, "pairs"):   # input pairs of a channel
+        return set(neighbours.pairs) == {(b, a) for a, b in neighbours.pairs}
+
+    def negated(d):
+        return tuple(-v for v in d) if isinstance(d, tuple) else -d
+    return set(neighbours.distances) == {negated(d) for d in neighbours.distances}
 
 
 def member_delta(target: Target, epsilon: float, symmetric: bool) -> float:
@@ -261,4 +280,4 @@ def design_attack(target: Target, design_for: Callable[[Target], D], cost_of: Ca
                         tuple(members))
 
 
-__all__ = ["AttackDesign", "AttackResult", "design_attack", "member_delta", "pure_member"]
+__all__ = ["AttackDesign", "AttackResult", "design_attack", "member_delta", "pure_member", "symmetric_neighbours"]

@@ -119,8 +119,41 @@ def calibrate(family: str | Calibration | Callable[[float], Representation], req
     return _builder(family, request, start, name or "custom", parameter_name)
 
 
+#: Relative room left under an attack target's TPR and mu when a family is calibrated to it, tried in
+#: turn until its exact trade-off curve (rounded up) meets the target itself.
+ATTACK_MARGINS = (1e-9, 1e-6, 1e-3)
+
+
+def inside(target: Target, margin: float) -> Target:
+    """``target`` tightened by the relative ``margin``: a pure epsilon, or delta; an attack
+    target's TPR and mu (its FPR kept). What meets the result meets ``target``."""
+    if target.notion == "attack":
+        return Target.attack(max_tpr=None if target.max_tpr is None else target.max_tpr * (1.0 - margin),
+                             at_fpr=target.at_fpr, max_mu=None if target.max_mu is None else target.max_mu * (1.0 - margin))
+    return Target(target.epsilon * (1.0 - margin) if target.pure else target.epsilon,  # type: ignore[operator]
+                  target.delta * (1.0 - margin), target.notion)
+
+
 def _on_domain(family: str | Calibration, request: Request, screen: Callable[[Any], bool] | None) -> CalibratedDesign:
-    """A registered family on ``{0..n}`` (cyclic noise, categories or a channel)."""
+    """A registered family on ``{0..n}`` (cyclic noise, categories or a channel); an attack
+    target by the same search on its float trade-off curve, a little inside the target, until the
+    exact curve meets the target itself (the float curve may miss it by round-off)."""
+    t = request.target
+    if t.notion != "attack":  # type: ignore[union-attr]
+        return _on_domain_at(family, request, screen)
+    for margin in ATTACK_MARGINS:
+        got = _on_domain_at(family, request.replace(target=inside(t, margin)), None)  # type: ignore[arg-type]
+        if got.mechanism.meets(t, exact=True):  # type: ignore[arg-type]
+            mech = got.mechanism
+            return CalibratedDesign(got.family, got.parameter, got.parameter_name,
+                                    Mechanism(mech.pmf, mech.neighbourhood, t, mech.name, mech.origin), got.boundary)
+    raise DesignError(f"no member of {family if isinstance(family, str) else 'the family'} meets {t.describe()} "  # type: ignore[union-attr]
+                      "on its exact trade-off curve")
+
+
+def _on_domain_at(family: str | Calibration, request: Request,
+                  screen: Callable[[Any], bool] | None) -> CalibratedDesign:
+    """:func:`_on_domain` for a target the one rule answers directly."""
     label = family if isinstance(family, str) else "custom"
     boundary = request.boundary or "modulo"
     n = request.largest
@@ -169,8 +202,7 @@ def _line(family: str | Calibration, request: Request) -> CalibratedDesign:
         pmf = build(x)
     else:
         for margin in CALIBRATION_MARGINS:
-            inner = Target(target.epsilon * (1.0 - margin) if target.pure else target.epsilon,  # type: ignore[union-attr]
-                           target.delta * (1.0 - margin), target.notion)  # type: ignore[union-attr]
+            inner = inside(target, margin)  # type: ignore[arg-type]
             x = boundary_search(cal, largest, lambda v: privacy_profile(build(v), nb).meets(inner),
                                 more_private_ok=True)
             pmf = build(x)
@@ -211,4 +243,4 @@ def _builder(build: Callable[[float], Representation], request: Request, start: 
     return CalibratedDesign(name, found.value, parameter_name, mech, None, comp)
 
 
-__all__ = ["CALIBRATION_MARGINS", "CalibratedDesign", "START_RETREATS", "calibrate"]
+__all__ = ["ATTACK_MARGINS", "CALIBRATION_MARGINS", "CalibratedDesign", "START_RETREATS", "calibrate", "inside"]

@@ -17,7 +17,8 @@ calibrated a family's least noisy member (:mod:`.calibrate`)      (one monotone 
 ========== ===================================================== ==============================
 
 A target of the ``attack`` notion is designed as the cheapest of its ``(epsilon, delta)``
-members, each by the request's own problem (:mod:`.attack`).
+members, each by the request's own problem (:mod:`.attack`); a family is calibrated to it
+directly, on its trade-off curve (:mod:`.calibrate`).
 
 Solvers are imported when first asked for, so that asking for one does not load the others.
 
@@ -98,7 +99,8 @@ def design(request: Request) -> Design:
     if not isinstance(request, Request):
         raise InvalidParameterError("request", type(request).__name__, "an optnoise.Request")
     solve = SOLVERS[request.problem]
-    details = _attack(request, solve) if request.target.notion == "attack" else solve(request)  # type: ignore[union-attr]
+    by_members = request.target.notion == "attack" and request.problem != "calibrated"  # type: ignore[union-attr]
+    details = _attack(request, solve) if by_members else solve(request)  # a family: calibrated to the curve itself
     return Design(details.mechanism, DesignReport(request, details.mechanism, details))
 
 
@@ -106,14 +108,29 @@ def _attack(request: Request, solve: Callable[[Request], Any]) -> Any:
     """An attack target: the cheapest design over its ``(epsilon, delta)`` members, each the
     request's own problem at that member (:func:`optnoise.design.attack.design_attack`), its
     exact trade-off curve checked against the target."""
-    from .attack import AttackResult, design_attack
+    from .attack import AttackResult, design_attack, symmetric_neighbours
     target = request.target
     nb = request.neighbours
-    symmetric = not nb.directed or set(nb.pairs) == {(b, a) for a, b in nb.pairs}  # type: ignore[union-attr]
+    symmetric = symmetric_neighbours(nb)
     got = design_attack(target, lambda member: solve(request.replace(target=member)),  # type: ignore[arg-type]
                         lambda d: d.expected_cost, symmetric=symmetric,
                         check=lambda d: d.mechanism.meets(target, exact=True))
-    return AttackResult(got)
+    return AttackResult(got, checked_on_curve(got.design.mechanism, target))
+
+
+def checked_on_curve(mechanism: Any, target: Any) -> dict:
+    """The attack target checked on the exact trade-off curve of the quantized weights that are
+    sampled (rounded up): the TPR at ``at_fpr`` and/or the Gaussian-DP mu, and ``meets``. The
+    member those weights were certified for implies the target (module :mod:`.attack`); this
+    is the direct check of the same claim on the curve itself."""
+    from ..analysis.tradeoff import tradeoff
+    q = mechanism.quantize()
+    sampled = q.channel if q.kind == "channel" else q.pmf
+    curve = tradeoff(sampled, mechanism.neighbourhood, exact=True, max_memory=None)
+    tpr = curve.tpr(target.at_fpr)[0] if target.max_tpr is not None else None
+    mu = curve.mu_gdp()[0] if target.max_mu is not None else None
+    return {"on": "the quantized weights that are sampled", "method": curve.method, "tpr_at_fpr": tpr,
+            "at_fpr": target.at_fpr, "mu_gdp": mu, "meets": target.admits_attack(tpr=tpr, mu=mu, exact=True)}
 
 
 __all__ = ["SOLVERS", "design"]

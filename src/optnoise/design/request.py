@@ -89,7 +89,7 @@ MAX_NONZEROS = 50_000_000
 #: (:func:`optnoise.design.attack.design_attack`, called by :func:`optnoise.design.design`).
 NOTIONS_OF: dict[str, tuple[str, ...]] = {
     "finite": ("dp", "pdp", "attack"), "modulo": ("dp", "pdp", "attack"), "channel": ("dp", "pdp", "attack"),
-    "rr": ("dp", "pdp", "attack"), "calibrated": ("dp", "pdp"), "releases": ("dp",),
+    "rr": ("dp", "pdp", "attack"), "calibrated": ("dp", "pdp", "attack"), "releases": ("dp",),
 }
 
 _N_ACCEPTED = "an integer n >= 1 (domain {0..n})"

@@ -10,7 +10,9 @@
   dyadic geometric tails (what quantized integer-line mechanisms are), and the named laws
   (discrete Laplace, discrete Gaussian, Geng & Viswanath's discrete staircase) for rational
   parameters, by exact inversion (:mod:`~optnoise.sampling.inversion`) or vectorised
-  rejection (Canonne, Kamath & Steinke 2020, Algorithms 1-3).
+  rejection (Canonne, Kamath & Steinke 2020, Algorithms 1-3);
+* :mod:`~optnoise.sampling.noisy_max` -- report-noisy-max over integer scores (permute-and-flip,
+  the exponential mechanism), drawn exactly, with its exact law and its guarantee by theorem.
 
 What a :class:`~optnoise.mechanism.Mechanism` samples is always its quantized form, i.e.
 exactly the law in its certificate (docs/release.md). The named-law samplers are exact

@@ -46,7 +46,7 @@ from .files import (
     read_batches,
     select_columns,
 )
-from .manifest import build_manifest, words
+from .manifest import WORDS_FPR, build_manifest, record_attack, words
 from .plan import ColumnPlan, over_budget, plan_column, plan_key, record_total
 from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
 
@@ -86,6 +86,8 @@ def prepare(spec: TableSpec | Mapping[str, Any], *, max_seconds: float | None = 
     table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
     plans = _plans(table.columns, table.unit, max_seconds)
     total = record_total(list(plans), table.budget)
+    if table.budget is not None and table.budget.notion == "attack":
+        total = attack_budget(list(plans), total, table.budget)
     if table.budget is not None and not total["within_budget"]:
         raise over_budget(total, table.budget)
     return Prepared(table, plans, total)
@@ -106,6 +108,17 @@ def _plans(columns: tuple[ColumnSpec, ...], unit: str, max_seconds: float | None
             done[key] = plan
         out.append(plan)
     return tuple(out)
+
+
+def attack_budget(plans: list[ColumnPlan], total: dict, budget: Target) -> dict:
+    """A budget in attack terms, checked on the record's trade-off curve: the exact composition
+    of the columns' sampled weights over every combination of their pairs, or its dominating
+    lower bound (:func:`~optnoise.table.manifest.record_attack`; the attacker's TPR rounded up)."""
+    fpr = budget.at_fpr if budget.max_tpr is not None else WORDS_FPR
+    attack = record_attack(plans, fpr=fpr)  # type: ignore[arg-type]
+    tpr = attack["tpr_at_fpr"][f"{fpr:g}"] if budget.max_tpr is not None else None
+    mu = attack["mu_gdp"] if budget.max_mu is not None else None
+    return {**total, "attack": attack, "within_budget": budget.admits_attack(tpr=tpr, mu=mu, exact=True)}
 
 
 def _plan(col: ColumnSpec, unit: str, max_seconds: float | None = None) -> ColumnPlan:

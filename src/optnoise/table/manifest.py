@@ -44,7 +44,7 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
     """
     from ..version import __version__
     columns = {p.name: p.to_json() for p in plans}
-    total = {**total, "attack": record_attack(plans)}
+    total = {**total, "attack": total.get("attack") or record_attack(plans)}   # an attack budget computed it
     names = [p.name for p in plans]
     out: dict[str, Any] = {
         "tool": "optnoise", "version": __version__,

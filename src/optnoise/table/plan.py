@@ -99,8 +99,8 @@ class ColumnPlan:
         """The column's ``(epsilon, delta)`` for basic composition: its certified target, or
         the certificate's pure epsilon when it has none."""
         t = self.mechanism.target
-        if t is not None:
-            return t.epsilon, t.delta
+        if t is not None and t.notion != "attack":   # an attack target has no (epsilon, delta) of its own
+            return t.epsilon, t.delta  # type: ignore[return-value]
         return self.certificate.epsilon_pure, 0.0
 
     def privatize(self, values: "pa.Array | pa.ChunkedArray", *, first_row: int, source: RandomSource) -> "pa.Array":
@@ -469,6 +469,8 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     from ..analysis.outward import sum_up
     eps = [p.epsilon_delta for p in plans]
     basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
+    if budget is not None and budget.notion == "attack":   # checked on the record's trade-off curve (prepare)
+        return {**record_total(plans, None), "budget": budget.to_json()}
     delta = budget.delta if budget is not None else 1e-6
     items, mixed = composition_items(plans, released_profile)
     if len(plans) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
@@ -527,6 +529,13 @@ def within(basic: dict, pld: dict, budget: Target) -> bool:
 
 def over_budget(total: dict, budget: Target) -> InvalidParameterError:
     """The refusal of a spec whose record total exceeds its budget."""
+    if budget.notion == "attack":
+        a = total["attack"]
+        got = ([f"TPR {a['tpr_at_fpr'][f'{budget.at_fpr:g}']:.6g} at FPR {budget.at_fpr:g}"]
+               if budget.max_tpr is not None else []) + ([f"mu {a['mu_gdp']:.6g}"] if budget.max_mu is not None else [])
+        return InvalidParameterError("budget", budget.describe(), f"a budget the record's total meets: its best "
+                                     f"attacker ({a['method']}) reaches {', '.join(got)} (lower the columns' "
+                                     "targets or raise the budget)")
     b, p = total["basic"], total["pld"]
     return InvalidParameterError(
         "budget", f"eps {budget.epsilon:g}, delta {budget.delta:g}",

@@ -23,7 +23,9 @@ One structure, three front doors: a TOML file (``optnoise release --spec FILE.to
 Column keys: ``domain`` (``categories``, or ``lower`` + ``upper`` [+ ``cyclic``]; omitted:
 all integers, for noise on the integer line under the value unit), one of ``mechanism``
 / ``family`` (+ ``params``) / only a target, the target ``epsilon``, ``delta``,
-``notion`` (``dp`` or ``pdp``), ``cost`` (a designed column on a cyclic domain), ``clamp``,
+``notion`` (``dp`` or ``pdp``) -- or a target in attack terms, ``max_tpr`` with ``at_fpr``
+and/or ``max_mu`` (docs/attacks.md; also in the budget) --, ``cost`` (a designed column on a
+cyclic domain), ``clamp``,
 and, under the value unit, the neighbourhood ``sd``, ``bd``, ``distances``, ``directed``.
 
 Errors name the key path (``columns.age.clamp``) under the parameter ``spec``.
@@ -45,8 +47,10 @@ from .domain import Domain
 #: The privacy units of a release.
 UNITS: tuple[str, ...] = ("record", "value")
 TOP_KEYS = ("unit", "keep", "budget", "columns")
-COLUMN_KEYS = ("domain", "mechanism", "family", "params", "epsilon", "delta", "notion", "cost", "clamp",
-               "sd", "bd", "distances", "directed")
+COLUMN_KEYS = ("domain", "mechanism", "family", "params", "epsilon", "delta", "notion", "max_tpr", "at_fpr",
+               "max_mu", "cost", "clamp", "sd", "bd", "distances", "directed")
+#: The keys of a target in attack terms (docs/attacks.md), in a column and in the budget.
+ATTACK_KEYS = ("max_tpr", "at_fpr", "max_mu")
 DOMAIN_KEYS = ("lower", "upper", "cyclic", "categories")
 
 
@@ -118,7 +122,7 @@ class TableSpec:
             raise InvalidParameterError("unit", self.unit, "'record' (default: any value of a record may change) or "
                                                            "'value' (changes by the mechanism's own distances)")
         if self.budget is not None and not isinstance(self.budget, Target):
-            raise InvalidParameterError("budget", self.budget, "a Target(epsilon, delta)")
+            raise InvalidParameterError("budget", self.budget, "a Target(epsilon, delta) or Target.attack(...)")
         object.__setattr__(self, "columns", cols)
         object.__setattr__(self, "keep", keep)
 
@@ -139,7 +143,11 @@ class TableSpec:
 
 # ------------------------------------------------------------------ parsing
 def parse_budget(value: Any, *, parameter: str = "budget") -> Target:
-    """A budget ``{epsilon, delta}`` (or ``"EPS[,DELTA]"``) as an approximate-DP target."""
+    """A budget ``{epsilon, delta}`` (or ``"EPS[,DELTA]"``) as an approximate-DP target, or
+    ``{max_tpr, at_fpr}`` and/or ``{max_mu}`` as an attack target (the record's best attacker,
+    docs/attacks.md)."""
+    if isinstance(value, Mapping) and set(value) & set(ATTACK_KEYS):
+        return _attack_target(value, parameter)
     if isinstance(value, str):
         parts = [p.strip() for p in value.split(",")]
         if not 1 <= len(parts) <= 2:
@@ -157,6 +165,19 @@ def parse_budget(value: Any, *, parameter: str = "budget") -> Target:
         name = parameter if parameter.startswith("--") else f"{parameter}.{exc.parameter}"
         raise InvalidParameterError(name, exc.value, f"{exc.parameter}: {exc.accepted} (a budget is epsilon E > 0 "
                                     "and delta D with 0 <= D < 1)") from exc
+
+
+def _attack_target(value: Mapping[str, Any], parameter: str) -> Target:
+    """A budget in attack terms (no epsilon or delta beside it), its errors naming ``budget.KEY``."""
+    extra = sorted(set(value) - set(ATTACK_KEYS))
+    try:
+        if extra:
+            raise InvalidParameterError(extra[0], value[extra[0]], "no epsilon/delta beside max_tpr/at_fpr/max_mu")
+        got = Target.of(**{k: _number(v, k) for k, v in value.items()})
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"{parameter}.{exc.parameter}", exc.value, f"{exc.accepted} (a budget in attack "
+                                    "terms is max_tpr = B with at_fpr = A, and/or max_mu = M)") from exc
+    return got  # type: ignore[return-value]
 
 
 def _number(value: Any, key: str) -> Any:
@@ -307,19 +328,29 @@ def _column(name: str, table: Any, base: Path, loaded: dict[Path, Mechanism] | N
         if family is None or ":" in str(family) or not isinstance(params, (list, tuple)) or not params:
             raise InvalidParameterError("params", params, "a non-empty list of numbers, with family = NAME")
         family = f"{family}:{','.join(repr(p) if isinstance(p, float) else str(p) for p in params)}"
-    target = None
-    if "epsilon" in table:
-        target = Target(_number(table["epsilon"], "epsilon"), _number(table.get("delta", 0.0), "delta"),
-                        check_notion(table.get("notion", "dp")))
-    elif "delta" in table or "notion" in table:
-        raise InvalidParameterError("epsilon", None, "a target epsilon > 0 beside delta/notion (a column's target is "
-                                                     "epsilon = E, with optional delta = D and notion = \"dp\")")
+    target = _column_target(table)
     nb = _neighbourhood(table)
     cost = table.get("cost")
     if cost is not None and not isinstance(cost, str):
         raise InvalidParameterError("cost", cost, "a cost name (circular-mse, mse, er, abs, circular-abs, pow:K)")
     return ColumnSpec(name, domain, mechanism=mech, mechanism_file=path, family=family, target=target, cost=cost,
                       clamp=table.get("clamp", False), neighbourhood=nb)
+
+
+def _column_target(table: Mapping[str, Any]) -> Target | None:
+    """A column's target: ``epsilon`` (``delta``, ``notion``) or ``max_tpr`` + ``at_fpr`` and/or
+    ``max_mu`` (:meth:`~optnoise.target.Target.of` checks the combination), or none."""
+    if any(k in table for k in ATTACK_KEYS):
+        values = {k: _number(table[k], k) for k in ("epsilon", "delta", *ATTACK_KEYS) if k in table}
+        return Target.of(notion=table.get("notion"), **values)
+    if "epsilon" in table:
+        return Target(_number(table["epsilon"], "epsilon"), _number(table.get("delta", 0.0), "delta"),
+                      check_notion(table.get("notion", "dp")))
+    if "delta" in table or "notion" in table:
+        raise InvalidParameterError("epsilon", None, "a target epsilon > 0 beside delta/notion (a column's target is "
+                                                     "epsilon = E, with optional delta = D and notion = \"dp\"; or "
+                                                     "max_tpr = B with at_fpr = A, and/or max_mu = M)")
+    return None
 
 
 def _domain(data: Any) -> Domain:

@@ -8,10 +8,11 @@ from typing import Annotated, Any, Callable, Iterator, Optional
 import typer
 from rich.markup import escape
 
+from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import compare_request
-from ..options import (LIMITS, NEIGHBOURHOOD, WRITES, Form, Json, NeighbourhoodArgs, Notion, PerRecord, Plot, Prior,
-                       WorstCase, Writes)
+from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, AttackFlag, Form, Json, NeighbourhoodArgs,
+                       OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
 from ..render import column, err, fmt, legend, narrow_table, notes, out, short_name
 from .shared import check_png, deliver, parse_list, plots
 
@@ -23,15 +24,19 @@ _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
 
-@command(NEIGHBOURHOOD, LIMITS, WRITES, flags={"epsilon": "--epsilons", "unit": "--per-record", "k": "--releases"})
+@command(NEIGHBOURHOOD, ATTACK, LIMITS, WRITES, flags={"epsilon": "--epsilons", "unit": "--per-record",
+                                                       "k": "--releases", "attack_fpr": "--attack"})
 def compare(
     nb: NeighbourhoodArgs,
+    attack_target: AttackArgs,
     max_memory: Optional[int],
     writes: Writes,  # --plot checked by the output rule before anything is computed
-    epsilons: Annotated[str, typer.Option("--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2.")],
+    epsilons: Annotated[Optional[str], typer.Option(
+        "--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2 (or an attack target: --max-tpr with --at-fpr, "
+                           "and/or --max-mu).")] = None,
     n: Annotated[Optional[int], typer.Option(
         "--n", help="Domain {0..N}. Required unless --releases with --space integer.")] = None,
-    delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="Target delta (0 <= delta < 1; default 0).")] = None,
     cost: Annotated[Optional[str], typer.Option(
         "--cost", help="Noise costs, applied to (y - q) mod (n+1): er | mse (= noise-second-moment, the paper's "
                        "MSE) | circular-mse | abs | circular-abs. Released-value costs, applied to y - q: er | "
@@ -46,7 +51,7 @@ def compare(
         "--boundary", help="How line noise meets {0..n}: modulo, clamp, or truncate (not post-processing).")] = "modulo",
     target_cost: Annotated[Optional[float], typer.Option(
         "--target-cost", help="Dual view: fix the expected cost, report delta at each eps.")] = None,
-    notion: Notion = "dp",
+    notion: OptionalNotion = None,
     releases: Annotated[Optional[str], typer.Option(
         "--releases", help="Repeated releases: K (or a list 1,10,100,365); compares the K-release design, the "
                            "single-release optimum composed K times and the geometric and discrete Gaussian "
@@ -57,6 +62,9 @@ def compare(
     prior: Prior = None,
     worst_case: WorstCase = False,
     per_record: PerRecord = False,
+    attack: AttackFlag = False,
+    fpr: Annotated[Optional[float], typer.Option(
+        "--fpr", help="With --attack: the false-positive rate (default 0.05, or --at-fpr).")] = None,
     as_json: Json = False,
     plot: Plot = None,
 ) -> None:
@@ -64,22 +72,35 @@ def compare(
 
     With --form channel (an ordered domain such as ages 0..N): the optimal channel, the optimal noise mod N+1
     and the baselines as channels, ranked by the released value's error.
+
+    Example (an attack target): optnoise compare --n 23 --sd 1 --cost circular-mse --max-tpr 0.3 --at-fpr 0.05
     """
     from ... import compare as cmp
-    eps_list = parse_list(epsilons, "--epsilons", "comma-separated numbers > 0")
+    if fpr is not None and not attack:
+        raise InvalidParameterError("--fpr", fpr, "together with --attack")
+    eps_list = None if epsilons is None else parse_list(epsilons, "--epsilons", "comma-separated numbers > 0")
     ks = None if releases is None else parse_list(releases, "--releases", "an integer K >= 1 or a list like "
                                                   "1,10,100,365", int)
-    request = compare_request(nb, n=n, epsilon=eps_list[0], delta=delta, notion=notion, cost=cost, space=space,
-                              form=form, prior=prior, worst_case=worst_case, per_record=per_record,
-                              releases=ks is not None, max_memory=max_memory)
+    request = compare_request(nb, n=n, epsilon=None if eps_list is None else eps_list[0], delta=delta, notion=notion,
+                              cost=cost, space=space, form=form, prior=prior, worst_case=worst_case,
+                              per_record=per_record, releases=ks is not None, max_memory=max_memory,
+                              attack=attack_target)
     names = None if mechanisms == _DEFAULT_MECHANISMS else [m.strip() for m in mechanisms.split(",") if m.strip()]
     check_png(plot)
     with _progress(as_json, "designing and calibrating") as tick:
         result = cmp.comparison(request, eps_list, mechanisms=names, boundary=boundary, target_cost=target_cost,
-                                releases=ks, progress=tick)
+                                releases=ks, progress=tick, attack_fpr=_fpr(attack, fpr, request))
     render, draw = VIEWS[result.form]
     deliver(result.to_json(), as_json=as_json, render=lambda p: render(p, result), writes=writes, plot=plot,
             draw=lambda path: draw(result, path))
+
+
+def _fpr(attack: bool, fpr: Optional[float], request: Any) -> Optional[float]:
+    """The FPR of the attacker column: --fpr, else an attack target's own (the library's default),
+    else 0.05 with --attack; none without --attack or an attack target."""
+    if fpr is not None:
+        return fpr
+    return 0.05 if attack and request.target.notion != "attack" else None
 
 
 @contextmanager
@@ -110,8 +131,29 @@ def _title(c: Any) -> str:
             + ("" if c.target_cost is not None else f", delta={t.delta:g}") + f", {c.boundary} boundary")
 
 
+def _attack_label(row: Any, c: Any) -> str:
+    """A curve's label for a reader who is not a DP expert: the mechanism, its epsilon, its error."""
+    held = "" if c.request.target.notion == "attack" else f" at epsilon {row.epsilon:g}"
+    return f"{row.mechanism}{held} (its error: {c.request.cost_name} {row.expected_cost:.3g})"
+
+
+def _draw_attack(c: Any, path: Path) -> None:
+    """The mechanisms' attackers on one figure (docs/attacks.md)."""
+    curves = {_attack_label(row, c): curve for row, curve in c.curves}
+    t = c.request.target
+    what = f"every mechanism meets: {t.describe()}" if t.notion == "attack" else f"delta={t.delta:g}"
+    point = (t.at_fpr, t.max_tpr) if t.notion == "attack" and t.max_tpr is not None and t.at_fpr == c.attack_fpr \
+        else None
+    plots().plot_tradeoff(curves, path, fpr=c.attack_fpr, target=point, force=True,
+                          title="What an attacker who knows everything else can learn about one record's value\n"
+                                f"(answers 0..{c.request.n}; values told apart: {c.unit}; {what}). Lower curve = "
+                                "safer.")
+
+
 def _draw(c: Any, path: Path) -> None:
-    if c.form == "releases":
+    if c.attack_fpr is not None:
+        _draw_attack(c, path)
+    elif c.form == "releases":
         plots().plot_releases(list(c.rows), path, title=_title(c), force=True)
     elif c.form == "channel":
         plots().plot_compare(list(c.rows), path, title=_title(c),
@@ -142,7 +184,7 @@ def _print_noise(p: dict, c: Any) -> None:
     heads = ["mechanism", "eps"] + ([] if one_delta else ["delta"]) + \
         ([head] if same else [f"{head} (worst q)", f"{head} (avg q)"]) + (["error rate"] if rate else []) + \
         ["parameter", "above bound"] + ([f"released {released} (worst q)", f"released {released} (avg q)"]
-                                        if shown else [])
+                                        if shown else []) + list(_attack_heads(c))
     body = []
     for r in rows:
         cells = [short_name(r.mechanism), f"{r.epsilon:g}"] + ([] if one_delta else [fmt(r.delta)])
@@ -150,16 +192,39 @@ def _print_noise(p: dict, c: Any) -> None:
         cells += ([f"{r.error_rate:.4f}"] if rate else []) + [_parameter(r.parameter_name, r.parameter), _gap(r.gap)]
         if shown:
             cells += [f"{r.released_error['worst']:.5g}", f"{r.released_error['average']:.5g}"]
-        body.append(tuple(cells))
+        body.append(tuple(cells) + _attack_cells(r))
     _fill(table, heads, body)
     notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE + (" (delta at the fixed cost)" if dual else "")]
           + ([f"the released value's error after wrap-around is {released}: the last two columns"] if shown else [])
-          + [x for x in (legend(r.mechanism for r in rows),) if x])
+          + [x for x in (legend(r.mechanism for r in rows),) if x] + _attack_notes(c))
 
 
 def _parameter(name: Optional[str], value: Optional[float]) -> str:
     """A calibrated parameter, short: ``alpha=0.6065``."""
     return "" if value is None else f"{name}={value:.4g}"
+
+
+def _attack_heads(c: Any) -> tuple[str, ...]:
+    return () if c.attack_fpr is None else (f"attacker TPR @ FPR {c.attack_fpr:g}", "mu (GDP)")
+
+
+def _attack_cells(r: Any) -> tuple[str, ...]:
+    return () if r.attack is None else (f"{r.attack['tpr']:.4g}", fmt(r.attack["mu_gdp"]))
+
+
+def _attack_notes(c: Any) -> list[str]:
+    """What the attacker columns say (and the target the rows were held to)."""
+    if c.attack_fpr is None:
+        return []
+    a = c.attack_fpr
+    lines = [f"attacker TPR @ FPR {a:g}: an attacker who knows everything else and may wrongly accuse a record "
+             f"{100 * a:g}% of the time is right at most this often (exact curve of each mechanism, rounded up); "
+             "mu (GDP): at most as revealing as Gaussian DP with this mu"]
+    t = c.request.target
+    if t.notion == "attack":
+        lines.append(f"every mechanism is held to the attack target {t.describe()}: epsilon and delta are the member "
+                     "the optimal design was made for, and each family's exact pure epsilon")
+    return lines
 
 
 #: What the "above bound" column means (compare and compare --form channel).
@@ -199,14 +264,14 @@ def _print_channels(p: dict, c: Any) -> None:
                          f"{p['unit']}, {p['notion'].upper()}, delta={rows[0].delta:g}")
     ranked = (" (ranked)", "") if not objective.worst_case else ("", " (ranked)")
     heads = ("#", "mechanism", "eps", ("prior avg" if objective.prior is not None else "avg q") + ranked[0],
-             "worst q" + ranked[1], "error rate (worst q)", "parameter", "above bound")
+             "worst q" + ranked[1], "error rate (worst q)", "parameter", "above bound", *_attack_heads(c))
     body = [(str(r.rank), short_name(r.mechanism), f"{r.epsilon:g}", f"{r.expected_cost_average:.5g}",
              f"{r.expected_cost_worst:.5g}", f"{r.error_rate:.4f}", _parameter(r.parameter_name, r.parameter),
-             _gap(r.gap)) for r in sorted(rows, key=lambda r: (r.epsilon, r.rank))]
+             _gap(r.gap), *_attack_cells(r)) for r in sorted(rows, key=lambda r: (r.epsilon, r.rank))]
     _fill(table, heads, body)
     notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE,
            "each mechanism is a channel calibrated to the same target on the same input pairs; the modulo noise is "
-           "scored after wrap-around"] + [x for x in (legend(r.mechanism for r in rows),) if x])
+           "scored after wrap-around"] + [x for x in (legend(r.mechanism for r in rows),) if x] + _attack_notes(c))
 
 
 def _fill(table: Any, heads: tuple[str, ...] | list[str], body: list[tuple[str, ...]]) -> None:

@@ -10,26 +10,28 @@ import typer
 from ..app import command
 from ..inputs import design_request
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, Form, Json, NeighbourhoodArgs, Notion, Output, PerRecord, Plot, Prior, TimeLimit,
-    WorstCase, Writes,
+    ATTACK, LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, Output, OptionalNotion,
+    PerRecord, Plot, Prior, TimeLimit, WorstCase, Writes,
 )
 from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, plots
 
 
-@command(NEIGHBOURHOOD, LIMITS, SECONDS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
+@command(NEIGHBOURHOOD, ATTACK, LIMITS, SECONDS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
                                                "k": "--releases"})
 def design(
     nb: NeighbourhoodArgs,
+    attack_target: AttackArgs,
     max_memory: Optional[int],
     max_seconds: Optional[float],
     writes: Writes,
-    epsilon: Annotated[float, typer.Option("--epsilon", help="Target epsilon (> 0).")],
+    epsilon: Annotated[Optional[float], typer.Option(
+        "--epsilon", help="Target epsilon (> 0); or an attack target: --max-tpr with --at-fpr, and/or --max-mu.")] = None,
     n: Annotated[Optional[str], typer.Option(
         "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
                     "--releases with --space integer.")] = None,
-    delta: Annotated[float, typer.Option("--delta", help="Target delta (0 <= delta < 1).")] = 0.0,
-    notion: Notion = "dp",
+    delta: Annotated[Optional[float], typer.Option("--delta", help="Target delta (0 <= delta < 1; default 0).")] = None,
+    notion: OptionalNotion = None,
     cost: Annotated[Optional[str], typer.Option(
         "--cost", help="Noise costs: er | mse (= noise-second-moment, the paper's MSE) | circular-mse | abs | "
                        "circular-abs | pow:K. Released-value costs: er | abs-error | sq-error (after wrap-around "
@@ -67,13 +69,15 @@ def design(
     Example (365 releases): optnoise design --n 23 --sd 1 --epsilon 10 --delta 1e-6 --cost circular-mse --releases 365
 
     Example (ages, every record): optnoise design --form channel --n 100 --epsilon 1 --per-record --cost abs-error
+
+    Example (an attack target): optnoise design --n 23 --sd 1 --cost circular-mse --max-tpr 0.3 --at-fpr 0.05
     """
     from ... import design as answer
     request = design_request(nb, epsilon=epsilon, delta=delta, notion=notion, n=n, cost=cost, cost_file=cost_file,
                              minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
                              releases=releases, space=space, form=form, constraints=constraints, prior=prior,
                              worst_case=worst_case, per_record=per_record, max_memory=max_memory,
-                             max_seconds=max_seconds)
+                             attack=attack_target, max_seconds=max_seconds)
     check_png(plot)
     with err.status(f"solving the design problem ({request.problem})...", spinner="dots") if not as_json \
             else nullcontext():
@@ -237,8 +241,31 @@ def _print_channel(p: dict[str, Any]) -> None:
     notes(list(p["notes"]) + [CERTIFIED])
 
 
+def _print_attack(p: dict[str, Any]) -> None:
+    """An attack target: the member designed for, the search's proven bound over every member,
+    and the target checked on the exact curve of the sampled weights (docs/attacks.md)."""
+    a = p.get("attack") or p["report"].get("attack")
+    if not a:
+        return
+    t, m = a["target"], a["member"]
+    wanted = " and ".join(([f"attacker TPR at most {t['max_tpr']:g} at FPR {t['at_fpr']:g}"]
+                           if t.get("max_tpr") is not None else [])
+                          + ([f"at most as revealing as Gaussian DP with mu {t['max_mu']:g}"]
+                             if t.get("max_mu") is not None else []))
+    say(("attack target", "bold"), f": {wanted}. Designed for its cheapest (epsilon, delta) member, eps "
+        f"{fmt(m['epsilon'])}, delta {fmt(m['delta'])} ({a['designs_solved']} designs solved; proven lower bound "
+        f"over every member {fmt(a['lower_bound'])}, gap {fmt(a['gap'])})")
+    c = a.get("exact_curve")
+    if c:
+        got = ([f"TPR {fmt(c['tpr_at_fpr'])} at FPR {c['at_fpr']:g}"] if c.get("tpr_at_fpr") is not None else []) \
+            + ([f"mu {fmt(c['mu_gdp'])}"] if c.get("mu_gdp") is not None else [])
+        say(f"checked on the exact trade-off curve of {c['on']} (rounded up): {', '.join(got)}; meets the target: "
+            f"{c['meets']}")
+
+
 def _print_bound(p: dict[str, Any]) -> None:
     """The proven lower bound on the optimum and the design's distance above it (issue 23)."""
+    _print_attack(p)
     if p.get("lower_bound") is None:
         return
     out.print(f"proven lower bound on the optimal cost {fmt(p['lower_bound'])} "

@@ -98,7 +98,7 @@ def release(
                                           else None, neighbourhood=neighbourhood(nb) if bare and nb.given else None,
                                           **options)
     except InvalidParameterError as exc:
-        raise exc.renamed(_flag(exc.parameter, spec is not None, family is not None)) from exc
+        raise exc.renamed(_flag(exc.parameter, spec is not None, family is not None, budget is not None)) from exc
     warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
     typer.echo(rendered[0], nl=False)
 
@@ -112,10 +112,12 @@ def _spec_file(path: Path):
         raise exc.renamed("--spec" if exc.parameter == "spec" else f"--spec ({exc.parameter})") from exc
 
 
-def _flag(parameter: str, spec_mode: bool, family: bool) -> str:
+def _flag(parameter: str, spec_mode: bool, family: bool, budget_flag: bool = False) -> str:
     """The flag (or spec key) a library parameter of ``release`` came from."""
     if parameter.startswith("--"):
         return parameter
+    if spec_mode and not budget_flag and parameter.split(".")[0] == "budget":
+        return f"--spec ({parameter})"   # the spec's own budget (--budget replaces it when given)
     if parameter.startswith("columns."):
         if spec_mode:
             return f"--spec ({parameter})"

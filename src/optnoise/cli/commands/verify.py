@@ -12,7 +12,8 @@ from ...target import check_delta, check_epsilon
 from ..app import command
 from ..inputs import mechanism_from_source
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, SECONDS, SOURCE, WRITES, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, Writes,
+    LIMITS, NEIGHBOURHOOD, SECONDS, SOURCE, WRITES, AttackFlag, Json, NeighbourhoodArgs, Output, Plot, SourceArgs,
+    Writes,
 )
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, parse_list, plots
@@ -37,10 +38,7 @@ def verify(
                         "and the zCDP rho.")] = None,
     exact: Annotated[bool, typer.Option(
         "--exact", help="Rational arithmetic with outward rounding: a certificate that is never optimistic.")] = False,
-    attack: Annotated[bool, typer.Option(
-        "--attack", help="Also report what the best attacker can learn (docs/attacks.md): its true-positive rate at "
-                         "each --fpr, the advantage, the Gaussian-DP mu and the largest posterior; with --plot, "
-                         "draw the attacker's curve.")] = False,
+    attack: AttackFlag = False,
     fpr: Annotated[Optional[str], typer.Option(
         "--fpr", help="With --attack: false-positive rates, comma-separated (default 0.001,0.01,0.05,0.1).")] = None,
     prior_odds: Annotated[Optional[str], typer.Option(

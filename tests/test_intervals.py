@@ -1,0 +1,157 @@
+"""Exact confidence intervals (analysis/intervals.py): coverage computed exactly for every true
+value on the quantized weights, widths against the noise quantiles, a property test on random
+channels, and coverage over repeated seeded releases."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+
+from optnoise.analysis import IntegerForm
+from optnoise.analysis.intervals import (additive_abs_error, additive_intervals, channel_abs_error,
+                                         channel_coverage, exact_alpha, neyman_intervals, noise_window)
+from optnoise.families.geometric import geometric_pmf
+from optnoise.mechanism import Mechanism
+from optnoise.neighbourhood import Neighbourhood
+from optnoise.randomness import SeededRandomSource
+from optnoise.sampling import integer_line_form
+from optnoise.sampling.clamp import clamped_form
+
+
+def quantized_geometric(eps: float):
+    return Mechanism(geometric_pmf(math.exp(-eps), half_width=3), Neighbourhood.sd(1)).quantize()
+
+
+def brute_coverage(weights, low, high) -> list[Fraction]:
+    """P(q in [low[Y], high[Y]]) per q, in Fractions, cell by cell (independent of the module)."""
+    out = []
+    for q, row in enumerate(weights):
+        total = sum(int(x) for x in row)
+        out.append(sum(Fraction(int(x), total) for y, x in enumerate(row) if low[y] <= q <= high[y]))
+    return out
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0])
+def test_clamped_geometric_covers_every_value_and_matches_the_quantiles(eps):
+    q = quantized_geometric(eps)
+    n = 15
+    channel = clamped_form(q, n)
+    ci = neyman_intervals(channel, 0.05)
+    ai = additive_intervals(integer_line_form(q.weights, q.lo, q.left, q.right), n, 0.05)
+    a_low, a_high = ai.intervals(np.arange(n + 1))
+    for low, high in ((ci.low, ci.high), (a_low, a_high)):
+        cov = brute_coverage(channel.weights, low, high)
+        assert min(cov) >= Fraction(19, 20)
+    assert min(brute_coverage(channel.weights, ci.low, ci.high)) == ci.coverage
+    # Not trivially wide: the Neyman interval is within one step of the quantile interval.
+    assert np.all(np.abs(ci.low - a_low) <= 1) and np.all(np.abs(ci.high - a_high) <= 1)
+    assert ci.widths().max() <= ai.window.high - ai.window.low + 1 < n
+
+
+def test_noise_window_is_the_shortest_by_brute_force():
+    q = quantized_geometric(0.7)
+    form = integer_line_form(q.weights, q.lo, q.left, q.right)
+    win = noise_window(form, 0.1)
+    # Independent: the exact masses from the quantized weights and dyadic tail ratios by hand.
+    w = [int(x) for x in q.weights]
+    (al, ml, pl), (ar, mr, pr) = q.left, q.right
+    rl, rr = Fraction(al, 2 ** ml), Fraction(ar, 2 ** mr)
+    z = sum(w) + sum(w[:pl]) * rl / (1 - rl) + sum(w[-pr:]) * rr / (1 - rr)
+
+    def cell(k):
+        if q.lo <= k <= q.hi:
+            return Fraction(w[k - q.lo], 1) / z
+        if k > q.hi:
+            t, s = divmod(k - q.hi - 1, pr)
+            return w[len(w) - pr + s] * rr ** (t + 1) / z
+        t, s = divmod(q.lo - 1 - k, pl)
+        return w[pl - 1 - s] * rl ** (t + 1) / z
+
+    def mass(lo, hi):
+        return sum(cell(k) for k in range(lo, hi + 1))
+    length = win.high - win.low + 1
+    assert win.mass >= Fraction(9, 10)
+    assert all(mass(a, a + length - 2) < Fraction(9, 10) for a in range(-20, 20))   # nothing shorter holds 90 %
+    et = noise_window(form, 0.1, method="equal-tailed")
+    assert et.mass >= Fraction(9, 10) and et.high - et.low + 1 >= length
+
+
+def test_cyclic_arc_coverage_is_exact_for_every_value():
+    n = 23
+    pm = np.exp(-0.7 * np.minimum(np.arange(n + 1), n + 1 - np.arange(n + 1)))
+    pm /= pm.sum()
+    w = np.floor(pm * 2 ** 32).astype(np.uint64)
+    w[0] += np.uint64(2 ** 32) - w.sum()
+    ai = additive_intervals(IntegerForm("cyclic", w, 2 ** 32), n, output="cyclic")
+    for q in range(n + 1):
+        covered = Fraction(0)
+        for eta in range(n + 1):
+            y = (q + eta) % (n + 1)
+            lo, hi = ai.interval(y)
+            inside = lo <= q <= hi if lo <= hi else (q >= lo or q <= hi)    # an arc through n -> 0
+            covered += Fraction(int(w[eta]), 2 ** 32) * inside
+        assert covered == ai.coverage >= Fraction(19, 20)
+    # Shortest: no arc one cell shorter holds 95 %.
+    length = ai.window.high - ai.window.low + 1
+    ints = [int(x) for x in w] * 2
+    assert max(sum(ints[a:a + length - 1]) for a in range(n + 1)) < Fraction(19, 20) * 2 ** 32
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 6).flatmap(lambda m: st.lists(st.lists(st.integers(0, 20), min_size=m, max_size=m)
+                                                    .filter(lambda r: sum(r) > 0), min_size=2, max_size=6)),
+       st.sampled_from([0.05, 0.1, 0.2, 0.5]), st.sampled_from(["shortest", "equal-tailed"]))
+def test_random_channels_cover_every_true_value(rows, alpha, method):
+    w = np.array(rows, dtype=np.int64)
+    ci = neyman_intervals(w, alpha, method=method)
+    cov = brute_coverage(w, ci.low, ci.high)
+    assert min(cov) >= 1 - exact_alpha(alpha)
+    assert min(cov) == ci.coverage and cov == channel_coverage(w, ci.low, ci.high)
+    assert np.all(ci.low <= ci.high)
+
+
+def covered_count(q, channel_draws, low, high):
+    return int(((low[channel_draws] <= q) & (q <= high[channel_draws])).sum())
+
+
+def test_repeated_releases_cover_within_tolerance_and_a_narrow_table_is_rejected():
+    """Seeded releases of the clamped geometric: the covered count is above the binomial
+    1e-6 quantile of Bin(draws, 0.95) (false-alarm rate <= 1e-6 per value given coverage >= 0.95);
+    power: the point 'interval' {y} (coverage ~0.46) falls below the same threshold."""
+    q = quantized_geometric(1.0)
+    n, draws = 20, 4000
+    ci = neyman_intervals(clamped_form(q, n), 0.05)
+    threshold = binom.ppf(1e-6, draws, 0.95)
+    source = SeededRandomSource(2026)
+    point = np.arange(n + 1)
+    for true in (0, 3, 10, 20):
+        y = np.clip(true + q.draw(draws, source), 0, n)
+        assert covered_count(true, y, ci.low, ci.high) >= threshold
+        if 0 < true < n:
+            assert covered_count(true, y, point, point) < threshold
+
+
+def test_expected_abs_error_clamped_equals_the_channel_and_line_matches_closed_form():
+    q = quantized_geometric(0.8)
+    n = 12
+    form = integer_line_form(q.weights, q.lo, q.left, q.right)
+    clamped = additive_abs_error(form, n)
+    channel = channel_abs_error(clamped_form(q, n))
+    assert np.allclose(clamped.per_value, channel.per_value, rtol=1e-12, atol=1e-14)
+    assert clamped.worst == pytest.approx(channel.worst, rel=1e-12)
+    a = q.right[0] / 2 ** q.right[1]       # the quantized ratio (rounded up from e^-0.8)
+    line = additive_abs_error(form, n, output="line")
+    assert line.worst == pytest.approx(2 * a / ((1 + a) * (1 - a)), rel=1e-6)
+
+
+def test_bad_alpha_and_method_are_refused():
+    from optnoise.errors import InvalidParameterError
+    with pytest.raises(InvalidParameterError):
+        exact_alpha(1.0)
+    with pytest.raises(InvalidParameterError):
+        neyman_intervals(np.eye(3, dtype=np.int64), 0.05, method="widest")
+    assert exact_alpha(0.05) == Fraction(1, 20)
