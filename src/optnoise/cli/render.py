@@ -106,11 +106,12 @@ def narrow_table(title: str) -> Table:
 
 def column(table: Table, head: str, *, left: bool = False, cells: Iterable[str] = ()) -> None:
     """A column of a :func:`narrow_table`: right-aligned numbers (``left`` for names), folded;
-    ``cells``: its values, kept whole (the column is at least as wide as the longest, up to
-    16 characters: the header folds instead)."""
-    widest = max((len(c) for c in cells), default=0)
-    table.add_column(escape(head), justify="left" if left else "right", overflow="fold",
-                     min_width=min(widest, 16) or None)
+    ``cells``: its values, kept whole (the column is as wide as the longest value or header
+    word, up to 16 characters: the header folds between its words)."""
+    widest = max([len(c) for c in cells] + [len(w) for w in head.split()], default=0)
+    width = min(widest, 16) or None   # exactly: rich would otherwise widen headers and crop the last column
+    table.add_column(escape(head), justify="left" if left else "right", overflow="fold", min_width=width,
+                     max_width=width)
 
 
 def notes(lines: Iterable[str]) -> None:

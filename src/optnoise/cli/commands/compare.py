@@ -209,7 +209,9 @@ def _attack_heads(c: Any) -> tuple[str, ...]:
 
 
 def _attack_cells(r: Any) -> tuple[str, ...]:
-    return () if r.attack is None else (f"{r.attack['tpr']:.4g}", fmt(r.attack["mu_gdp"]))
+    mu = r.attack["mu_gdp"] if r.attack is not None else None
+    return () if r.attack is None else (f"{r.attack['tpr']:.4g}", fmt(mu) if mu is None or math.isinf(mu) else
+                                        f"{mu:.4g}")
 
 
 def _attack_notes(c: Any) -> list[str]:
