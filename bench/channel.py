@@ -163,10 +163,17 @@ SCALE: dict[str, tuple] = {
     "sd1-delta-n100": (100, "sd1", 1e-3, "abs-error"),
     "sd1-delta-n400": (400, "sd1", 1e-3, "abs-error"),
     "sd1-delta-n1000": (1000, "sd1", 1e-3, "abs-error"),
+    "record-pure-n40": (40, "record", 0.0, "abs-error"),
+    "record-pure-n100": (100, "record", 0.0, "abs-error"),
+    "record-pure-n400": (400, "record", 0.0, "abs-error"),
+    "record-pure-n1000": (1000, "record", 0.0, "abs-error"),
 }
 
+#: The plain linprog per record (every ordered pair x every output a row) stops far earlier.
+MAX_N_PLAIN_RECORD = 40
 
-def plain_linprog(n: int, delta: float, cost: str, epsilon: float = 1.0) -> float:
+
+def plain_linprog(n: int, delta: float, cost: str, epsilon: float = 1.0, kind: str = "sd1") -> float:
     """The channel LP written plainly (P[q, y] and, with delta, t[pair, y]; no reduction) and
     solved by scipy.optimize.linprog (HiGHS, default options): the baseline any user could write."""
     import numpy as np
@@ -175,7 +182,8 @@ def plain_linprog(n: int, delta: float, cost: str, epsilon: float = 1.0) -> floa
 
     from optnoise.costs import loss_matrix
     size = n + 1
-    pairs = [(q, q + 1) for q in range(n)] + [(q + 1, q) for q in range(n)]
+    pairs = [(q, q + 1) for q in range(n)] + [(q + 1, q) for q in range(n)] if kind == "sd1" else \
+        [(a, b) for a in range(size) for b in range(size) if a != b]
     K, nP = len(pairs), size * size
     nt = K * size if delta > 0 else 0
     a = np.repeat([p[0] for p in pairs], size)
@@ -202,10 +210,11 @@ def scale_case(name: str, who: str, certify: bool) -> dict:
     t0 = time.perf_counter()
     out: dict = {"case": name, "who": who}
     if who == "plain":
-        out["cost"] = plain_linprog(n, delta, cost)
+        out["cost"] = plain_linprog(n, delta, cost, kind=kind)
     else:
         from optnoise.design.channel import design_channel, pairs_from_distances
-        d = design_channel(n, epsilon=1.0, delta=delta, pairs=pairs_from_distances(n, [1]), cost=cost)
+        d = design_channel(n, epsilon=1.0, delta=delta, pairs=pairs_from_distances(n, [1]) if kind == "sd1" else "all",
+                           cost=cost)
         out.update(cost=d.expected_cost, method=d.method, bound=getattr(d, "lower_bound", None))
         if certify:
             t1 = time.perf_counter()
@@ -224,10 +233,11 @@ def scale(names: list[str], previous: str | None, max_n_previous: int, max_n_pla
     print(f"{'case':<18} {'solver':<10} {'method':<16} {'seconds':>9} {'peak MB':>8} {'cost':>14} {'gap to bound':>13}"
           f" {'certify s':>9}")
     for name in names:
-        n = SCALE[name][0]
+        n, kind = SCALE[name][0], SCALE[name][1]
         bound = None
         for who in ("this", "previous", "plain"):
-            if (who == "previous" and (previous is None or n > max_n_previous)) or (who == "plain" and n > max_n_plain):
+            plain_limit = max_n_plain if kind == "sd1" else min(max_n_plain, MAX_N_PLAIN_RECORD)
+            if (who == "previous" and (previous is None or n > max_n_previous)) or (who == "plain" and n > plain_limit):
                 continue
             env = dict(os.environ)
             if who == "previous":

@@ -229,6 +229,24 @@ class InputPairs:
         pairs = ((a, b) for a in range(k) for b in range(k) if (a != b if directed else a < b))
         return cls(tuple(pairs), directed=directed)
 
+    def covers_all(self, n_inputs: int) -> bool:
+        """Whether the pairs are every pair of distinct inputs of ``0..n_inputs-1`` (the
+        per-record unit), in either form. The pairs are distinct and never ``(x, x)``, so
+        once every index is in range a count of ``k (k - 1)`` ordered pairs (``k (k - 1) / 2``
+        unordered, counted as sets) is the complete graph."""
+        import numpy as np
+
+        k = int(n_inputs)
+        if k < 2 or len(self.pairs) < (k * (k - 1) if self.directed else k * (k - 1) // 2):
+            return False
+        arr = np.asarray(self.pairs, dtype=np.int64)
+        if arr.min() < 0 or arr.max() >= k:
+            return False
+        if self.directed:
+            return len(self.pairs) == k * (k - 1)
+        lo, hi = np.minimum(arr[:, 0], arr[:, 1]), np.maximum(arr[:, 0], arr[:, 1])
+        return int(np.unique(lo * k + hi).size) == k * (k - 1) // 2
+
     def to_json(self) -> dict:
         """``{"pairs": [[x, x'], ...], "directed": bool}``."""
         return {"pairs": [list(p) for p in self.pairs], "directed": self.directed}

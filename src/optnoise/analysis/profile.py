@@ -116,8 +116,9 @@ class PrivacyProfile:
     @cached_property
     def epsilon_pure(self) -> float:
         """Tight pure epsilon (Qin et al. Theorem 1); ``inf`` if none is finite."""
-        if self.summarize is not None:
-            return self.values().epsilon_pure
+        if self.summarize is not None:   # every summary carries it: reuse one already made
+            return next(iter(self._values.values()), None).epsilon_pure if self._values \
+                else self.values().epsilon_pure
         return max(pr.epsilon_pure for pr in self.pairs)
 
     def delta_dp(self, epsilon: float) -> float:
@@ -234,6 +235,16 @@ def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
         return PrivacyProfile(tuple(ExactPair(pm.p, pm.q, pm.label) for pm in (b() for _, b in builders)), nb,
                               exact=True, space=space)
     builders, nb = pair_builders(mechanism, neighbourhood, max_memory=max_memory)
+    if isinstance(mechanism, Channel) and len(builders) * mechanism.n_outputs >= STREAM_CELLS \
+            and isinstance(nb, InputPairs) and nb.covers_all(mechanism.n_inputs):
+        pairs = tuple(LazyPair(label, lambda b=b: _float_pair(b())) for label, b in builders)
+        columns = _column_pair(mechanism.matrix, FloatPair)
+        return PrivacyProfile(pairs, nb, space="channel", summarize=complete_summary(
+            len(pairs), lambda eps, d: PrivacyProfile((columns,), nb).values(eps, d),
+            lambda eps, d: PrivacyProfile(pairs, nb)._from_pairs(eps, d)))
+    if isinstance(mechanism, IntegerPMF) and mechanism.finite_support and mechanism.probs.ndim == 1 \
+            and mechanism.probs.size * len(builders) >= STREAM_CELLS:
+        return _streamed_line_profile(mechanism, nb, builders)  # type: ignore[arg-type]
     if isinstance(mechanism, CyclicPMF) and mechanism.probs.ndim == 1 \
             and mechanism.size * len(builders) >= STREAM_CELLS:
         return _streamed_profile(mechanism, nb, builders)  # type: ignore[arg-type]
@@ -252,6 +263,31 @@ def _streamed_profile(pmf: CyclicPMF, nb: Neighbourhood, builders) -> PrivacyPro
                           summarize=lambda eps, delta: cyclic_summary(pmf.probs, shifts, epsilon=eps, delta=delta))
 
 
+def _streamed_line_profile(pmf: IntegerPMF, nb: Neighbourhood, builders) -> PrivacyProfile:
+    """Noise on Z with finite support (no tails), streamed as cyclic noise.
+
+    Why it is the same profile: the pair of a shift ``mu`` is ``(p(k), p(k + mu))`` over the
+    integers, zero outside the window; padding the window with ``M = max |mu|`` zeros on each
+    side gives a cyclic PMF of length ``W + 2M`` whose rotation by ``mu`` (``mu mod (W + 2M)``)
+    lines up the same masses and moves no mass across the ends (``|mu| <= M``), so every
+    cell of the cyclic pair is a cell of the integer pair or zero in both. The streamed
+    summary (:func:`~optnoise.analysis.streaming.cyclic_summary`) then walks the pairs as
+    aligned views, O(W) memory and no pair built; labels are mapped back to ``mu``."""
+    from .streaming import cyclic_summary
+    mus = [int(m) for m in nb.integer_shifts()]
+    reach = max(abs(m) for m in mus)
+    padded = np.concatenate([np.zeros(reach), np.asarray(pmf.probs, dtype=np.float64), np.zeros(reach)])
+    size = padded.size
+    back = {f"mu={m % size}": f"mu={m}" for m in mus}
+    pairs = tuple(LazyPair(label, lambda b=b: _float_pair(b())) for label, b in builders)
+
+    def summarize(eps: float | None, delta: float | None) -> PairMaxima:
+        got = cyclic_summary(padded, [m % size for m in mus], epsilon=eps, delta=delta)
+        return PairMaxima(got.epsilon_pure, got.delta_dp, got.delta_pdp, got.epsilon_dp, got.epsilon_pdp,
+                          pairs=got.pairs, worst={k: back.get(v, v) for k, v in got.worst.items()})
+    return PrivacyProfile(pairs, nb, space="integer", summarize=summarize)
+
+
 def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs | None = None, *,
                   space: str | None = None) -> PrivacyProfile:
     """The exact profile of masses given as integer weights over one denominator.
@@ -268,6 +304,14 @@ def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs |
 
     builders, nb = pair_builders(form, neighbourhood)
     cells = int(np.prod(form.shape)) * len(builders)
+    if cells >= STREAM_CELLS and form.kind == "channel" and isinstance(nb, InputPairs) \
+            and nb.covers_all(form.shape[0]):
+        columns = _column_pair(form.weights, lambda p, q, label: IntegerPair.from_weights(p, q, form.denominator,
+                                                                                         label))
+        lazy = tuple(LazyPair(label, lambda b=b: concrete(b())) for label, b in builders)
+        return PrivacyProfile(lazy, nb, exact=True, space="channel", summarize=complete_summary(
+            len(lazy), lambda eps, d: certify_pairs([columns], epsilon=eps, delta=d),  # type: ignore[list-item]
+            lambda eps, d: certify_pairs((concrete(b()) for _, b in builders), epsilon=eps, delta=d)))
     if cells >= STREAM_CELLS:
         pairs: tuple[PairAnalysis, ...] = tuple(LazyPair(label, lambda b=b: concrete(b())) for label, b in builders)
 
@@ -279,6 +323,47 @@ def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs |
         def summarize(eps: float | None, delta: float | None) -> PairMaxima:
             return certify_pairs(pairs, epsilon=eps, delta=delta)  # type: ignore[arg-type]
     return PrivacyProfile(pairs, nb, exact=True, space=space or form.kind, summarize=summarize)
+
+
+def _column_pair(matrix: np.ndarray, make: Callable) -> PairAnalysis:
+    """The column pair of a channel: ``p = `` each column's largest entry, ``q = `` its least,
+    labelled by the two rows of the column with the largest ratio (float ratios, for the label
+    only)."""
+    hi, lo = matrix.max(axis=0), matrix.min(axis=0)
+    f_hi, f_lo = np.asarray(hi, dtype=np.float64), np.asarray(lo, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(f_hi > 0, f_hi / f_lo, 0.0)
+    y = int(np.argmax(ratio))
+    col = np.asarray(matrix[:, y], dtype=np.float64)
+    return make(hi, lo, f"x={int(np.argmax(col))},x'={int(np.argmin(col))}")
+
+
+def complete_summary(count: int, columns: Summarizer, every_pair: Summarizer) -> Summarizer:
+    """The maxima over every ordered pair of a channel's inputs (the complete graph), from one
+    *column pair* where that is exact, else from the pairs themselves.
+
+    Why it is exact. Over all ordered pairs ``(a, b)``, ``max_{a,b,y} P[a, y] / P[b, y] =
+    max_y (max_a P[a, y]) / (min_b P[b, y])`` (``a`` and ``b`` range independently over all
+    rows; a column with a zero and a positive entry is infinite either way), so the column
+    pair ``(max of each column, min of each column)`` has the pure epsilon of the profile,
+    value for value and in the same arithmetic. Its hockey-stick sum ``sum_y max(0, max_a
+    P[a, y] - E min_b P[b, y])`` is at least every pair's ``sum_y max(0, P[a, y] - E P[b, y])``,
+    so where the column pair's ``delta`` at ``eps`` (DP and PDP) is 0, every pair's is 0: the
+    tight maximum. At ``delta = 0`` both inverse maps equal the pure epsilon
+    (:func:`~optnoise.analysis.exact_fast.certify_pairs`). In any other case (a ``delta``
+    asked at an epsilon below the pure one, or an epsilon at ``delta > 0``) every pair is
+    visited (``every_pair``). Used for channels with at least :data:`STREAM_CELLS` cells over
+    the pairs; the tests compare it with the plain analysis.
+    """
+    def summarize(eps: float | None, delta: float | None) -> PairMaxima:
+        quick = columns(eps, delta)
+        zero = eps is None or (quick.delta_dp == 0 and quick.delta_pdp == 0)
+        if not (zero and (delta is None or delta == 0)):
+            return every_pair(eps, delta)
+        label = quick.worst.get("epsilon_pure", "")
+        return PairMaxima(quick.epsilon_pure, quick.delta_dp, quick.delta_pdp, quick.epsilon_dp, quick.epsilon_pdp,
+                          pairs=count, worst={k: label for k in quick.worst})
+    return summarize
 
 
 def pairs_from_arrays(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> PrivacyProfile:

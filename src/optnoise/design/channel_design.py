@@ -26,7 +26,7 @@ from ..target import Target
 from .bounds import GAP_TOLERANCE, relative_gap
 from .channel_bounds import best_lp_bound
 from .channel_model import (
-    MAX_PDP_N, ChannelProblem, build_model, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
+    MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
 )
 from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
@@ -70,8 +70,10 @@ class ChannelDesign(OfTarget, DesignResult):
         ``"lp"``, ``"lp-mirror"`` (mirror symmetry imposed, lossless), ``"lp-complete-graph"``
         (per-column minimum substitution, lossless), ``"lp-circulant"`` (first row only,
         lossless), ``"milp"``, ``"milp-circulant"``, ``"lp-band"`` (approximate DP at large
-        ``n`` on a band: :mod:`optnoise.design.band`) or ``"geometric-remap"`` (pure DP,
-        neighbours one apart, prior-averaged, large ``n``: :mod:`optnoise.design.chain`).
+        ``n`` on a band: :mod:`optnoise.design.band`), ``"geometric-remap"`` (pure DP,
+        neighbours one apart, prior-averaged, large ``n``: :mod:`optnoise.design.chain`) or
+        ``"column-generation"`` (pure DP per record, prior-averaged, large ``n``:
+        :mod:`optnoise.design.record`).
 
     ``analysis`` is the float analysis of ``matrix`` under ``pairs`` at the target;
     ``certificate`` the exact certificate of the quantized channel that is sampled.
@@ -259,6 +261,15 @@ def band_request(n: int, pairs: tuple[tuple[int, int], ...], delta: float, notio
             and max(abs(a - b) for a, b in pairs) <= BAND_REACH)
 
 
+def record_request(n: int, pairs: tuple[tuple[int, int], ...], delta: float, constraints: tuple[str, ...],
+                   worst_case: bool) -> bool:
+    """Whether :func:`solve_channel` answers by column generation (:mod:`optnoise.design.record`):
+    ``n > STRUCTURED_FROM``, pure DP, every pair of answers neighbours (per record), no
+    structural constraint, a prior-averaged cost."""
+    return (n > STRUCTURED_FROM and delta == 0 and not constraints and not worst_case
+            and len(pairs) == n * (n + 1) and complete_on(pairs) == tuple(range(n + 1)))
+
+
 def _structured_loss(request: Request) -> tuple[str, str | np.ndarray, np.ndarray]:
     """``(name, loss, prior)`` for the structured solver: a named cost stays a name (its
     ``(n+1)^2`` matrix is never formed), a loss matrix is taken as given."""
@@ -290,6 +301,34 @@ def _structured(request: Request, t0: float) -> ChannelDesign:
         repair="mix" if sol.mixing else "none", repair_weight=sol.mixing, n_variables=n + 1, n_constraints=n + 1,
         notes=tuple(notes), lower_bound=sol.bound.value if math.isfinite(sol.bound.value) else None,
         bound_method=f"{sol.bound.method} (outward rounded, at e^eps)")
+
+
+def _record(request: Request, t0: float) -> ChannelDesign:
+    """The per-record design by column generation (:func:`optnoise.design.record.solve_record`)
+    as a :class:`ChannelDesign`."""
+    from .record import solve_record
+
+    target = request.target
+    _, L, prior = request.loss
+    sol = solve_record(prior[:, None] * L, target.epsilon,  # type: ignore[index, union-attr, arg-type]
+                       time_limit=None if request.time_limit is None else float(request.time_limit))
+    notes = [f"column generation over the outputs: {sol.outputs} of {L.shape[0]} outputs generated in "  # type: ignore[union-attr]
+             f"{sol.rounds} rounds; the bound is a dual certificate on every output, checked at e^eps in "
+             "outward-rounded arithmetic"]
+    if sol.mixing:
+        notes.append(f"mixed with the uniform channel at weight {sol.mixing:.3g} to absorb solver tolerance")
+    Lr = np.array(L, dtype=np.float64)
+    Lr.flags.writeable = False
+    P = sol.matrix
+    P.flags.writeable = False
+    return ChannelDesign(
+        matrix=P, cost=request.cost_name, loss_matrix=Lr, prior=prior, worst_case=False,  # type: ignore[arg-type]
+        expected_cost=channel_cost(P, Lr, prior, False), objective=sol.cost, target=target,  # type: ignore[arg-type]
+        pairs=tuple(request.neighbours.pairs), constraints=(), method="column-generation",  # type: ignore[union-attr]
+        solve_seconds=time.perf_counter() - t0, repair="mix" if sol.mixing else "none", repair_weight=sol.mixing,
+        n_variables=sol.outputs * (L.shape[0] + 1), n_constraints=(sol.outputs + 1) * L.shape[0],  # type: ignore[union-attr]
+        notes=tuple(notes), lower_bound=sol.bound.value if math.isfinite(sol.bound.value) else None,
+        bound_method=f"{sol.bound.method} on every output (outward rounded, at e^eps)")
 
 
 @dataclass(frozen=True)
@@ -345,6 +384,10 @@ def solve_channel(request: Request) -> ChannelDesign:
             request.largest, tuple(request.neighbours.pairs), target.delta,  # type: ignore[union-attr]
             request.constraints, request.loss_worst):
         return _structured(request, t0)
+    if request.solver.exploit_structure and record_request(
+            request.largest, tuple(request.neighbours.pairs), target.delta,  # type: ignore[union-attr]
+            request.constraints, request.loss_worst):
+        return _record(request, t0)
     pb = problem_of(request)
     try:
         solved = _solve(pb)
@@ -364,5 +407,5 @@ def solve_channel(request: Request) -> ChannelDesign:
         bound_method=solved.bound_method)
 
 
-__all__ = ["BAND_REACH", "STRUCTURED_FROM", "ChannelDesign", "band_request", "problem_of", "solve_channel",
-           "structured_request"]
+__all__ = ["BAND_REACH", "STRUCTURED_FROM", "ChannelDesign", "band_request", "problem_of", "record_request",
+           "solve_channel", "structured_request"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -44,9 +45,52 @@ class RRDesign(DesignResult):
 
     cost = "er"
     method = "closed-form"
-    optimal = True
     solve_seconds = 0.0
     notes = ()
+
+    @cached_property
+    def lower_bound(self) -> float | None:
+        """A proven lower bound on the error rate of *any* channel on the categories under pure
+        ``eps``-DP with every category able to become any other (``None`` under approximate DP,
+        or with fewer neighbours: Holohan et al.'s theorem stands there unproven by a bound).
+
+        The dual certificate of :func:`~optnoise.design.bounds.complete_values` with ``u_q =
+        (K - 1) / (K (e^eps + K - 1))`` for every ``q`` and ``c[q, y] = [q != y] / K`` (``1 / K``
+        rounded down, so every channel's float cost is at most its true one). With ``u``
+        constant every column of ``c - u`` is a permutation of column 0, so column 0's proven
+        value is every column's; a shortfall lowers every ``u_q`` by it (as
+        :func:`~optnoise.design.bounds.repair` would, column by column). ``sum u`` rounded down.
+        """
+        import numpy as np
+
+        from .bounds import complete_values, down, exp_up, sum_down
+        k, eps = self.categories, self.target.epsilon
+        shifts = {int(s[0]) % k for s in self.mechanism.neighbourhood.cyclic_shifts((k,))}
+        if self.target.delta != 0 or shifts != set(range(1, k)):
+            return None
+        e_up = exp_up(eps)
+        if not math.isfinite(e_up):
+            return None
+        col = np.full(k, float(down(1.0 / k)))
+        col[0] = 0.0
+        u = np.full(k, (k - 1) / (k * (math.exp(eps) + k - 1)))
+        value = float(complete_values(col[:, None], u, e_up)[0])
+        if value < 0:
+            u = down(u + value)
+        return sum_down(u)
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap of the error rate above :attr:`lower_bound` (``None`` without one)."""
+        from .bounds import relative_gap
+        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
+
+    @property
+    def optimal(self) -> bool:
+        """Within :data:`~optnoise.design.bounds.GAP_TOLERANCE` of the proven bound; under
+        approximate DP Holohan et al.'s theorem (no bound computed)."""
+        from .bounds import GAP_TOLERANCE
+        return self.gap <= GAP_TOLERANCE if self.gap is not None else True
 
     @property
     def expected_cost(self) -> float:
@@ -58,7 +102,8 @@ class RRDesign(DesignResult):
         return {"categories": self.categories, "epsilon": self.target.epsilon,
                 "delta": self.target.delta, "p_keep": self.p_keep, "p_other": self.p_other,
                 "error_rate": self.expected_cost,
-                "error_bounds": {"lower": lower, "upper": upper}, **self.privacy_json()}
+                "error_bounds": {"lower": lower, "upper": upper}, "lower_bound": self.lower_bound, "gap": self.gap,
+                **self.privacy_json()}
 
 
 def check_memory(categories: int, max_memory: int | None) -> None:

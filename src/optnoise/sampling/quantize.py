@@ -471,10 +471,12 @@ def _pure_ratio_fails(weights: np.ndarray, pairs: InputPairs, epsilon: float) ->
     """A float screen: some pair's weights are clearly beyond ``e^eps`` (by more than
     ``1e-9`` relative), so the exact certificate would refuse them. Saves a certification
     of a resolution that cannot pass; the certificate still decides every accepted one."""
+    limit = math.exp(epsilon) * (1.0 + 1e-9)
+    if pairs.covers_all(weights.shape[0]):  # every pair: each column's largest against its least
+        return bool(np.any(weights.max(axis=0).astype(np.float64) > limit * weights.min(axis=0).astype(np.float64)))
     ordered = pairs.ordered(weights.shape[0])
     pa = np.array([p[0] for p in ordered])
     pb = np.array([p[1] for p in ordered])
-    limit = math.exp(epsilon) * (1.0 + 1e-9)
     step = max(1, (1 << 20) // max(1, weights.shape[1]))
     for lo in range(0, pa.size, step):  # blocks of about a million cells
         A = weights[pa[lo:lo + step]].astype(np.float64)
