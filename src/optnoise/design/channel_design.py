@@ -350,9 +350,11 @@ def _solve(pb: ChannelProblem) -> _Solved:
                        lower_bound=b.bound.value if math.isfinite(b.bound.value) else None,
                        bound_method=f"band-lp-dual over the full LP (outward rounded, at e^eps; band {b.band})")
     if pb.notion == "pdp":
-        x, obj, gap, n_rows, n_cols, method, best = solve_pdp(pb)
-        return _Solved(x, obj, n_rows, n_cols, method, gap, best,
-                       "milp-best-bound (HiGHS's, at the design's margins; not re-checked)")
+        s = solve_pdp(pb)
+        how = "milp-best-bound (HiGHS's, at the design's margins; not re-checked)"
+        if s.rounds > 1 or s.method.endswith("row-generation"):
+            how += f"; of the relaxation kept by row generation ({s.cells} cells, {s.rounds} MILPs)"
+        return _Solved(s.x, s.objective, s.n_rows, s.n_cols, s.method, s.gap, s.bound, how)
     model = build_model(pb)
     duals: list = []
     x, obj, n_rows = solve_model_lp(model, pb.time_limit, duals)
