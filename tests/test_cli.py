@@ -173,3 +173,32 @@ def test_installed_console_script(tmp_path):
     assert json.loads(proc.stdout)["delta_dp"] == pytest.approx(0.5 - math.exp(0.1) / 4)
     bad = subprocess.run([str(exe), "verify", "--pmf", "2"], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stdout == ""
+
+
+def test_design_output_says_what_it_wrote(tmp_path):
+    """Issue 26, item 6: --output and --plot are named after the human view (one line each)."""
+    out, fig = tmp_path / "d.json", tmp_path / "d.png"
+    r = runner.invoke(app, ["design", "--n", "4", "--epsilon", "1", "--bd", "4", "--output", str(out),
+                            "--plot", str(fig)])
+    assert r.exit_code == 0, r.stderr
+    text = "".join(r.stdout.split())   # however the console wrapped it
+    assert f"wrote{out}:themechanismfile" in text and f"wrote{fig}:thefigure(PNG)" in text
+    assert out.is_file() and fig.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("args", [
+    ["compare", "--n", "5", "--sd", "1", "--epsilons", "0.5,1"],
+    ["compare", "--form", "channel", "--n", "6", "--epsilons", "1", "--per-record"],
+])
+def test_compare_tables_are_readable_at_80_columns(args, monkeypatch):
+    """Issue 26, item 6: every line fits 80 columns, the title says what is compared (not a
+    file name), mechanisms are never cut to 'optimal-...' (short names, with a legend)."""
+    from optnoise.cli import render
+    monkeypatch.setattr(render.out, "width", 80)
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert "…" not in r.stdout and "the usual mechanisms" in " ".join(lines[:4])
+    if "channel" in args:
+        assert "opt-chan" in r.stdout and "opt-mod" in r.stdout and "opt-chan = optimal channel" in " ".join(lines)

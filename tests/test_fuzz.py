@@ -64,6 +64,8 @@ DISTANCES = ["0", "-0..0", "1,0;0,1", "x", "", "1..1000000000", "5..1", "1;2", "
 COSTS = ["pow:-1", "pow:1e308", "x", "", "pow:"]
 GOOD_COSTS = ["er", "mse", "sq", "abs", "circular-mse", "circular-abs", "pow:3"]
 MEMORY = ["1", "abc", "0", "-5G", "1e999G", "100M"]
+#: --max-seconds (issue 26: time is a resource like memory): bad values, and a tiny limit that refuses by estimate.
+SECONDS = ["0", "-1", "abc", "1e999", "nan", "", "5x", "0.0001"]
 #: Placeholders for the files made by the ``files`` fixture.
 GOOD_FILES = ["{pmf.json}", "{pmf.csv}", "{pmf.npy}", "{third.csv}", "{design.json}", "{stair.json}", "{channel.json}"]
 #: Hand-edited mechanism files (issue 26): each part disagrees with another.
@@ -96,6 +98,7 @@ COMMANDS: dict[str, tuple[dict, dict]] = {
                     "--mechanism": (GOOD_FILES, FILES), "--space": (["cyclic", "integer"], ["torus", ""]),
                     "--offset": (["0", "1"], COUNTS), "--normalize": None, "--epsilon": EPS, "--delta": DELTA,
                     "--compose": (["2", "3"], COUNTS), "--exact": None, "--max-memory": (["1G"], MEMORY),
+                    "--max-seconds": (["300", "5m"], SECONDS),
                     "--renyi": (["2", "1.5,2,inf"], ["0.5", "x", "", "1", "-2", "nan", "1e308"]),
                     "--output": OUT, "--plot": PLOT, "--force": None, **NB}),
     "design": ({"--n": SMALL, "--epsilon": EPS},
@@ -103,7 +106,7 @@ COMMANDS: dict[str, tuple[dict, dict]] = {
                 "--cost-file": (["{costs.txt}", "{pmf.json}"], FILES), "--minimize": (["cost", "delta"], ["x"]),
                 "--max-cost": (["0.5", "2"], NUMBERS), "--formulation": (["standard", "paper"], ["x"]),
                 "--time-limit": (["30"], NUMBERS), "--max-memory": (["1G"], MEMORY), "--output": OUT,
-                "--plot": PLOT, "--form": (["noise", "channel"], ["x", ""]),
+                "--max-seconds": (["300", "5m"], SECONDS), "--plot": PLOT, "--form": (["noise", "channel"], ["x", ""]),
                 "--constraints": (["row-monotone", "fair,weak-honest"], ["x", "", "unbiased,fair"]),
                 "--prior": (["uniform", "{pmf.json}"], ["x", "{binary.dat}", "{dir}", ""]), "--worst-case": None,
                 "--per-record": None, "--releases": (["1", "3"], COUNTS), "--force": None,
@@ -146,6 +149,7 @@ COMMANDS: dict[str, tuple[dict, dict]] = {
                                               "{binary.toml}", "{textspec.toml}", "{budgetspec.toml}"]),
                  "--unit": (["record", "value"], ["x", ""]), "--keep": (["v", "w"], ["nope", "", ","]),
                  "--budget": (["10", "10,1e-6"], ["x", "-1", "1,2", ""]), "--force": None,
+                 "--max-seconds": (["300", "5m"], SECONDS),
                  "--upper": (["2", "5"], COUNTS), "--clamp": None}),
     "reproduce": ({}, {"--list": None, "--out": OUT, "--force": None}),  # no --all: it runs every item (35 s)
 }
@@ -633,3 +637,27 @@ def test_apply_answers_in_the_domain_or_refuses(values, kind):
     assert fine, values
     if kind != "integer":
         assert np.all((out >= 0) & (out <= top))
+
+
+#: A command whose estimated time is well above a tiny --max-seconds, per command with the flag.
+SLOW = {"design": ["design", "--form", "channel", "--n", "30", "--epsilon", "1", "--delta", "0.01", "--per-record"],
+        "verify": ["verify", "--family", "geometric:0.99", "--bd", "100", "--exact"],
+        "release": ["release", "--input", "{wide.csv}", "--spec", "{wide.toml}", "--output", "{out}/wide.csv"]}
+
+
+@pytest.mark.parametrize("value", SECONDS)
+@pytest.mark.parametrize("command", sorted(SLOW))
+def test_max_seconds_is_bad_input_or_a_refusal_naming_the_estimate(command, value, tmp_path):
+    """Issue 26, item 2: every bad --max-seconds is one line naming it (exit 2); a tiny one
+    refuses the computation before it starts, naming the estimate and --max-seconds."""
+    (tmp_path / "wide.csv").write_text("x\n0\n300\n")
+    (tmp_path / "wide.toml").write_text("[columns.x]\ndomain = { lower = 0, upper = 300 }\nepsilon = 0.1\n")
+    (tmp_path / "out").mkdir()
+    args = [a.replace("{", str(tmp_path) + "/").replace("}", "") for a in SLOW[command]] + ["--max-seconds", value]
+    r = CliRunner().invoke(app, args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and r.stdout == "", (args, r.stderr)
+    if value == "0.0001":
+        assert "would take about" in lines[0] and "--max-seconds raises the limit" in lines[0]
+    else:
+        assert lines[0].startswith("error: invalid --max-seconds")

@@ -25,6 +25,7 @@ def d(tmp_path_factory):
     (d / "m7.json").write_text(json.dumps({"format": "optnoise.mechanism", "format_version": 1, "kind": "channel"}))
     (d / "m8.json").write_text(json.dumps({"format": "optnoise.mechanism", "format_version": 1, "kind": "channel",
                                            "channel": [[1.0, 0.5], [0.5, 0.5]]}))
+    (d / "s_wide.toml").write_text("[columns.age]\ndomain = { lower = 0, upper = 300 }\nepsilon = 0.1\n")
     (d / "s10.toml").write_text("[columns.hour]\ndomain = { lower = 0, upper = 23 }\ndelta = 0.1\n")
     (d / "s11.toml").write_text("budget = { epsilon = -1 }\n[columns.hour]\ndomain = { lower = 0, upper = 23 }\n"
                                 "epsilon = 1.0\n")
@@ -47,6 +48,24 @@ MESSAGES = {
     5: (["verify", "--family", "geometric:0.5", "--compose", "100000000", "--delta", "1e-6", "--max-memory", "10M"],
         2, ["invalid --compose: 100000000", "composing 100000000 releases", "--max-memory raises it"],
         ["2.64 grid points"]),
+    "5b": (["design", "--n", "5", "--epsilon", "1", "--delta", "1e-6", "--releases", "100000000"], 2,
+           ["invalid --releases: 100000000", "composing 100000000 releases", "would take about",
+            "fewer releases, or --max-seconds raises the limit"], ["grid points", "max_seconds"]),
+    "time-channel": (["design", "--form", "channel", "--n", "60", "--epsilon", "1", "--delta", "0.01",
+                      "--per-record"], 2, ["invalid --n: 60", "would take about", "the limit is about 5 minutes",
+                                           "--max-seconds raises the limit"], ["max_seconds"]),
+    "time-tiny": (["design", "--form", "channel", "--n", "30", "--epsilon", "1", "--delta", "0.01", "--per-record",
+                   "--max-seconds", "0.5"], 2, ["invalid --n: 30", "would take about", "the limit is under a second"],
+                  []),
+    "time-release": (["release", "--input", "{d.csv}", "--spec", "{s_wide.toml}", "--output", "{o_wide.csv}",
+                      "--max-seconds", "1"], 2,
+                     ["invalid --spec (columns.age.domain): 'integers 0..300'", "certifying column 'age' exactly",
+                      "would take about", "the limit is about 1 second", "--max-seconds raises the limit"], []),
+    "time-verify": (["verify", "--family", "geometric:0.99", "--bd", "400", "--exact"], 2,
+                    ["invalid --bd: 400", "the exact analysis of 800 pairs", "would take about",
+                     "the float analysis (without --exact), or --max-seconds raises the limit"], []),
+    "time-flag": (["design", "--n", "3", "--epsilon", "1", "--max-seconds", "-3"], 2,
+                  ["invalid --max-seconds: -3", "90, 90s, 5m or 1.5h"], []),
     6: (["verify", "--pmf", "1"], 2, ["invalid --pmf: 1", "at least 2 masses"], ["-0..0", "--distances"]),
     7: (["verify", "--mechanism", "{m7.json}"], 2, ["invalid --mechanism", "without key 'channel'"], ["KeyError"]),
     8: (["verify", "--mechanism", "{m8.json}"], 2, ["row 0 sums to 1.5", "rows summing to 1"],
@@ -157,3 +176,39 @@ def test_17_user_data_with_brackets_prints_as_written(tmp_path):
     assert r.exit_code == 0, r.stderr
     flat = " ".join(r.stdout.replace("│", " ").split())
     assert "[bold]x[/]" in flat and "[red]o.csv" in flat
+
+
+def test_time_is_refused_before_it_starts_in_the_library():
+    """Time is a resource like memory (issue 26, item 2): the estimate is compared with
+    ``max_seconds`` before the LP is built, and the error names it, the limit and the way out."""
+    from optnoise import Target
+    from optnoise.design import Request, design
+    from optnoise.errors import OptnoiseError, TimeLimitError
+    from optnoise.resources import format_seconds, lp_seconds, parse_seconds
+    with pytest.raises(TimeLimitError) as info:
+        design(Request(space="channel", n=30, target=Target(1.0, 0.01), unit="record", max_seconds=0.01))
+    exc = info.value
+    assert isinstance(exc, OptnoiseError) and exc.parameter == "n" and exc.limit == 0.01
+    assert exc.estimate > 0.01 and format_seconds(exc.estimate) in str(exc) and "max_seconds raises" in str(exc)
+    assert lp_seconds(2e4, milp=True) == 10 * lp_seconds(2e4)   # the MILP is estimated ten times the LP
+    assert (parse_seconds("90"), parse_seconds("5m"), parse_seconds("1.5h")) == (90.0, 300.0, 5400.0)
+
+
+def test_plot_functions_follow_the_output_rule(tmp_path):
+    """Every public plot_* function refuses an existing file unless force=True, as the
+    command line does without --force (issue 26, item 5's leftover)."""
+    import inspect
+
+    import numpy as np
+
+    from optnoise import plots
+    from optnoise.errors import InvalidParameterError
+    public = [f for name, f in inspect.getmembers(plots, inspect.isfunction) if name.startswith("plot_")]
+    assert public and all("force" in inspect.signature(f).parameters for f in public)
+    path = tmp_path / "pmf.png"
+    path.write_bytes(b"not a figure")
+    with pytest.raises(InvalidParameterError, match="force=True replaces it"):
+        plots.plot_pmf(np.array([0.5, 0.5]), path)
+    assert path.read_bytes() == b"not a figure"
+    plots.plot_pmf(np.array([0.5, 0.5]), path, force=True)
+    assert path.read_bytes()[:4] == b"\x89PNG"

@@ -68,3 +68,51 @@ def test_unknown_item_is_exit_2(tmp_path):
     assert res.exit_code == 2
     res = runner.invoke(app, ["reproduce", "--list", "--all"])
     assert res.exit_code == 2
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the reproduce helpers draw, kept open instead of saved."""
+    import optnoise.plots as plots
+    figures = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path, **kw: figures.append(fig))
+    yield figures
+    import matplotlib.pyplot as plt
+    for fig in figures:
+        plt.close(fig)
+
+
+def test_coinciding_curves_stay_visible(drawn, tmp_path):
+    """Issue 26, item 6 (kadam-fig6/7a/11): identical series get different markers and line
+    styles, each later one thinner and above the earlier (no curve hides another)."""
+    from optnoise.reproduce.common import line_plot
+    line_plot(tmp_path / "x.png", [0, 1, 2], {"a": [1, 2, 3], "b": [1, 2, 3], "c": [1, 2, 3]}, title="t",
+              xlabel="x", ylabel="y")
+    lines = drawn[0].axes[0].get_lines()
+    assert len({ln.get_marker() for ln in lines}) == 3 and len({str(ln.get_linestyle()) for ln in lines}) == 3
+    assert [ln.get_zorder() for ln in lines] == sorted(ln.get_zorder() for ln in lines)
+    assert lines[0].get_linewidth() > lines[1].get_linewidth() > lines[2].get_linewidth()
+
+
+def test_categorical_bars_are_named_not_numbered(drawn, tmp_path):
+    """holohan-example2: the two methods are named on the axis, not 0 and 1 (nor -0.25...)."""
+    from optnoise.reproduce.common import bar_plot
+    bar_plot(tmp_path / "x.png", {"ours": ([0, 1], [18360, 924]), "paper": ([0, 1], [18360, 1092])}, title="t",
+             ticks=["all subsets", "sufficient sets only"], values=True)
+    ax = drawn[0].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["all subsets", "sufficient sets only"]
+    assert "924" in [t.get_text() for t in ax.texts]
+
+
+def test_a_profile_below_the_floor_is_not_drawn_as_a_line(drawn):
+    """releases.png: a delta below the axis' floor ends the curve (NaN), instead of a line at 1e-10."""
+    import numpy as np
+    import matplotlib.pyplot as plt
+
+    from optnoise.plots import profile_axis
+    fig, ax = plt.subplots()
+    eps = np.linspace(0, 2, 5)
+    profile_axis(ax, {"k-release": np.array([0.5, 1e-3, 1e-7, 0.0, 0.0])}, eps, 10, 1.0, 1e-6)
+    y = ax.get_lines()[0].get_ydata()
+    assert np.isnan(y[3:]).all() and not np.isnan(y[:3]).any()
+    plt.close(fig)

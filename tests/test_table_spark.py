@@ -78,3 +78,20 @@ def test_spark_bad_value_names_its_row_in_the_file(tmp_path, spark):
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]  # no output, no manifest, no temporary
+
+
+def test_jvm_start_up_lines_stay_off_the_terminal(capfd):
+    """Spark is quiet on success (issue 26): a process started while the session is created
+    (the JVM) writes its start-up lines into the captured file, not to our stderr; our own
+    stderr is back afterwards, and a failure is told in one line, the JVM's last."""
+    import subprocess
+    import sys
+
+    from optnoise.table.spark import jvm_last_line, jvm_stderr_captured
+    with jvm_stderr_captured() as log:
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('WARN Utils: loopback\\nError: no java\\n')"],
+                       check=True)
+        assert jvm_last_line(log, RuntimeError("ignored")) == "Error: no java"
+    sys.stderr.write("ours\n")
+    captured = capfd.readouterr()
+    assert "loopback" not in captured.err and "no java" not in captured.err and "ours" in captured.err

@@ -67,6 +67,19 @@ class ResourceLimitError(InvalidParameterError):
         super().__init__(parameter, value, accepted)
 
 
+class TimeLimitError(InvalidParameterError):
+    """The computation asked for would take longer than allowed (CLI exit code 2).
+
+    Raised *before* starting, from an estimate (:mod:`optnoise.resources`): time is a
+    resource like memory. ``estimate`` and ``limit`` are seconds.
+    """
+
+    def __init__(self, parameter: str, value: Any, accepted: str, estimate: float, limit: float) -> None:
+        self.estimate = estimate
+        self.limit = limit
+        super().__init__(parameter, value, accepted)
+
+
 #: Longest value echoed in a message (longer ones keep their start and end).
 MAX_SHOWN = 80
 

@@ -13,22 +13,31 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .analysis import PrivacyProfile  # noqa: E402
-from .io import atomic_path  # noqa: E402
+from .io import atomic_path, check_output  # noqa: E402
 
 if TYPE_CHECKING:  # pragma: no cover
     from .analysis.tradeoff import TradeOff
     from .design.staircase import StaircaseDesign
 
 
-def save_figure(fig, path: str | os.PathLike) -> None:
-    """Write ``fig`` as a PNG atomically and close it."""
-    with atomic_path(path, parameter="plot") as tmp:
+def save_figure(fig, path: str | os.PathLike, *, replace: bool = True) -> None:
+    """Write ``fig`` as a PNG atomically and close it (``replace=False``: never over a file that
+    exists by the time it is moved into place). The public ``plot_*`` functions check the
+    output rule first (:func:`check_plot`)."""
+    with atomic_path(path, parameter="plot", replace=replace) as tmp:
         fig.savefig(tmp, format="png", dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
-def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = "") -> None:
+def check_plot(path: str | os.PathLike, force: bool) -> None:
+    """The output rule of every ``plot_*`` function (:func:`optnoise.io.check_output`): an
+    existing file is replaced only with ``force``; checked before anything is drawn."""
+    check_output(path, force=force, parameter="path")
+
+
+def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """delta_DP(eps) and delta_PDP(eps) of a mechanism, with the tight pure epsilon."""
+    check_plot(path, force)
     top = profile.epsilon_pure if math.isfinite(profile.epsilon_pure) else 5.0
     eps = np.linspace(0.0, max(1.15 * top, 0.05), 240)
     _, d_dp = profile.curve(eps, "dp")
@@ -45,12 +54,12 @@ def plot_profile(profile: PrivacyProfile, path: str | os.PathLike, title: str = 
     ax.grid(alpha=0.3)
     ax.legend()
     ax.set_title(title or "Privacy profile")
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu: float | None = None,
                   epsilon: float | None = None, title: str = "", fpr: float | None = None,
-                  target: tuple[float, float] | None = None) -> None:
+                  target: tuple[float, float] | None = None, force: bool = False) -> None:
     """What the best attacker can do, for a reader who is not a DP expert.
 
     Left: how often the attacker is right when the value *was* ``x`` (true-positive rate)
@@ -61,6 +70,7 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
     rarely wrong). ``fpr``: a vertical line where a comparison reads the curves; ``target``:
     an attack target ``(FPR, TPR)`` every curve must pass under, marked.
     """
+    check_plot(path, force)
     from .analysis.tradeoff import dp_tradeoff, gdp_tradeoff
     lin = np.linspace(0.0, 1.0, 801)
     log = np.logspace(-5, 0, 801)
@@ -95,12 +105,13 @@ def plot_tradeoff(curves: "dict[str, TradeOff]", path: str | os.PathLike, *, mu:
     else:
         axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(title or "What an attacker who knows everything else can learn about one record", fontsize=11)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offset: int = 0,
-             xlabel: str = r"noise value $\eta$") -> None:
+             xlabel: str = r"noise value $\eta$", *, force: bool = False) -> None:
     """Bar chart of a (1-D) PMF; ``values[i]`` is the mass at ``i - offset``."""
+    check_plot(path, force)
     v = np.asarray(values, dtype=float)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     if v.ndim == 1:
@@ -114,28 +125,60 @@ def plot_pmf(values: np.ndarray, path: str | os.PathLike, title: str = "", offse
         ax.set_ylabel(r"$\eta_1$")
     ax.set_title(title or "Noise PMF")
     ax.grid(alpha=0.3, axis="y")
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
+
+
+#: Markers and line styles cycled over the curves of a figure: curves that coincide stay
+#: visible (a later, thinner curve with a smaller marker is drawn over an earlier one).
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), "-", "--")
+
+
+def curve_style(i: int) -> dict:
+    """Marker, line style, size and z-order of the ``i``-th curve of a figure: each later curve
+    thinner, with a smaller marker, above the earlier ones, so no curve hides another."""
+    return {"marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[i % len(LINESTYLES)],
+            "markersize": max(9 - 1.2 * i, 3), "linewidth": max(2.4 - 0.3 * i, 0.9), "zorder": 2 + i,
+            "markerfacecolor": "none" if i % 2 == 0 else None}
 
 
 def plot_compare(rows, path: str | os.PathLike, title: str = "", dual: bool = False,
-                 ylabel: str = "expected cost (worst case over q)") -> None:
-    """Expected cost (or, ``dual``, delta) against epsilon, one line per mechanism."""
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+                 ylabel: str = "expected cost (worst case over q)", *, released: str | None = None,
+                 force: bool = False) -> None:
+    """Expected cost (or, ``dual``, delta) against epsilon, one line per mechanism.
+
+    ``released``: the released value's error the cost stands for (``sq-error`` for the noise's
+    second moment ``mse``), drawn in a second panel from each row's ``released_error`` (worst
+    case over q): the error a user sees, which a ranking by a noise cost does not show.
+    """
+    check_plot(path, force)
+    both = released is not None and not dual and all(r.released_error for r in rows)
+    fig, axes = plt.subplots(1, 2 if both else 1, figsize=(12 if both else 7, 4.6), squeeze=False,
+                             constrained_layout=True)
     names = list(dict.fromkeys(r.mechanism for r in rows))
-    for name in names:
-        rs = [r for r in rows if r.mechanism == name]
-        ax.plot([r.epsilon for r in rs], [r.delta if dual else r.expected_cost for r in rs], marker="o", label=name)
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("delta" if dual else ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    save_figure(fig, path)
+    panels = [(axes[0][0], (lambda r: r.delta) if dual else (lambda r: r.expected_cost), "delta" if dual else ylabel)]
+    if both:
+        panels.append((axes[0][1], lambda r: r.released_error["worst"],
+                       f"released value's {released} (worst case over q)"))
+    for ax, value, label in panels:
+        for i, name in enumerate(names):
+            rs = [r for r in rows if r.mechanism == name]
+            ax.plot([r.epsilon for r in rs], [value(r) for r in rs], label=name, **curve_style(i))
+        ax.set_xlabel("epsilon (the privacy target)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    if both:
+        axes[0][0].set_title("the cost the mechanisms are ranked by", fontsize=9)
+        axes[0][1].set_title("the error of the released value", fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    save_figure(fig, path, replace=force)
 
 
 def plot_density(x: np.ndarray, series: dict[str, np.ndarray], path: str | os.PathLike, title: str = "",
-                 xlabel: str = "noise x", ylabel: str = "density") -> None:
+                 xlabel: str = "noise x", ylabel: str = "density", *, force: bool = False) -> None:
     """One or more curves over the same x (e.g. a staircase pdf against Laplace)."""
+    check_plot(path, force)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for label, y in series.items():
         ax.plot(x, y, label=label, drawstyle="steps-mid" if "staircase" in label else "default")
@@ -144,11 +187,12 @@ def plot_density(x: np.ndarray, series: dict[str, np.ndarray], path: str | os.Pa
     ax.set_title(title, fontsize=10)
     ax.legend()
     ax.grid(alpha=0.3)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
-def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike) -> None:
+def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike, *, force: bool = False) -> None:
     """The staircase's pdf against Laplace, or the staircase PMF ``P_r`` against the geometric."""
+    check_plot(path, force)
     from .families import staircase as st
     from .families.geometric import alpha_for_epsilon, geometric_pmf
     eps, d, cost = result.epsilon, result.sensitivity, result.cost.name
@@ -157,13 +201,13 @@ def plot_staircase(result: "StaircaseDesign", path: str | os.PathLike) -> None:
         geo = geometric_pmf(alpha_for_epsilon(eps, int(d)))
         plot_density(k, {f"staircase P_{result.r}": st.discrete_staircase_pmf(eps, int(d), int(result.r)).mass(k),
                          "geometric": geo.mass(k)}, path, xlabel="noise i", ylabel="mass",
-                     title=f"Discrete staircase P_{result.r}, eps={eps:g}, Delta={d}, cost {cost}")
+                     title=f"Discrete staircase P_{result.r}, eps={eps:g}, Delta={d}, cost {cost}", force=force)
         return
     x = np.linspace(-4 * d, 4 * d, 2001)
     lam = d / eps
     plot_density(x, {f"staircase gamma={result.gamma:.4g}": st.Staircase(eps, d, result.gamma).pdf(x),
                      "Laplace": np.exp(-np.abs(x) / lam) / (2 * lam)}, path,
-                 title=f"Staircase pdf, eps={eps:g}, Delta={d:g}, cost {cost}")
+                 title=f"Staircase pdf, eps={eps:g}, Delta={d:g}, cost {cost}", force=force)
 
 
 #: One colour per mechanism of the repeated-release figures (the same in every panel).
@@ -171,23 +215,26 @@ RELEASE_COLOURS = {"k-release": "tab:blue", "K-release design": "tab:blue", "sin
                    "geometric": "tab:green", "discrete-gaussian": "tab:red"}
 
 
-def _profile_axis(ax, curves: dict[str, np.ndarray], eps: np.ndarray, k: int, epsilon: float, delta: float) -> None:
+def profile_axis(ax, curves: dict[str, np.ndarray], eps: np.ndarray, k: int, epsilon: float, delta: float) -> None:
     floor = max(delta * 1e-4, 1e-14)
-    for name, deltas in curves.items():
-        ax.semilogy(eps, np.maximum(deltas, floor), label=name, color=RELEASE_COLOURS.get(name))
+    for i, (name, deltas) in enumerate(curves.items()):
+        # below the axis' floor a curve simply ends (a value clamped to the floor would read as a line there)
+        shown = np.where(np.asarray(deltas, dtype=float) >= floor, deltas, np.nan)
+        ax.semilogy(eps, shown, label=name, markevery=(i % 6, 6), **{**curve_style(i),
+                                                                    "color": RELEASE_COLOURS.get(name)})
     if delta > 0:
         ax.plot([epsilon], [delta], marker="x", color="black", linestyle="none",
                 label=rf"target ($\epsilon$={epsilon:g}, $\delta$={delta:g})")
     ax.axvline(epsilon, color="grey", linewidth=0.8)
     ax.set_xlabel(r"$\epsilon$")
-    ax.set_ylabel(rf"$\delta(\epsilon)$ after K = {k} releases")
+    ax.set_ylabel(rf"$\delta(\epsilon)$ after K = {k} releases (below {floor:.0e}: not drawn)")
     ax.set_ylim(bottom=floor)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     ax.set_title(f"Privacy profile after {k} releases", fontsize=10)
 
 
-def plot_releases(comparisons, path: str | os.PathLike, title: str = "") -> None:
+def plot_releases(comparisons, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """``compare --releases``: the privacy profile after K releases of each mechanism (the
     largest K compared) and, for several K, the expected cost against K and the cost
     relative to the K-release design.
@@ -195,26 +242,25 @@ def plot_releases(comparisons, path: str | os.PathLike, title: str = "") -> None
     ``comparisons`` are :class:`~optnoise.design.releases.ReleasesComparison` objects; the
     profiles are the composed bounds of :func:`~optnoise.design.releases.composed_profiles`.
     """
+    check_plot(path, force)
     from .design.releases import composed_profiles, cost_table
     last = max(comparisons, key=lambda c: c.k)
     eps = np.linspace(0.0, 1.6 * last.epsilon, 65)
     curves = composed_profiles({r.mechanism: r.pmf for r in last.rows}, last.k, eps, last.neighbourhood)
     several = len(comparisons) > 1
-    fig, axes = plt.subplots(1, 3 if several else 1, figsize=(17 if several else 6.4, 4.4))
+    fig, axes = plt.subplots(1, 3 if several else 1, figsize=(17 if several else 6.4, 4.8), constrained_layout=True)
     axes = np.atleast_1d(axes)
-    _profile_axis(axes[0], curves, eps, last.k, last.epsilon, last.delta)
+    profile_axis(axes[0], curves, eps, last.k, last.epsilon, last.delta)
     if several:
-        fig.subplots_adjust(wspace=0.3)
         table = cost_table(sorted(comparisons, key=lambda c: c.k))
         ref = table["k-release"]
         top = 1.3   # the relative-cost panel shows ratios up to this; larger ones are marked at the edge
-        for name, costs in table.items():
-            if name == "k":
-                continue
+        for i, (name, costs) in enumerate((n, c) for n, c in table.items() if n != "k"):
             colour = RELEASE_COLOURS.get(name)
             ratio = costs / ref
-            axes[1].loglog(table["k"], costs, marker="o", label=name, color=colour)
-            axes[2].semilogx(table["k"], np.minimum(ratio, top), marker="o", label=name, color=colour)
+            style = {**curve_style(i), "color": colour}
+            axes[1].loglog(table["k"], costs, label=name, **style)
+            axes[2].semilogx(table["k"], np.minimum(ratio, top), label=name, **style)
             for k, r in zip(table["k"], ratio):
                 if r > top:
                     axes[2].annotate(f"x{r:.4g}", (k, top), textcoords="offset points", xytext=(4, -12),
@@ -231,26 +277,27 @@ def plot_releases(comparisons, path: str | os.PathLike, title: str = "") -> None
             ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
-def plot_releases_design(result, path: str | os.PathLike, title: str = "") -> None:
+def plot_releases_design(result, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """``design --releases``: the designed PMF and its privacy profile after K releases."""
+    check_plot(path, force)
     from .design.releases import composed_profiles
     from .pmf import IntegerPMF
     eps = np.linspace(0.0, 1.6 * result.epsilon, 65)
     curves = composed_profiles({"K-release design": result.pmf}, result.k, eps, result.neighbourhood)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
     offset = result.pmf.offset if isinstance(result.pmf, IntegerPMF) else 0
     axes[0].bar(np.arange(result.pmf.probs.size) - offset, result.pmf.probs, color="tab:blue")
     axes[0].set_xlabel(r"noise value $\eta$")
     axes[0].set_ylabel("probability mass")
     axes[0].grid(alpha=0.3, axis="y")
     axes[0].set_title(f"Noise for {result.k} releases ({result.method})", fontsize=10)
-    _profile_axis(axes[1], curves, eps, result.k, result.epsilon, result.delta)
+    profile_axis(axes[1], curves, eps, result.k, result.epsilon, result.delta)
     if title:
         fig.suptitle(title, fontsize=10)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
 def _channel_axis(fig, ax, matrix: np.ndarray, title: str) -> None:
@@ -264,20 +311,22 @@ def _channel_axis(fig, ax, matrix: np.ndarray, title: str) -> None:
     ax.set_title(title, fontsize=9)
 
 
-def plot_channel(matrix: np.ndarray, path: str | os.PathLike, title: str = "") -> None:
+def plot_channel(matrix: np.ndarray, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """Heat map of a channel ``P[q, y]`` (row ``q``: the released value's distribution)."""
+    check_plot(path, force)
     fig, ax = plt.subplots(figsize=(6.4, 5.0))
     _channel_axis(fig, ax, matrix, title or "Channel P[q, y]")
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)
 
 
-def plot_channel_and_noise(panels, path: str | os.PathLike, title: str = "") -> None:
+def plot_channel_and_noise(panels, path: str | os.PathLike, title: str = "", *, force: bool = False) -> None:
     """Optimal channels beside modulo noise PMFs, one row of two plots per ``(label, matrix, pmf)``.
 
     Left: the channel's heat map. Right: the noise PMF as signed offsets ``-n/2..n/2`` around
     0 (``eta`` and ``eta - (n+1)`` are the same noise mod ``n + 1``), with the channel's rows for
     the smallest, the middle and the largest answer drawn against ``y - q``.
     """
+    check_plot(path, force)
     fig, axes = plt.subplots(len(panels), 2, figsize=(12, 4.4 * len(panels)), squeeze=False,
                              constrained_layout=True)
     for (label, matrix, pmf), (a1, a2) in zip(panels, axes):
@@ -301,4 +350,4 @@ def plot_channel_and_noise(panels, path: str | os.PathLike, title: str = "") -> 
         a2.grid(alpha=0.3)
         a2.legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
-    save_figure(fig, path)
+    save_figure(fig, path, replace=force)

@@ -1,4 +1,4 @@
-"""Memory estimates and guards: refuse, before allocating, what would not fit.
+"""Memory and time estimates and guards: refuse, before starting, what would not fit.
 
 A computation whose size follows from its arguments (an LP over ``N`` noise values and
 ``K`` distances, a window of ``W`` masses, ``k`` compositions, ``count`` draws) is
@@ -18,10 +18,20 @@ The limit is passed explicitly: every guarded function takes ``max_memory`` (byt
   (peak resident memory over the interpreter's baseline, measured with
   ``/usr/bin/time -f %M``; they over-estimate rather than under-estimate).
 
+Time is a resource like memory (issue 26): a computation whose time follows from its
+sizes (a channel LP/MILP, composing many releases, the exact certificate of a wide
+neighbourhood) is estimated first and refused with
+:class:`~optnoise.errors.TimeLimitError` (exit 2) beyond ``max_seconds``
+(``None``: :data:`DEFAULT_SECONDS`), naming the estimate and the way out
+(:func:`check_time`; estimators ``*_seconds``, calibrated on this code base on a
+loaded two-core machine: they over-estimate on a fast one).
+
 >>> parse_memory("1.5G"), parse_memory("512M"), parse_memory("4096")
 (1610612736, 536870912, 4096)
 >>> format_bytes(3 * 2**30)
 '3 GiB'
+>>> parse_seconds("90"), parse_seconds("5m"), parse_seconds("1.5h"), format_seconds(4000)
+(90.0, 300.0, 5400.0, 'about 1.1 hours')
 """
 
 from __future__ import annotations
@@ -30,12 +40,14 @@ import math
 import os
 import re
 
-from .errors import InvalidParameterError, ResourceLimitError
+from .errors import InvalidParameterError, ResourceLimitError, TimeLimitError
 
 #: Fraction of physical memory a single computation may plan to use by default.
 DEFAULT_FRACTION = 0.5
 #: Limit used where the platform does not report its memory (4 GiB).
 FALLBACK_LIMIT = 4 * 2**30
+#: Seconds a single computation may plan to take by default (``--max-seconds``).
+DEFAULT_SECONDS = 300.0
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20, "MIB": 2**20,
           "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40, "TIB": 2**40}
@@ -131,6 +143,89 @@ def check(estimate: float, *, parameter: str, value: object, what: str, max_memo
         raise ResourceLimitError(parameter, value, f"a size that fits the memory limit: {what} needs about "
                                  f"{format_bytes(estimate)}, the limit is {format_bytes(limit)} "
                                  "(max_memory raises it)", estimate, limit)
+
+
+# ------------------------------------------------------------------ time
+_SECOND_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_seconds(text: str | float, *, parameter: str = "max_seconds") -> float:
+    """Seconds of ``"90"``, ``"90s"``, ``"5m"``, ``"1.5h"`` (a number alone is seconds), > 0."""
+    accepted = "a duration like 90, 90s, 5m or 1.5h (seconds without a unit), > 0"
+    if isinstance(text, bool):
+        raise InvalidParameterError(parameter, text, accepted)
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]{1,3}))?\s*([A-Za-z]*)\s*", str(text))
+        if not m or m.group(3).lower() not in _SECOND_UNITS:
+            raise InvalidParameterError(parameter, text, accepted)
+        value = float(m.group(1) + (f"e{m.group(2)}" if m.group(2) else "")) * _SECOND_UNITS[m.group(3).lower()]
+    if not (math.isfinite(value) and value > 0):
+        raise InvalidParameterError(parameter, text, accepted)
+    return value
+
+
+def format_seconds(seconds: float) -> str:
+    """``4000`` -> ``'about 1.1 hours'``; ``0.4`` -> ``'under a second'``."""
+    if not math.isfinite(seconds):
+        return "unbounded time"
+    if seconds < 1:
+        return "under a second"
+    for unit, size, start in (("days", 86400.0, 172800.0), ("hours", 3600.0, 3600.0), ("minutes", 60.0, 120.0)):
+        if seconds >= start:
+            return f"about {seconds / size:.2g} {unit}"
+    if seconds < 1.5:
+        return "about 1 second"
+    return f"about {seconds:.2g} seconds" if seconds < 10 else f"about {seconds:.0f} seconds"
+
+
+def resolve_seconds(max_seconds: float | None) -> float:
+    """``max_seconds`` itself, or :data:`DEFAULT_SECONDS` for ``None``."""
+    return DEFAULT_SECONDS if max_seconds is None else float(max_seconds)
+
+
+def check_time(estimate: float, *, parameter: str, value: object, what: str, way_out: str,
+               max_seconds: float | None = None) -> None:
+    """Raise :class:`TimeLimitError` when ``estimate`` seconds exceed ``max_seconds`` (``None``:
+    :data:`DEFAULT_SECONDS`): as :func:`check` for time. ``way_out`` says what makes the
+    computation shorter, in the user's terms (``"a smaller n"``); "max_seconds raises the
+    limit" is added (the command line names ``--max-seconds``)."""
+    limit = resolve_seconds(max_seconds)
+    if estimate > limit:
+        raise TimeLimitError(parameter, value, f"a computation that fits the time limit: {what} would take "
+                             f"{format_seconds(estimate)}, the limit is {format_seconds(limit)} ({way_out}, or "
+                             "max_seconds raises the limit)", estimate, limit)
+
+
+def lp_seconds(nonzeros: float, *, milp: bool = False) -> float:
+    """A HiGHS LP over ``nonzeros`` coefficients (the channel models): measured about
+    ``2e-9 nnz^2`` seconds (n = 16..24 per record at delta 0.01: 0.7 s to 7 s for 1.9e4 to
+    6.1e4 nonzeros, exponent 1.8 to 2.1); a MILP ten times that."""
+    return (10.0 if milp else 1.0) * 2e-9 * float(nonzeros) ** 2
+
+
+def pld_seconds(cells: float, k: float) -> float:
+    """Composing ``k`` releases of a PLD of ``cells`` grid points with dp_accounting (its
+    self-composition by FFT; the support grows with ``k``): measured 4.2 s at ``cells k =
+    2.85e6`` and 70 s at ``2.85e8``, about ``5e-4 (cells k)^0.61``."""
+    return 5e-4 * max(float(cells) * max(float(k), 1.0), 1.0) ** 0.61
+
+
+def exact_seconds(pairs: float, cells: float) -> float:
+    """The exact analysis (``verify --exact``) of ``pairs`` neighbouring pairs of ``cells``
+    masses each (a geometric tail counted down to about ``2^-20``): measured 14 s and 72 s
+    for geometric(0.99) with BD 100 and 200 (200 x 2965 and 400 x 3165), about
+    ``1.5e-7 pairs^2 cells`` seconds (each pair's masses are compared against the others'
+    ratios: quadratic in the pairs)."""
+    return 1.5e-7 * float(pairs) ** 2 * float(cells)
+
+
+def certify_seconds(cells: float, shifts: float) -> float:
+    """The ratio lift and exact certificate of integer-line noise over a window of ``cells``
+    values against ``shifts`` distances (Python integers): measured 2.7 s (1237 x 200) to
+    25 s (about 1650 x 600), about ``3e-5`` seconds per (cell, distance)."""
+    return 3e-5 * float(cells) * float(shifts)
 
 
 # ------------------------------------------------------------------ estimators

@@ -331,17 +331,33 @@ def dominating_pld(pairs: PrivacyProfile | Sequence[LossDistribution],
     return _unit_pld(lds, discretization).pld
 
 
-def _units(sizes: list[int], max_combinations: int) -> tuple[list[list[tuple[int, ...]]], list[bool]]:
+def _cells(lds: Sequence[LossDistribution], discretization: float) -> float:
+    """Grid points of the PLD of loss distributions (their finite losses' range)."""
+    finite = np.concatenate([ld.losses[np.isfinite(ld.losses)] for ld in lds] + [np.zeros(1)])
+    return float(finite.max() - finite.min()) / discretization + 2
+
+
+def pld_cells(profile: PrivacyProfile, discretization: float = DISCRETIZATION) -> float:
+    """Grid points of a mechanism's single-release PLD (what :func:`compose_best` composes;
+    for time and memory estimates, :mod:`optnoise.resources`)."""
+    return _cells([ld for _, ld in _distinct(profile)], discretization)
+
+
+def _units(sizes: list[int], max_combinations: int,
+           mixed: Sequence[bool] | None = None) -> tuple[list[list[tuple[int, ...]]], list[bool]]:
     """Per item, the units to combine (indices of its pairs): each pair alone, or (beyond
-    the cap) all pairs as one dominating unit; items with the fewest pairs are enumerated
-    first."""
+    the cap, or for a ``mixed`` item with several pairs) all pairs as one dominating unit;
+    items with the fewest pairs are enumerated first."""
     order = sorted(range(len(sizes)), key=lambda i: sizes[i])
     out: list[list[tuple[int, ...]]] = [[] for _ in sizes]
     dominated = [False] * len(sizes)
     product = 1
     for i in order:
         m = sizes[i]
-        if product * m <= max_combinations:
+        if mixed is not None and mixed[i] and m > 1:
+            out[i] = [tuple(range(m))]
+            dominated[i] = True
+        elif product * m <= max_combinations:
             out[i] = [(j,) for j in range(m)]
             product *= m
         else:
@@ -543,7 +559,8 @@ def _best(cands: list[Bound], attr: str) -> tuple[float | None, str | None, bool
 def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: float | None = None,
                  orders: Sequence[float] = DEFAULT_ORDERS, discretization: float = DISCRETIZATION,
                  max_combinations: int = MAX_COMBINATIONS, max_exact_states: int = MAX_EXACT_STATES,
-                 methods: Sequence[str] = METHODS, max_memory: int | None = None) -> Composed:
+                 methods: Sequence[str] = METHODS, max_memory: int | None = None,
+                 mixed: Sequence[bool] | None = None) -> Composed:
     """The tightest of several upper bounds on a (heterogeneous) composition.
 
     Parameters
@@ -567,6 +584,13 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
     max_memory:
         Bytes the composed PLDs may take (:mod:`optnoise.resources`): their support grows
         linearly in the counts, so a large count is refused before dp_accounting allocates it.
+    mixed:
+        Per item, whether its ``count`` releases may each see a *different* pair of the item
+        (the columns of a record that share one mechanism, each changed by its own distance)
+        rather than the same pair. Such an item enters the PLD bound as its dominating pair
+        (:func:`dominating_pld`), whose self-composition dominates every mix of pairs (Zhu,
+        Dong & Wang 2022, Theorem 10), and the exact bound (per pair) is skipped; the RDP,
+        pure and basic bounds take the worst pair per release, valid for any mix.
 
     Returns
     -------
@@ -601,14 +625,15 @@ def compose_best(items: Sequence[Item], *, epsilon: float | None = None, delta: 
     item_lds = [[ld for _, ld in d] for d in distinct]
     if "pld" in methods:
         for lds, k in zip(item_lds, counts):
-            finite = np.concatenate([ld.losses[np.isfinite(ld.losses)] for ld in lds] + [np.zeros(1)])
-            cells = float(finite.max() - finite.min()) / discretization + 2
+            cells = _cells(lds, discretization)
             check(pld_bytes(cells, k), parameter="k", value=k, max_memory=max_memory,
                   what=f"composing {int(k)} releases with privacy loss distributions (their support grows with "
                        f"the number of releases, from {math.ceil(cells)} grid points)")
     # one mechanism: its pairs are composed one by one, which is tight (module docstring)
     cap = max(max_combinations, len(item_lds[0])) if len(item_lds) == 1 else max_combinations
-    units, dominated = _units([len(x) for x in item_lds], cap)
+    if mixed is not None and len(mixed) != len(item_lds):
+        raise InvalidParameterError("mixed", list(mixed), f"one flag per item ({len(item_lds)})")
+    units, dominated = _units([len(x) for x in item_lds], cap, mixed)
     cands: list[Bound] = []
     if "exact" in methods:
         combos = _exact_items(item_pairs, units, counts, dominated, max_exact_states)
@@ -664,7 +689,8 @@ def compose(profile: PrivacyProfile, k: int, *, epsilon: float | None = None, de
 
 
 def compose_sequence(items: Sequence[Item], *, epsilon: float | None = None, delta: float | None = None,
-                     discretization: float = DISCRETIZATION, max_memory: int | None = None) -> Composed:
+                     discretization: float = DISCRETIZATION, max_memory: int | None = None,
+                     mixed: Sequence[bool] | None = None) -> Composed:
     """Guarantee of different mechanisms applied to the same neighbouring datasets.
 
     Each item is ``(profile, count)``: a mechanism released ``count`` times. The result is
@@ -676,7 +702,8 @@ def compose_sequence(items: Sequence[Item], *, epsilon: float | None = None, del
     Examples: the columns of one record in a table release (each column's mechanism under
     the record's neighbourhood), or a daily statistic and a weekly one.
     """
-    return compose_best(items, epsilon=epsilon, delta=delta, discretization=discretization, max_memory=max_memory)
+    return compose_best(items, epsilon=epsilon, delta=delta, discretization=discretization, max_memory=max_memory,
+                        mixed=mixed)
 
 
 def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Sequence[float] = DEFAULT_ORDERS,
@@ -708,4 +735,4 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
 
 
 __all__ = ["Bound", "Composed", "DISCRETIZATION", "METHODS", "compose", "compose_best", "compose_sequence",
-           "delta_curve", "dominating_pld", "hockey_sticks"]
+           "delta_curve", "dominating_pld", "hockey_sticks", "pld_cells"]

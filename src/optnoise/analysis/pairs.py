@@ -171,6 +171,30 @@ def neighbouring_pairs(mechanism: Representation | IntegerForm,
 def _check_pair_size(mechanism: Representation, nb: Neighbourhood | InputPairs, exact: bool,
                      max_memory: int | None, pairs: int = 1) -> None:
     """Refuse an analysis whose pairs would not fit in memory (``pairs`` pairs held at once)."""
+    count, cells = pair_size(mechanism, nb)
+    check(pairs_bytes(1, pairs * cells, exact=exact), parameter="neighbourhood", value=f"{count} neighbouring pairs",
+          what=f"the {'exact' if exact else 'float'} analysis of {count} pairs ({int(cells)} masses each)",
+          max_memory=max_memory)
+
+
+def check_exact_time(mechanism: Representation, nb: Neighbourhood | InputPairs, max_seconds: float | None) -> None:
+    """Refuse, before it starts, an exact analysis (Fractions, outward rounding) that would
+    take longer than ``max_seconds`` (:func:`optnoise.resources.exact_seconds` of its pairs
+    and masses; ``None``: the default limit). Issue 26: ``--bd 400 --exact`` on a geometric
+    ran five minutes."""
+    from ..resources import check_time, exact_seconds
+    count, cells = pair_size(mechanism, nb)
+    if isinstance(mechanism, IntegerPMF):   # geometric tails: their masses down to about 2^-20 count too
+        for t in (mechanism.left_tail, mechanism.right_tail):
+            if t is not None and 0 < t.ratio < 1:
+                cells += min(math.ceil(math.log(2.0 ** -20) / math.log(t.ratio)) * t.period, 4096)
+    check_time(exact_seconds(count, cells), parameter="neighbourhood", value=f"{count} neighbouring pairs",
+               what=f"the exact analysis of {count} pairs ({int(cells)} masses each)",
+               way_out="fewer distances, or the float analysis (without --exact)", max_seconds=max_seconds)
+
+
+def pair_size(mechanism: Representation, nb: Neighbourhood | InputPairs) -> tuple[int, float]:
+    """``(pairs, masses per pair)`` of an analysis: what its memory and time grow with."""
     if isinstance(mechanism, CyclicPMF):
         count, cells = len(nb.cyclic_shifts(mechanism.shape)), float(mechanism.size)  # type: ignore[union-attr]
     elif isinstance(mechanism, IntegerPMF):
@@ -180,9 +204,7 @@ def _check_pair_size(mechanism: Representation, nb: Neighbourhood | InputPairs, 
         cells = mechanism.probs.size + periods + 2.0 * max(abs(m) for m in mus)  # a pair's window grows by 2|mu|
     else:
         count, cells = len(nb.ordered(mechanism.n_inputs)), float(mechanism.n_outputs)  # type: ignore[union-attr]
-    check(pairs_bytes(1, pairs * cells, exact=exact), parameter="neighbourhood", value=f"{count} neighbouring pairs",
-          what=f"the {'exact' if exact else 'float'} analysis of {count} pairs ({int(cells)} masses each)",
-          max_memory=max_memory)
+    return count, cells
 
 
 def _cyclic_label(shift: tuple[int, ...]) -> str:

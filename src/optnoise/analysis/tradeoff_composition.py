@@ -160,13 +160,17 @@ def _distinct(curves: Sequence[PairCurve]) -> list[tuple[Groups, str]]:
 
 
 def compose_tradeoff(items: Sequence[tuple[PrivacyProfile, int]], *, max_states: int = MAX_STATES,
-                     max_combinations: int = MAX_COMBINATIONS, grid_points: int = GRID_POINTS) -> TradeOff:
+                     max_combinations: int = MAX_COMBINATIONS, grid_points: int = GRID_POINTS,
+                     mixed: Sequence[bool] | None = None) -> TradeOff:
     """The trade-off curve after releasing each item's mechanism ``count`` times.
 
     Exact (``method="exact composition"``) when every combination of the items' distinct
     pairs composes within ``max_states`` groups (the exact binary values of float masses
     are composed exactly too); otherwise the dominating lower bound (``"dominating"``) from
     :func:`optnoise.analysis.composition.delta_curve` (module docstring).
+    ``mixed``: per item, whether its releases may each see a different pair (columns of a
+    record sharing a mechanism, :func:`optnoise.analysis.composition.compose_best`); such an
+    item with several distinct pairs is composed as its dominating pair (the dominating bound).
     """
     if not items:
         raise InvalidParameterError("items", [], "at least one (profile, count) pair")
@@ -174,11 +178,17 @@ def compose_tradeoff(items: Sequence[tuple[PrivacyProfile, int]], *, max_states:
         if isinstance(k, bool) or int(k) != k or k < 1:
             raise InvalidParameterError("count", k, "an integer count >= 1")
     symmetric = all(is_symmetric(p.neighbourhood) for p, _ in items)
+    flags = [False] * len(items) if mixed is None else [bool(m) for m in mixed]
+    if len(flags) != len(items):
+        raise InvalidParameterError("mixed", list(flags), f"one flag per item ({len(items)})")
+    several = [f and k > 1 and len(p.pairs) > 1 for f, (p, k) in zip(flags, items)]
     try:
+        if any(several):
+            raise _TooLarge
         curves = _compose_exact(items, max_states, max_combinations)
         return TradeOff(curves, symmetric, "exact composition")
     except _TooLarge:
-        return _compose_dominating(items, symmetric, grid_points)
+        return _compose_dominating(items, symmetric, grid_points, dominate=several)
 
 
 def _compose_exact(items, max_states: int, max_combinations: int) -> tuple[PairCurve, ...]:
@@ -199,7 +209,8 @@ def _compose_exact(items, max_states: int, max_combinations: int) -> tuple[PairC
     return tuple(curves)
 
 
-def _compose_dominating(items, symmetric: bool, grid_points: int, max_units: int = 8) -> TradeOff:
+def _compose_dominating(items, symmetric: bool, grid_points: int, max_units: int = 8,
+                        dominate: Sequence[bool] | None = None) -> TradeOff:
     """Lines below the composed curve from composed ``delta(eps)`` upper bounds.
 
     Each item's pairs are taken one by one when there are few (at most ``max_units``
@@ -218,10 +229,11 @@ def _compose_dominating(items, symmetric: bool, grid_points: int, max_units: int
         keys = [groups_of(c).key for c in tradeoff_of(prof, exact=True).curves] if prof.exact else range(len(lds))
         distinct = list({k: ld for k, ld in zip(keys, lds)}.values())
         per_item.append(distinct)
-    if math.prod(len(d) for d in per_item) > max_units:
+    forced = dominate or [False] * len(per_item)   # mixed items: their dominating pair only
+    if math.prod(1 if f else len(d) for d, f in zip(per_item, forced)) > max_units:
         per_item = [[tuple(d)] for d in per_item]
     else:
-        per_item = [[(ld,) for ld in d] for d in per_item]
+        per_item = [[tuple(d)] if f else [(ld,) for ld in d] for d, f in zip(per_item, forced)]
     curves = []
     for combo in itertools.product(*per_item):
         curves.append(_dominating_curve([(unit, k) for unit, (_, k) in zip(combo, items)],

@@ -14,14 +14,14 @@ from typing import Any, Callable, Sequence
 
 import typer
 
-from ..errors import InvalidParameterError, OptnoiseError, ResourceLimitError, shorten, show_value
+from ..errors import InvalidParameterError, OptnoiseError, ResourceLimitError, TimeLimitError, shorten, show_value
 from .render import error_line
 
 #: Python parameter -> flag, where the flag is not ``--`` + the name with ``-`` for ``_``.
 FLAGS: dict[str, str] = {
     "notion": "--guarantee", "k": "--compose", "half_width": "--window", "x": "--input",
     "neighbourhood": "--distances", "path": "--pmf-file", "spec": "--family", "target": "--epsilon",
-    "max_memory": "--max-memory",
+    "max_memory": "--max-memory", "max_seconds": "--max-seconds",
 }
 
 #: Parameters that several flags can set: the flag the user typed wins (in this order).
@@ -77,11 +77,11 @@ def _argv(ctx: Any) -> list[str]:
 
 
 def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | None, argv: Sequence[str] = (),
-                      limits: bool = True) -> str:
+                      limits: bool = True, seconds: bool = True) -> str:
     """The one line of a bad input: the flag the user typed, the value as typed, what is accepted.
 
     ``limits``: whether the command has ``--max-memory`` (a refusal of a computation too large
-    for the memory limit names it only then)."""
+    for the memory limit names it only then); ``seconds``: the same for ``--max-seconds``."""
     flag = flag_for(exc.parameter, overrides)
     choices = ALTERNATIVES.get(exc.parameter)
     if choices and not (overrides and exc.parameter in overrides):
@@ -98,6 +98,9 @@ def bad_input_message(exc: InvalidParameterError, overrides: dict[str, str] | No
     if isinstance(exc, ResourceLimitError):
         accepted = accepted.replace("max_memory raises it", "--max-memory raises it" if limits else
                                     "half of this machine's memory: a smaller problem, or a larger machine")
+    if isinstance(exc, TimeLimitError):
+        accepted = accepted.replace("max_seconds raises the limit", "--max-seconds raises the limit" if seconds else
+                                    "a smaller problem")
     return InvalidParameterError(flag, exc.value, accepted).message(shown=shown)
 
 
@@ -156,7 +159,8 @@ def cli_errors(flags: dict[str, str] | None = None) -> Callable[[Callable[..., A
             try:
                 return fn(*args, **kwargs)
             except InvalidParameterError as exc:
-                fail(2, bad_input_message(exc, flags, _argv(ctx), _has_option(ctx, "--max-memory")))
+                fail(2, bad_input_message(exc, flags, _argv(ctx), _has_option(ctx, "--max-memory"),
+                                          _has_option(ctx, "--max-seconds")))
             except OptnoiseError as exc:   # DesignError included
                 fail(1, as_flags(str(exc), flags))
             except MemoryError:

@@ -231,7 +231,8 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
                    cost: Optional[str], cost_file: Optional[Path], minimize: str, max_cost: Optional[float],
                    formulation: str, time_limit: Optional[float], releases: Optional[int], space: str, form: str,
                    constraints: Optional[str], prior: Optional[str], worst_case: bool, per_record: bool,
-                   max_memory: Optional[int], attack: Optional[AttackArgs] = None) -> Request:
+                   max_memory: Optional[int], attack: Optional[AttackArgs] = None,
+                   max_seconds: Optional[float] = None) -> Request:
     """The :class:`~optnoise.design.request.Request` of ``optnoise design``'s flags: which flag
     sets which field (the request's own rules say which fields go together)."""
     from ..costs import RELEASED_COSTS, ReleasedCost
@@ -271,7 +272,7 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
                    worst_case=worst_case, releases=1 if releases is None else releases,
                    constraints=tuple(c.strip() for c in (constraints or "").split(",") if c.strip()),
                    minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
-                   max_memory=max_memory)
+                   max_memory=max_memory, max_seconds=max_seconds)
 
 
 def _check_channel_report(size: int, max_memory: Optional[int]) -> None:

@@ -198,18 +198,28 @@ TARGET = Group("target", (
 ), TargetArgs)
 
 
-# ------------------------------------------------------------------ memory limit
-def _memory_limit(max_memory: Optional[str]) -> Optional[int]:
-    from ..resources import parse_memory
-    return None if max_memory is None else parse_memory(max_memory, parameter="--max-memory")
+# ------------------------------------------------------------------ memory and time limits
+def _limit(name: str, parse: str, help: str) -> Group:
+    """The group of one limit flag (``--max-memory``, ``--max-seconds``): the command receives
+    ``name``, parsed by :mod:`optnoise.resources`'s ``parse`` (``None`` for the default)."""
+    flag = "--" + name.replace("_", "-")
+
+    def build(**values: Optional[str]) -> Any:
+        from .. import resources
+        value = values[name]
+        return None if value is None else getattr(resources, parse)(value, parameter=flag)
+
+    return Group(name, (_opt(name, flag, Optional[str], help),), build)
 
 
 #: ``--max-memory SIZE``: the command receives ``max_memory`` (bytes, or ``None`` for the default).
-LIMITS = Group("max_memory", (
-    _opt("max_memory", "--max-memory", Optional[str],
-         "Memory a computation may plan to use, e.g. 8G (default: half of this machine's memory); "
-         "larger problems are refused before anything is allocated."),
-), _memory_limit)
+LIMITS = _limit("max_memory", "parse_memory", "Memory a computation may plan to use, e.g. 8G (default: half of this "
+                "machine's memory); larger problems are refused before anything is allocated.")
+#: ``--max-seconds S`` (issue 26): the command receives ``max_seconds`` (seconds, or ``None`` for the default).
+SECONDS = _limit("max_seconds", "parse_seconds", "Time a computation may be estimated to take, e.g. 90, 10m, 2h "
+                 "(default: 5 minutes); longer ones are refused before they start, naming the estimate.")
+
+
 # ------------------------------------------------------------------ ordered domains (issue 15)
 Form = Annotated[str, typer.Option(
     "--form", help="noise: noise added mod N+1 (Kadam et al.); channel: any row-stochastic P[q, y] on {0..N} "

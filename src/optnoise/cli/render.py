@@ -72,6 +72,48 @@ def key_value_table(title: str, rows: Iterable[tuple[str, Any]], *, meanings: di
     out.print(table)
 
 
+#: Short names of the mechanisms in narrow tables (explained in a legend under the table).
+SHORT_NAMES = {"discrete-gaussian": "d-gauss", "exponential": "expon", "optimal-channel": "opt-chan",
+               "optimal-modulo-noise": "opt-mod", "clamped-geometric": "cl-geom",
+               "clamped-discrete-gaussian": "cl-dgauss", "randomized-response": "rr"}
+#: What each short name stands for (the legend).
+SHORT_MEANINGS = {"d-gauss": "discrete Gaussian", "expon": "exponential mechanism",
+                  "opt-chan": "optimal channel", "opt-mod": "optimal noise mod n+1",
+                  "cl-geom": "clamped geometric", "cl-dgauss": "clamped discrete Gaussian",
+                  "rr": "randomized response"}
+
+
+def short_name(name: str) -> str:
+    """A mechanism's name for a narrow table (:data:`SHORT_NAMES`; others as they are)."""
+    return SHORT_NAMES.get(name, name)
+
+
+def legend(names: Iterable[str]) -> str | None:
+    """The note that explains the short names used for ``names`` (``None`` when none is short)."""
+    used = dict.fromkeys(short_name(n) for n in names if short_name(n) != n)
+    if not used:
+        return None
+    return "mechanisms: " + "; ".join(f"{s} = {SHORT_MEANINGS.get(s, s)}" for s in used)
+
+
+def narrow_table(title: str) -> Table:
+    """A table that stays readable at 80 columns: no vertical rules (two characters a column
+    less), cells folded (never cut with an ellipsis, so two rows never read the same). Add
+    columns with :func:`column`."""
+    from rich import box
+    return Table(title=escape(title), box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, title_justify="left")
+
+
+def column(table: Table, head: str, *, left: bool = False, cells: Iterable[str] = ()) -> None:
+    """A column of a :func:`narrow_table`: right-aligned numbers (``left`` for names), folded;
+    ``cells``: its values, kept whole (the column is as wide as the longest value or header
+    word, up to 16 characters: the header folds between its words)."""
+    widest = max([len(c) for c in cells] + [len(w) for w in head.split()], default=0)
+    width = min(widest, 16) or None   # exactly: rich would otherwise widen headers and crop the last column
+    table.add_column(escape(head), justify="left" if left else "right", overflow="fold", min_width=width,
+                     max_width=width)
+
+
 def notes(lines: Iterable[str]) -> None:
     """Dim bullet notes under a table."""
     for line in lines:

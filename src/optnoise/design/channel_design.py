@@ -178,6 +178,12 @@ def problem_of(request: Request) -> ChannelProblem:
         raise InvalidParameterError(
             "n", request.n, f"n <= {MAX_PDP_N} for a PDP channel (a MILP with {len(prs)} ordered pairs x {size} "
             f"outputs = {len(prs) * size} indicators here); use notion 'dp' (an LP) for larger domains")
+    from ..resources import check_time, lp_seconds, parse_seconds
+    check_time(lp_seconds(nnz, milp=notion == "pdp"), parameter="n", value=request.n,
+               what=f"the channel {'MILP' if notion == 'pdp' else 'LP'} over {len(prs)} ordered pairs x {size} outputs "
+                    f"(about {nnz:.2g} coefficients)",
+               way_out="a smaller n, fewer pairs, or a pure target (delta 0: a structured solver)",
+               max_seconds=None if request.max_seconds is None else parse_seconds(request.max_seconds))
     _, L, prior = request.loss
     return ChannelProblem(size, prs, L, prior, request.loss_worst, target.epsilon,  # type: ignore[arg-type, union-attr]
                           target.delta, notion, request.constraints, exploit,  # type: ignore[union-attr]

@@ -175,9 +175,23 @@ def composed_epsilon(pmf: Pmf, k: int, delta: float, nb: Neighbourhood,
 RDP_MARGIN = 1e-9
 
 
+def _check_calibration_time(profile, k: int, steps: int, max_seconds: float | None) -> None:
+    """Refuse, before it starts, a calibration whose compositions would take too long: about
+    ``3 steps`` compositions of ``k`` releases (three orders), each estimated by
+    :func:`optnoise.resources.pld_seconds` from the mechanism's PLD grid (issue 26: 10^8
+    releases ground on for minutes)."""
+    from ..analysis.composition import pld_cells
+    from ..resources import check_time, pld_seconds
+    calls = 3 * max(int(steps), 1)
+    check_time(pld_seconds(pld_cells(profile), k) * calls, parameter="k", value=k,
+               what=f"certifying the design by composing {k} releases ({calls} compositions with privacy loss "
+                    "distributions, whose support grows with the number of releases)",
+               way_out="fewer releases", max_seconds=max_seconds)
+
+
 def _renyi_candidates(program_for: Callable[[float, float], RenyiProgram], k: int, eps: float, dlt: float,
                       nb: Neighbourhood, ords: list[float], calibrate: bool, calibration_steps: int, tol: float,
-                      trials: list[Trial], reference: Callable[[], Pmf]) -> list[tuple]:
+                      trials: list[Trial], reference: Callable[[], Pmf], max_seconds: float | None = None) -> list[tuple]:
     """The ``rdp`` design (cheapest single-order program certified by RDP) and, with
     ``calibrate``, the ``calibrated`` designs (budget raised while the exact composition
     allows) at the best order and its neighbours while that lowers the cost.
@@ -202,6 +216,7 @@ def _renyi_candidates(program_for: Callable[[float, float], RenyiProgram], k: in
     if not calibrate:
         return cands
     ref_profile = privacy_profile(min(cands, key=lambda c: c[0])[1] if cands else reference(), nb)
+    _check_calibration_time(ref_profile, k, calibration_steps, max_seconds)
 
     def calibrated(i: int):
         a = ords[i]
@@ -385,7 +400,7 @@ def _cyclic(request: Request) -> ReleasesDesign:
         prog = cyclic_program(size, nb, rho)  # type: ignore[arg-type]
         cands += _renyi_candidates(lambda a, r: prog, k, eps, dlt, nb, list(opts.orders), opts.calibrate,  # type: ignore[arg-type]
                                    opts.calibration_steps, opts.tol, trials,
-                                   lambda: CyclicPMF(np.full(size, 1.0 / size)))
+                                   lambda: CyclicPMF(np.full(size, 1.0 / size)), request.max_seconds)
     return _cheapest(cands, opts.strategies, lambda: _single_release(request), finish, trials)
 
 
@@ -417,7 +432,8 @@ def _line(request: Request) -> ReleasesDesign:
             ratio = geometric_ratio_for(budget / 2.0, alpha, nb)
             return integer_program(TailedWindow(half, 1, ratio), nb, c)
         cands += _renyi_candidates(program_for, k, eps, dlt, nb, list(opts.orders), opts.calibrate,
-                                   opts.calibration_steps, opts.tol, trials, lambda: geometric_pmf(0.5))
+                                   opts.calibration_steps, opts.tol, trials, lambda: geometric_pmf(0.5),
+                                   request.max_seconds)
     return _cheapest(cands, opts.strategies, lambda: _single_release_line(request), finish, trials)
 
 

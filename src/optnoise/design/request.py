@@ -227,6 +227,11 @@ class Request:
         ``"paper"``: Kadam et al.'s MILP (13) as printed (PDP only).
     time_limit, max_memory:
         Seconds for the solver (reaching it is an error); bytes a model may take.
+    max_seconds:
+        Seconds a computation may be *estimated* to take before it starts (a channel LP,
+        composing many releases): beyond it the request is refused at once
+        (:class:`~optnoise.errors.TimeLimitError`; ``None``:
+        :data:`optnoise.resources.DEFAULT_SECONDS`).
     solver:
         :class:`SolverOptions`.
     """
@@ -249,6 +254,7 @@ class Request:
     time_limit: float | None = None
     max_memory: int | None = None
     solver: SolverOptions = field(default_factory=SolverOptions)
+    max_seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.neighbourhood is not None and not isinstance(self.neighbourhood, InputPairs):
@@ -515,6 +521,9 @@ def _check_solving(r: Request) -> None:
             raise InvalidParameterError("time_limit", r.time_limit, "a number of seconds > 0")
         if r.problem == "releases":
             raise InvalidParameterError("time_limit", r.time_limit, "no time limit with releases > 1")
+    if r.max_seconds is not None:
+        from ..resources import parse_seconds
+        parse_seconds(r.max_seconds)   # a number of seconds > 0 (or "5m")
     if not isinstance(r.solver, SolverOptions):
         raise InvalidParameterError("solver", r.solver, "a SolverOptions")
     if r.problem == "finite" and r.target.notion != "attack":  # type: ignore[union-attr]  # (members: eps >= 1e-6)

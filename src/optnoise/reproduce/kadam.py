@@ -16,7 +16,7 @@ from ..families.baselines import clamp_channel, discrete_gaussian_pmf, wrap
 from ..families.geometric import geometric_pmf
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..target import Target
-from .common import bar_plot, item, line_plot, write_csv
+from .common import bar_plot, item, line_plot, panels_plot, write_csv
 
 PAPER = "Kadam et al. 2024"
 #: Table 1 as printed (n = 8, directed BD 3, eps = 1.5).
@@ -135,9 +135,10 @@ def fig9(out: Path) -> dict[str, Any]:
         cf = lemma3_sd(7, mu, 0.75)
         gap = max(gap, float(np.max(np.abs(lp - cf))))
         rows += [(mu, int(i), lp[i], cf[i]) for i in eta]
-        groups[f"mu={mu} (LP)"] = (eta, lp)
+        groups[f"mu={mu}, directed (LP)"] = (eta, lp)
     write_csv(out / "kadam-fig9.csv", ["mu", "eta", "lp", "lemma3"], rows)
-    bar_plot(out / "kadam-fig9.png", groups, title="Kadam et al. Fig. 9: SD neighbourhood, n = 7, eps = 0.75, delta = 0")
+    bar_plot(out / "kadam-fig9.png", groups, title="Kadam et al. Fig. 9: directed single distance (only +mu, not -mu), "
+                                                   "n = 7, eps = 0.75, delta = 0")
     return {"files": ["kadam-fig9.csv", "kadam-fig9.png"], "max_abs_diff_lp_vs_lemma3": gap}
 
 
@@ -156,9 +157,9 @@ def fig11(out: Path) -> dict[str, Any]:
             rows.append(("eps=2", 2.0, delta, mu, d.error_rate))
             right.setdefault(f"eps=2, delta={delta}", []).append(d.error_rate)
     write_csv(out / "kadam-fig11.csv", ["panel", "epsilon", "delta", "mu_bar", "error_rate"], rows)
-    line_plot(out / "kadam-fig11.png", mus, {**left, **right},
-              title="Kadam et al. Fig. 11: error rate vs mu_bar, n = 9 (directed BD, PDP)", xlabel="mu_bar",
-              ylabel="error rate")
+    panels_plot(out / "kadam-fig11.png", mus, {"delta = 0.2, three epsilons": left, "eps = 2, three deltas": right},
+                title="Kadam et al. Fig. 11: optimal error rate vs mu_bar, n = 9 (directed BD, PDP)",
+                xlabel="mu_bar (the largest distance)", ylabel="optimal error rate")
     return {"files": ["kadam-fig11.csv", "kadam-fig11.png"]}
 
 
@@ -179,6 +180,8 @@ def fig12(out: Path) -> dict[str, Any]:
 
 @item("kadam-fig13", PAPER, "Fig. 13: joint PMFs for 2-D queries: (a) n = 4, eps = 3, BD 2 x 2; (b) n = 6, eps = 3, {1,3} x {2,5}")
 def fig13(out: Path) -> dict[str, Any]:
+    import textwrap
+
     import matplotlib.pyplot as plt
 
     from ..neighbourhood import parse_distances
@@ -186,14 +189,14 @@ def fig13(out: Path) -> dict[str, Any]:
     cases = {"a": ((4, 4), Neighbourhood(tuple((i, j) for i in range(3) for j in range(3) if (i, j) != (0, 0)), True)),
              "b": ((6, 6), Neighbourhood(parse_distances("1,2;1,5;3,2;3,5"), True))}
     rows = []
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.3))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), constrained_layout=True)
     for ax, (name, (n, nb)) in zip(axes, cases.items()):
         f = _design(n, Target(3.0), nb).pmf.probs
         rows += [(name, i, j, f[i, j]) for i in range(f.shape[0]) for j in range(f.shape[1])]
         im = ax.imshow(f, cmap="viridis", origin="lower")
         ax.set_xlabel("eta_2")
         ax.set_ylabel("eta_1")
-        ax.set_title(f"({name}) n = {n}, eps = 3, {nb.describe()}", fontsize=8)
+        ax.set_title(textwrap.fill(f"({name}) n = {n}, eps = 3, distances {nb.describe()}", 58), fontsize=8)
         fig.colorbar(im, ax=ax)
     fig.suptitle("Kadam et al. Fig. 13: optimal joint noise PMFs (error rate, delta = 0, directed)", fontsize=10)
     save_figure(fig, out / "kadam-fig13.png")

@@ -598,15 +598,45 @@ def _quantize_integer(pmf: IntegerPMF, nb: Neighbourhood, target: Target | None)
             nonzero = np.flatnonzero(w)
             w = w[int(nonzero[0]):int(nonzero[-1]) + 1]
             lo += int(nonzero[0])
+        lt, rt = left, right
         if target is not None and target.pure:
-            w = np.array(_lift_integer([int(x) for x in w], lo, left, right, nb.integer_shifts(),
-                                       exp_lower(target.epsilon)), dtype=np.int64)
-        profile = exact_profile(integer_line_form(w, lo, left, right), nb, space="integer")
+            shifts = nb.integer_shifts()
+            lt = lift_margin(pmf.left_tail, w[:pmf.left_tail.period], shifts) if left else None
+            rt = lift_margin(pmf.right_tail, w[-pmf.right_tail.period:], shifts) if right else None
+            w = np.array(_lift_integer([int(x) for x in w], lo, lt, rt, shifts, exp_lower(target.epsilon)),
+                         dtype=np.int64)
+        profile = exact_profile(integer_line_form(w, lo, lt, rt), nb, space="integer")
         if target is None or profile.meets(target):
-            return QuantizedInteger(w, lo, left, right, nb, _evaluate(profile, target), target)
+            return QuantizedInteger(w, lo, lt, rt, nb, _evaluate(profile, target), target)
         tried.append(f"window {lo}..{lo + w.size - 1} at {WINDOW_BITS} bits, {TAIL_BITS}-bit tail ratios: "
                      f"{_shortfall(profile, target)}")
     raise _failure(target, tried)  # type: ignore[arg-type]
+
+
+def lift_margin(tail: GeometricTail, edge: np.ndarray, shifts: list[int]) -> tuple[int, int, int]:
+    """The dyadic ratio ``(a, m, period)`` of a tail of period ``P > 1`` rounded up far enough
+    for :func:`_lift_integer` to converge: by ``4 (P + max |mu|) / w_min`` relative, ``w_min``
+    the smallest window weight of the edge block the tail repeats (period 1: :func:`dyadic_ratio_up`).
+
+    Why: with ``P > 1`` the tail's cells ``p(k + P) = r p(k)`` copy ``P`` *different* window
+    cells, so the lift's repairs go round a cycle of ``P`` cells, each repair rounded up to an
+    integer (adding up to 1). One turn multiplies the block by ``1 / (E^P r)`` (just below 1
+    when ``r`` is just above ``e^(-P eps)``) and adds up to ``P + max |mu|``: the weights grow
+    until ``(P + max |mu|) / (E^P r - 1)``. With only the ``2^-24`` margin of
+    :func:`dyadic_ratio_up` that is about ``10^8``, far above the weights of a window's edge
+    (about ``2^16`` at :data:`TAIL_MASS`), and the lift ran for minutes before giving up (a
+    per-record binary column at eps 0.05, issue 26). With the margin the fixed point is a
+    quarter of the smallest edge weight: the lift converges in a few turns.
+
+    Privacy: a ratio rounded *up* makes the tail decay more slowly, away from the DP limit
+    (as :func:`dyadic_ratio_up`); the exact certificate of the result decides, not this.
+    """
+    if tail.period == 1:
+        return (*dyadic_ratio_up(tail.ratio), 1)
+    smallest = max(int(np.min(edge)), 1)
+    margin = 4.0 * (tail.period + max(abs(s) for s in shifts)) / smallest
+    raised = min(float(tail.ratio) * (1.0 + margin), 1.0 - 2.0 ** (2 - TAIL_BITS))
+    return (*dyadic_ratio_up(max(raised, float(tail.ratio))), tail.period)
 
 
 def _lift_integer(w: list[int], lo: int, left, right, shifts: list[int], e_low: Fraction) -> list[int]:
@@ -628,28 +658,42 @@ def _lift_integer(w: list[int], lo: int, left, right, shifts: list[int], e_low: 
     ext_lo = -(left[2] + reach) if left else 0
     ext_hi = n - 1 + (right[2] + reach if right else 0)
 
-    def source(i: int) -> tuple[int, Fraction]:
-        """Window index and factor of extended cell ``i`` (window index coordinates)."""
+    def source(i: int) -> tuple[int, int]:
+        """Window index of extended cell ``i`` (window index coordinates) and its tail power
+        ``t`` (negative on the left): the cell's weight is ``w[j] r^|t|``."""
         if 0 <= i < n:
-            return i, Fraction(1)
-        a, m, period = right if i >= n else left  # type: ignore[misc]
+            return i, 0
+        period = (right if i >= n else left)[2]  # type: ignore[index]
         t = (i - (n - 1) + period - 1) // period if i >= n else (-i + period - 1) // period
-        j = i - t * period if i >= n else i + t * period
-        return j, Fraction(a, 1 << m) ** t
+        return (i - t * period, t) if i >= n else (i + t * period, -t)
+
+    def factor(t: int) -> Fraction:
+        a, m, _ = right if t > 0 else left  # type: ignore[misc]
+        return Fraction(a, 1 << m) ** abs(t) if t else Fraction(1)
 
     cells = [(i, *source(i)) for i in range(ext_lo, ext_hi + 1)]
-    by_index = {i: (j, f) for i, j, f in cells}
-    for _ in range(50 * (n + 10)):
+    by_index = {i: (j, t) for i, j, t in cells}
+    # Each pair (k, k + mu) as integers: the pair holds iff w[j2] * A >= w[j] * B, with
+    # B / A = r(t) / (E r(t2)) exactly (Python ints: the same test as Fractions, without their
+    # gcds); the ratios depend only on the two tail powers, computed once each.
+    ratios: dict[tuple[int, int], tuple[int, int]] = {}
+    pairs = []
+    for i, j, t in cells:
+        for mu in shifts:
+            if i + mu in by_index:
+                j2, t2 = by_index[i + mu]
+                if (t, t2) not in ratios:
+                    ratio = factor(t) / (e_low * factor(t2))
+                    ratios[(t, t2)] = (ratio.denominator, ratio.numerator)
+                pairs.append((j, j2, *ratios[(t, t2)]))
+    backward = pairs[::-1]
+    for turn in range(50 * (n + 10)):
         changed = False
-        for i, j, f in cells:
-            for mu in shifts:
-                if i + mu not in by_index:
-                    continue
-                j2, f2 = by_index[i + mu]
-                need = Fraction(w[j]) * f / (e_low * f2)
-                if w[j2] < need:
-                    w[j2] = math.ceil(need)
-                    changed = True
+        for j, j2, a, b in (pairs if turn % 2 == 0 else backward):  # sweeps both ways: repairs travel both ways
+            need = w[j] * b
+            if w[j2] * a < need:
+                w[j2] = -(-need // a)
+                changed = True
         if not changed:
             return w
     raise OptnoiseError("the integer ratio lift did not converge: the mechanism cannot meet its pure target")

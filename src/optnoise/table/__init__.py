@@ -20,6 +20,7 @@ only with ``force``, and never when it is a file that is read (:mod:`.files`).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,7 @@ from .files import (
     select_columns,
 )
 from .manifest import WORDS_FPR, build_manifest, record_attack, words
-from .plan import ColumnPlan, over_budget, plan_column, record_total
+from .plan import ColumnPlan, over_budget, plan_column, plan_key, record_total
 from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
 
 if TYPE_CHECKING:
@@ -69,8 +70,12 @@ class Prepared:
         return {p.name: p for p in self.plans}
 
 
-def prepare(spec: TableSpec | Mapping[str, Any]) -> Prepared:
+def prepare(spec: TableSpec | Mapping[str, Any], *, max_seconds: float | None = None) -> Prepared:
     """Plan and certify every column, compose the record's total, check the budget.
+
+    ``max_seconds``: the time a column's design or certificate may be estimated to take
+    (``None``: :data:`optnoise.resources.DEFAULT_SECONDS`); beyond it the column is refused
+    before it starts (:class:`~optnoise.errors.TimeLimitError`, naming the estimate).
 
     Raises
     ------
@@ -79,13 +84,30 @@ def prepare(spec: TableSpec | Mapping[str, Any]) -> Prepared:
         budget.
     """
     table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
-    plans = tuple(_plan(c, table.unit) for c in table.columns)
+    plans = _plans(table.columns, table.unit, max_seconds)
     total = record_total(list(plans), table.budget)
     if table.budget is not None and table.budget.notion == "attack":
         total = attack_budget(list(plans), total, table.budget)
     if table.budget is not None and not total["within_budget"]:
         raise over_budget(total, table.budget)
     return Prepared(table, plans, total)
+
+
+def _plans(columns: tuple[ColumnSpec, ...], unit: str, max_seconds: float | None = None) -> tuple[ColumnPlan, ...]:
+    """Every column's plan; columns that share a mechanism, unit and target (the same
+    :func:`~optnoise.table.plan.plan_key`) share one plan, certified once, under their own names."""
+    done: dict[tuple, ColumnPlan] = {}
+    out = []
+    for col in columns:
+        key = plan_key(col, unit)
+        if key is not None and key in done:
+            out.append(dataclasses.replace(done[key], name=col.name))
+            continue
+        plan = _plan(col, unit, max_seconds)
+        if key is not None:
+            done[key] = plan
+        out.append(plan)
+    return tuple(out)
 
 
 def attack_budget(plans: list[ColumnPlan], total: dict, budget: Target) -> dict:
@@ -99,11 +121,11 @@ def attack_budget(plans: list[ColumnPlan], total: dict, budget: Target) -> dict:
     return {**total, "attack": attack, "within_budget": budget.admits_attack(tpr=tpr, mu=mu, exact=True)}
 
 
-def _plan(col: ColumnSpec, unit: str) -> ColumnPlan:
+def _plan(col: ColumnSpec, unit: str, max_seconds: float | None = None) -> ColumnPlan:
     """Plan one column; its errors name the key path ``columns.NAME.KEY`` (the unit's refusal
     names ``unit``)."""
     try:
-        return plan_column(col, unit)
+        return plan_column(col, unit, max_seconds=max_seconds)
     except InvalidParameterError as exc:
         if exc.parameter == "unit":
             raise
@@ -111,7 +133,7 @@ def _plan(col: ColumnSpec, unit: str) -> ColumnPlan:
 
 
 def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed: int | None = None,
-            source: RandomSource | None = None) -> tuple["pd.DataFrame", dict]:
+            source: RandomSource | None = None, max_seconds: float | None = None) -> tuple["pd.DataFrame", dict]:
     """Release a DataFrame's columns as ``spec`` says.
 
     Parameters
@@ -128,6 +150,8 @@ def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed:
         **not private** release (``manifest["private"]`` is ``False``, its certificates and
         total are under ``only_if_unseeded``, and a
         :class:`~optnoise.seeded.NotPrivateWarning` is issued).
+    max_seconds:
+        As for :func:`prepare`.
 
     Returns
     -------
@@ -146,7 +170,7 @@ def release(frame: "pd.DataFrame", spec: TableSpec | Mapping[str, Any], *, seed:
 
     if not isinstance(frame, pd.DataFrame):
         raise InvalidParameterError("frame", type(frame).__name__, "a pandas DataFrame")
-    prepared = prepare(spec)
+    prepared = prepare(spec, max_seconds=max_seconds)
     table = prepared.spec
     names = [str(c) for c in frame.columns]  # spec keys are text: column 3 is "3"
     columns = select_columns(names, table.names, table.keep, "the frame")
@@ -187,7 +211,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
                  spec: TableSpec | Mapping[str, Any], *, engine: str = "local", seed: int | None = None,
                  source: RandomSource | None = None, force: bool = False, progress: Progress | None = None,
                  spark_master: str | None = None, spec_file: str | os.PathLike | None = None,
-                 before_commit: Callable[[dict], object] | None = None) -> dict:
+                 before_commit: Callable[[dict], object] | None = None, max_seconds: float | None = None) -> dict:
     """Release ``input_path`` (CSV or Parquet) into ``output_path`` as ``spec`` says.
 
     Returns the manifest, also written to ``output_path + ".manifest.json"``. The input is
@@ -212,7 +236,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     reads = [Path(input_path)] + [Path(f) for f in table.files()] + ([Path(spec_file)] if spec_file else [])
     check_destination(output, manifest_path, reads, force=force, dataset=engine == "spark")
     columns = select_columns(column_names(input_path, in_fmt), table.names, table.keep, Path(input_path).name)
-    prepared = prepare(table)  # certify before reading any data
+    prepared = prepare(table, max_seconds=max_seconds)  # certify before reading any data
     schema = output_schema(input_schema(input_path, in_fmt, columns), prepared.by_name)
     src = source if source is not None else random_source(seed)
     spec_info = None if spec_file is None else {"path": str(spec_file), "sha256": file_sha256(spec_file)}

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..randomness import RandomSource
 from ..seeded import NOT_PRIVATE, withhold
-from .plan import ColumnPlan
+from .plan import ColumnPlan, composition_items, released_profile
 
 #: The false-positive rate the words of the record's total use (one of the readout's FPRs:
 #: :meth:`~optnoise.analysis.tradeoff.AttackReadout.to_json` words it at 0.05).
@@ -153,15 +153,10 @@ def record_attack(plans: list[ColumnPlan], fpr: float = WORDS_FPR) -> dict:
     *quantized* mechanisms under the unit, composed over every combination of their
     neighbouring pairs (:func:`optnoise.analysis.tradeoff.compose_tradeoff`; ``method`` says
     whether exactly or from the dominating lower bound), and the sentence that says it."""
-    from ..analysis import privacy_profile
     from ..analysis.tradeoff import DEFAULT_FPRS
     from ..analysis.tradeoff_composition import compose_tradeoff
-    items = []
-    for p in plans:
-        q = p.mechanism.quantize()
-        sampled = q.channel if p.mechanism.kind == "channel" else q.pmf
-        items.append((privacy_profile(sampled, p.mechanism.neighbourhood, exact=True), 1))
-    readout = compose_tradeoff(items).readout(sorted({*DEFAULT_FPRS, fpr}))
+    items, mixed = composition_items(plans, released_profile)   # once per distinct mechanism
+    readout = compose_tradeoff(items, mixed=mixed).readout(sorted({*DEFAULT_FPRS, fpr}))
     return readout.to_json(**_attack_subject(plans, readout.worst_pair.get(f"tpr_at_fpr {fpr:g}", "")))
 
 

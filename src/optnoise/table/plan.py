@@ -186,8 +186,11 @@ class _Source:
     label: str | None = None
 
 
-def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
+def plan_column(col: ColumnSpec, unit: str, *, max_seconds: float | None = None) -> ColumnPlan:
     """Build (or take) the column's mechanism, place it under the unit, and certify it.
+
+    ``max_seconds``: the time its design (a channel LP) and its certificate may be estimated
+    to take (:mod:`optnoise.resources`); beyond it the column is refused before it starts.
 
     Raises
     ------
@@ -199,7 +202,7 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
         raise InvalidParameterError("distances", col.neighbourhood.to_json()["distances"],
                                     "no neighbourhood with the per-record unit (every distance is protected); "
                                     "use the value unit")
-    src = _source(col, unit)
+    src = _source(col, unit, max_seconds)
     rep = src.mechanism.pmf
     _check_fit(col, rep)
     notes = []
@@ -215,6 +218,8 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
     name = src.label or own.name
     same = rep is own.pmf and nb == own.neighbourhood and name == own.name
     mech = own if same else Mechanism(rep, nb, own.target, name, own.origin)
+    if isinstance(rep, IntegerPMF) and isinstance(nb, Neighbourhood):
+        check_certify_time(col, rep, nb, max_seconds)
     _certify(col, mech, unit)
     released = released_channel(col, mech, unit) if col.clamp and kind == "integer" else None
     if col.clamp and kind == "integer" and released is None:
@@ -222,6 +227,20 @@ def plan_column(col: ColumnSpec, unit: str) -> ColumnPlan:
                      "is post-processing, which can only tighten approximate DP)")
     return ColumnPlan(col.name, col.domain, mech, unit, src.built, col.clamp, col.mechanism_file, tuple(notes),
                       released)
+
+
+def plan_key(col: ColumnSpec, unit: str) -> tuple | None:
+    """What a column's plan depends on besides its name: the same (mechanism, unit, target,
+    domain...) is planned and certified once for every column that shares it (issue 26:
+    300 columns sharing a mechanism file). The mechanism by identity (a spec reads each
+    file once); ``None`` when some part cannot be compared (then the column is planned alone)."""
+    key = (id(col.mechanism) if col.mechanism is not None else None, col.family, col.target, col.cost, col.clamp,
+           col.neighbourhood, col.domain, unit)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def released_channel(col: ColumnSpec, mech: Mechanism, unit: str) -> ClampedChannel | None:
@@ -253,7 +272,22 @@ def released_channel(col: ColumnSpec, mech: Mechanism, unit: str) -> ClampedChan
     return got
 
 
-def _source(col: ColumnSpec, unit: str) -> _Source:
+def check_certify_time(col: ColumnSpec, rep: IntegerPMF, nb: Neighbourhood, max_seconds: float | None) -> None:
+    """Refuse, before it starts, integer-line noise whose ratio lift and exact certificate
+    would take too long (:func:`optnoise.resources.certify_seconds`: the window, extended
+    into the tails by up to 2 x 512 cells, against every distance of the unit)."""
+    from ..resources import check_time, certify_seconds
+    from ..sampling.quantize import MAX_EXTENSION
+    shifts = len(nb.integer_shifts())
+    cells = (rep.hi - rep.lo + 1) + (2 * MAX_EXTENSION if not rep.finite_support else 0)
+    width = f"{col.domain.describe()}" if col.domain.size is not None else "all integers"
+    check_time(certify_seconds(cells, shifts), parameter="domain", value=width,
+               what=f"certifying column '{col.name}' exactly ({cells} noise values x {shifts} distances)",
+               way_out="a narrower domain, or the value unit (only the mechanism's own distances)",
+               max_seconds=max_seconds)
+
+
+def _source(col: ColumnSpec, unit: str, max_seconds: float | None = None) -> _Source:
     """The column's mechanism: given (a file), a family with its parameters, or built for the
     request the column makes (:func:`_designed`)."""
     d = col.domain
@@ -273,10 +307,11 @@ def _source(col: ColumnSpec, unit: str) -> _Source:
                 raise
             raise InvalidParameterError("family", col.family, exc.accepted) from exc
         return _Source(mech, "family")
-    return _designed(col, unit, col.neighbourhood or default_nb)
+    return _designed(col, unit, col.neighbourhood or default_nb, max_seconds)
 
 
-def _request(col: ColumnSpec, unit: str, own: Neighbourhood, space: str, **fields: Any) -> Request:
+def _request(col: ColumnSpec, unit: str, own: Neighbourhood, space: str, max_seconds: float | None = None,
+             **fields: Any) -> Request:
     """The request of a column built by optnoise: its domain, target and unit (the value unit
     keeps the column's own neighbourhood)."""
     d = col.domain
@@ -285,14 +320,14 @@ def _request(col: ColumnSpec, unit: str, own: Neighbourhood, space: str, **field
     n = d.n if space != "integer" or unit == "record" else None
     try:
         return Request(space=space, n=n, target=col.target, unit="record" if unit == "record" else None,
-                       neighbourhood=None if unit == "record" else own, **fields)
+                       neighbourhood=None if unit == "record" else own, max_seconds=max_seconds, **fields)
     except ResourceLimitError as exc:
         if unit != "record" or exc.parameter != "n":
             raise
         raise _too_large(exc, d) from exc
 
 
-def _designed(col: ColumnSpec, unit: str, own: Neighbourhood) -> _Source:
+def _designed(col: ColumnSpec, unit: str, own: Neighbourhood, max_seconds: float | None = None) -> _Source:
     """A target only, or a family's name: the request the column makes, answered by
     :func:`optnoise.design.design` (see the module docstring)."""
     d = col.domain
@@ -308,12 +343,12 @@ def _designed(col: ColumnSpec, unit: str, own: Neighbourhood) -> _Source:
                                                                   "finite domain")
         space = "integer" if line else "channel" if fam.space == "channel" else \
             "categories" if d.categories is not None else "cyclic"
-        found = design(_request(col, unit, own, space, family=name))
+        found = design(_request(col, unit, own, space, max_seconds, family=name))
         return _Source(found.mechanism, "calibrated family")
     if d.categories is not None:
         if col.cost is not None:
             raise InvalidParameterError("cost", col.cost, "no cost for categories (randomized response is optimal)")
-        found = design(_request(col, unit, own, "categories"))
+        found = design(_request(col, unit, own, "categories", max_seconds))
         if found.report.method == "calibrated":
             return _Source(found.mechanism, "calibrated randomized response",
                            f"randomized response (rho={found.details.parameter:.6g})")
@@ -321,13 +356,13 @@ def _designed(col: ColumnSpec, unit: str, own: Neighbourhood) -> _Source:
                        f"optimal randomized response, K={d.size}")
     if d.cyclic:
         cost = col.cost or "circular-mse"
-        found = design(_request(col, unit, own, "cyclic", cost=cost))
+        found = design(_request(col, unit, own, "cyclic", max_seconds, cost=cost))
         return _Source(found.mechanism, f"optimal design ({found.report.method}, cost {cost})",
                        f"optimal design ({cost})")
     if col.cost is not None:
         raise InvalidParameterError("cost", col.cost, "a cost only on a cyclic domain (an ordered domain gets the "
                                                       "geometric mechanism on the integer line)")
-    found = design(_request(col, unit, own, "integer", family="geometric"))
+    found = design(_request(col, unit, own, "integer", max_seconds, family="geometric"))
     return _Source(found.mechanism, "calibrated family (geometric)")
 
 
@@ -437,16 +472,16 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     if budget is not None and budget.notion == "attack":   # checked on the record's trade-off curve (prepare)
         return {**record_total(plans, None), "budget": budget.to_json()}
     delta = budget.delta if budget is not None else 1e-6
-    profiles = [released_profile(p) for p in plans]
-    if len(profiles) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
-        prof = profiles[0]
+    items, mixed = composition_items(plans, released_profile)
+    if len(plans) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
+        prof = items[0][0]
         pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one column"}
         if budget is not None:
             pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
     else:
         from ..analysis.composition import compose_sequence
-        composed = compose_sequence([(prof, 1) for prof in profiles],
-                                    epsilon=None if budget is None else budget.epsilon, delta=delta)
+        composed = compose_sequence(items, epsilon=None if budget is None else budget.epsilon, delta=delta,
+                                    mixed=mixed)
         pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
         if budget is not None:
             pld["delta_at_budget_epsilon"] = composed.delta_dp
@@ -455,6 +490,34 @@ def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
     if budget is not None:
         out["within_budget"] = within(basic, pld, budget)
     return out
+
+
+#: From this many columns on, the record's total composes the columns that share a mechanism
+#: as one item of their count (its dominating pair self-composed: time and memory grow with
+#: the number of *distinct* mechanisms); below, every column is its own item (every
+#: combination of the columns' pairs, tighter when they are few).
+GROUP_FROM = 9
+
+
+def shared(plans: list[ColumnPlan]) -> list[list[ColumnPlan]]:
+    """The plans grouped by the mechanism they release (the same object: columns that share a
+    plan, ``optnoise.table.prepare``), in first-seen order."""
+    groups: dict[int, list[ColumnPlan]] = {}
+    for p in plans:
+        groups.setdefault(id(p.mechanism), []).append(p)
+    return list(groups.values())
+
+
+def composition_items(plans: list[ColumnPlan], profile_of) -> tuple[list[tuple[Any, int]], list[bool]]:
+    """The ``(profile, count)`` items of a record's columns and whether each is ``mixed`` (its
+    columns each change by their own pair: :func:`optnoise.analysis.composition.compose_best`).
+    ``profile_of(plan)`` is computed once per distinct mechanism."""
+    groups = shared(plans)
+    profiles = [profile_of(g[0]) for g in groups]
+    if len(plans) < GROUP_FROM:
+        by_id = {id(g[0].mechanism): prof for g, prof in zip(groups, profiles)}
+        return [(by_id[id(p.mechanism)], 1) for p in plans], [False] * len(plans)
+    return [(prof, len(g)) for prof, g in zip(profiles, groups)], [len(g) > 1 for g in groups]
 
 
 def within(basic: dict, pld: dict, budget: Target) -> bool:
@@ -495,5 +558,7 @@ def released_profile(plan: ColumnPlan):
     return privacy_profile(_sampled(plan.mechanism), plan.mechanism.neighbourhood, exact=True)
 
 
-__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column",
-           "record_neighbourhood", "record_total", "refusal", "released_channel", "released_profile", "within"]
+__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column", "plan_key",
+           "record_neighbourhood", "record_total", "refusal", "released_channel", "released_profile", "shared",
+           "composition_items", "GROUP_FROM",
+           "within"]

@@ -28,7 +28,9 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
@@ -86,10 +88,49 @@ def spark_session(master: str | None = None):
     if chosen is None:  # local: no web UI, and no console progress (the command line draws its own bar)
         builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.shuffle.partitions", "4"))
-    spark = builder.getOrCreate()
+    with jvm_stderr_captured() as log:
+        try:
+            spark = builder.getOrCreate()
+        except Exception as exc:   # no Java, a bad master...: one line, the JVM's own last words if any
+            raise OptnoiseError(f"Spark could not start: {jvm_last_line(log, exc)}") from None
     # a failed task (a bad value) becomes one line on stderr, not Java stack traces
     spark.sparkContext.setLogLevel("OFF")
     return spark
+
+
+@contextmanager
+def jvm_stderr_captured() -> Iterator:
+    """Run the body with file descriptor 2 pointing at a temporary file, which is yielded.
+
+    The JVM that a new SparkSession launches inherits it as its stderr for its whole life:
+    the lines it writes before any log level can be set ("Using incubator modules", "Using
+    Spark's default log4j profile", the loopback hostname and native-hadoop warnings,
+    "Setting default log level") and its later log lines stay out of the terminal, so a
+    successful release prints only its own output (issue 26). Python's own stderr is
+    restored when the body ends.
+    """
+    sys.stderr.flush()
+    log = tempfile.TemporaryFile(prefix="optnoise-spark-", suffix=".log")
+    saved = os.dup(2)
+    try:
+        os.dup2(log.fileno(), 2)
+        yield log
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        log.close()   # the JVM keeps its own descriptor of the (unlinked) file
+
+
+def jvm_last_line(log, exc: Exception) -> str:
+    """The last non-empty line the JVM wrote (``Error: ...``), else the exception's first line."""
+    try:
+        log.seek(0)
+        lines = [ln.strip() for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+    except (OSError, ValueError):
+        lines = []
+    text = lines[-1] if lines else next((ln.strip() for ln in str(exc).splitlines() if ln.strip()),
+                                        type(exc).__name__)
+    return text[:300]
 
 
 def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, ColumnPlan], schema, output: Path,

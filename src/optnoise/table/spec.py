@@ -205,9 +205,10 @@ def parse_table_spec(data: Mapping[str, Any], *, base_dir: str | os.PathLike | N
     if isinstance(keep, str) or not isinstance(keep, (list, tuple)):
         raise InvalidParameterError("spec", f"keep = {keep!r}", "a list of column names")
     cols = []
+    loaded: dict[Path, Mechanism] = {}   # a file shared by many columns is read (and checked) once
     for name, table in columns.items():
         with _at(f"columns.{name}"):
-            cols.append(_column(str(name), table, base))
+            cols.append(_column(str(name), table, base, loaded))
     with _at(""):
         return TableSpec(tuple(cols), tuple(keep), budget, data.get("unit", "record"))
 
@@ -296,7 +297,9 @@ class _at:
         return False
 
 
-def _column(name: str, table: Any, base: Path) -> ColumnSpec:
+def _column(name: str, table: Any, base: Path, loaded: dict[Path, Mechanism] | None = None) -> ColumnSpec:
+    """One column's spec; ``loaded``: the mechanism files this spec has read (by resolved path),
+    so that columns sharing a file share one :class:`Mechanism` (certified once)."""
     if not isinstance(table, Mapping):
         raise InvalidParameterError("spec", f"columns.{name}", "a table of column keys")
     unknown = sorted(set(table) - set(COLUMN_KEYS))
@@ -312,7 +315,13 @@ def _column(name: str, table: Any, base: Path) -> ColumnSpec:
             raise InvalidParameterError("mechanism", source, "a mechanism file path or a Mechanism")
         p = Path(source)
         p = p if p.is_absolute() else base / p
-        mech, path = load_mechanism(p, parameter="mechanism"), str(p)
+        key = p.resolve()
+        mech = loaded.get(key) if loaded is not None else None
+        if mech is None:
+            mech = load_mechanism(p, parameter="mechanism")
+            if loaded is not None:
+                loaded[key] = mech
+        path = str(p)
     family = table.get("family")
     if "params" in table:
         params = table["params"]

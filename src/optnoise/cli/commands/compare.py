@@ -1,21 +1,25 @@
 """``optnoise compare``: the optimal design and the usual mechanisms, side by side."""
 
+import math
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
+from rich.markup import escape
 
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import compare_request
 from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, AttackFlag, Form, Json, NeighbourhoodArgs,
                        OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
-from ..render import err, fmt, notes, out
+from ..render import column, err, fmt, legend, narrow_table, notes, out, short_name
 from .shared import check_png, deliver, parse_list, plots
 
 _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"
 #: Column heads of noise costs that are easily taken for an error of the released value.
+#: Axis labels of costs whose short name says little on a figure.
+_PLOT_LABELS = {"er": "error rate P(y != q)"}
 _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
@@ -112,16 +116,19 @@ def _progress(as_json: bool, what: str) -> Iterator[Optional[Callable[[], None]]
 
 
 def _title(c: Any) -> str:
-    """A figure's title from the comparison's request."""
+    """A figure's title: what it compares, then the request."""
     r, t = c.request, c.request.target
     if c.form == "channel":
-        return f"{{0..{r.n}}}, {t.notion.upper()}, {c.unit}, delta={t.delta:g}"
+        return (f"{r.cost.name} of the released value against epsilon: the optimal channel and the usual mechanisms\n"
+                f"ordered domain {{0..{r.n}}}, {t.notion.upper()}, {c.unit}, delta={t.delta:g}")
     if c.form == "releases":
-        return f"{r.space}, {r.neighbours.describe()}, total eps={t.epsilon:g}, delta={t.delta:g}, cost {c.rows[0].cost}"
-    cost = r.cost_name
-    return (f"n={r.n}, {t.notion.upper()}, {r.neighbours.describe()}, "
-            + (f"{cost} = {c.target_cost:g}" if c.target_cost is not None else f"delta={t.delta:g}, {cost}")
-            + f", {c.boundary}")
+        return (f"Repeated releases: each mechanism meets total (eps={t.epsilon:g}, delta={t.delta:g}) after K releases\n"
+                f"{r.space}, {r.neighbours.describe()}, cost {c.rows[0].cost}")
+    cost = _NOISE_LABELS.get(r.cost_name, r.cost_name)
+    what = f"delta at {cost} = {c.target_cost:g}" if c.target_cost is not None else cost
+    return (f"{what} against epsilon: the optimal noise and the usual mechanisms\n"
+            f"n={r.n}, {t.notion.upper()}, {r.neighbours.describe()}"
+            + ("" if c.target_cost is not None else f", delta={t.delta:g}") + f", {c.boundary} boundary")
 
 
 def _attack_label(row: Any, c: Any) -> str:
@@ -137,7 +144,7 @@ def _draw_attack(c: Any, path: Path) -> None:
     what = f"every mechanism meets: {t.describe()}" if t.notion == "attack" else f"delta={t.delta:g}"
     point = (t.at_fpr, t.max_tpr) if t.notion == "attack" and t.max_tpr is not None and t.at_fpr == c.attack_fpr \
         else None
-    plots().plot_tradeoff(curves, path, fpr=c.attack_fpr, target=point,
+    plots().plot_tradeoff(curves, path, fpr=c.attack_fpr, target=point, force=True,
                           title="What an attacker who knows everything else can learn about one record's value\n"
                                 f"(answers 0..{c.request.n}; values told apart: {c.unit}; {what}). Lower curve = "
                                 "safer.")
@@ -147,38 +154,54 @@ def _draw(c: Any, path: Path) -> None:
     if c.attack_fpr is not None:
         _draw_attack(c, path)
     elif c.form == "releases":
-        plots().plot_releases(list(c.rows), path, title=_title(c))
+        plots().plot_releases(list(c.rows), path, title=_title(c), force=True)
     elif c.form == "channel":
         plots().plot_compare(list(c.rows), path, title=_title(c),
-                             ylabel=f"{c.request.cost.label} of the released value")
+                             ylabel=f"{c.request.cost.label} of the released value", force=True)
     else:
-        plots().plot_compare(list(c.rows), path, dual=c.target_cost is not None, title=_title(c))
+        cost = c.request.cost_name
+        first = c.rows[0].released_error if c.rows else None
+        released = first["cost"] if first and first["cost"] != cost else None
+        plots().plot_compare(list(c.rows), path, dual=c.target_cost is not None, title=_title(c),
+                             ylabel=f"{_PLOT_LABELS.get(cost, _NOISE_LABELS.get(cost, cost))} (worst case over q)",
+                             released=released,
+                             force=True)
 
 
 def _print_noise(p: dict, c: Any) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-    rows, cost, hood = c.rows, p["cost"], c.request.neighbours
-    table = Table(title=escape(p["plot"]) if p.get("plot") else f"compare on {{0..{p['n']}}}, {hood.describe()}, "
-                                                                 f"{p['notion'].upper()}")
+    rows, cost = c.rows, p["cost"]
+    dual = c.target_cost is not None
+    head = _NOISE_LABELS.get(cost, cost)
+    what = f"delta at {head} = {c.target_cost:g}" if dual else head
+    one_delta = not dual and len({r.delta for r in rows}) == 1
+    table = narrow_table(f"{what} of the optimal noise and the usual mechanisms against epsilon, on "
+                         f"{{0..{p['n']}}}, {c.request.neighbours.describe()}, {p['notion'].upper()}"
+                         + (f", delta={rows[0].delta:g}" if one_delta else ""))
     released = rows[0].released_error["cost"] if rows and rows[0].released_error else None
     shown = released is not None and released != cost
-    head = _NOISE_LABELS.get(cost, cost)
-    for col in ("mechanism", "epsilon", "delta", f"{head} (worst q)", f"{head} (avg q)", "error rate", "parameter",
-                "above bound") + ((f"released {released} (worst q)", f"released {released} (avg q)") if shown else ()) \
-            + _attack_heads(c):
-        table.add_column(col, justify="left" if col == "mechanism" else "right")
+    same = all(math.isclose(r.expected_cost, r.expected_cost_average, rel_tol=1e-12) for r in rows)
+    rate = cost != "er"   # the error rate is the er column itself
+    heads = ["mechanism", "eps"] + ([] if one_delta else ["delta"]) + \
+        ([head] if same else [f"{head} (worst q)", f"{head} (avg q)"]) + (["error rate"] if rate else []) + \
+        ["parameter", "above bound"] + ([f"released {released} (worst q)", f"released {released} (avg q)"]
+                                        if shown else []) + list(_attack_heads(c))
+    body = []
     for r in rows:
-        table.add_row(r.mechanism, f"{r.epsilon:g}", fmt(r.delta), f"{r.expected_cost:.5g}",
-                      f"{r.expected_cost_average:.5g}", f"{r.error_rate:.4f}",
-                      "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}", _gap(r.gap),
-                      *((f"{r.released_error['worst']:.5g}",  # type: ignore[index]
-                         f"{r.released_error['average']:.5g}") if shown else ()), *_attack_cells(r))
-    out.print(table)
-    notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE + (" (delta at the fixed cost)" if c.target_cost is not None
-                                                         else "")]
+        cells = [short_name(r.mechanism), f"{r.epsilon:g}"] + ([] if one_delta else [fmt(r.delta)])
+        cells += [f"{r.expected_cost:.5g}"] + ([] if same else [f"{r.expected_cost_average:.5g}"])
+        cells += ([f"{r.error_rate:.4f}"] if rate else []) + [_parameter(r.parameter_name, r.parameter), _gap(r.gap)]
+        if shown:
+            cells += [f"{r.released_error['worst']:.5g}", f"{r.released_error['average']:.5g}"]
+        body.append(tuple(cells) + _attack_cells(r))
+    _fill(table, heads, body)
+    notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE + (" (delta at the fixed cost)" if dual else "")]
           + ([f"the released value's error after wrap-around is {released}: the last two columns"] if shown else [])
-          + _attack_notes(c))
+          + [x for x in (legend(r.mechanism for r in rows),) if x] + _attack_notes(c))
+
+
+def _parameter(name: Optional[str], value: Optional[float]) -> str:
+    """A calibrated parameter, short: ``alpha=0.6065``."""
+    return "" if value is None else f"{name}={value:.4g}"
 
 
 def _attack_heads(c: Any) -> tuple[str, ...]:
@@ -186,7 +209,9 @@ def _attack_heads(c: Any) -> tuple[str, ...]:
 
 
 def _attack_cells(r: Any) -> tuple[str, ...]:
-    return () if r.attack is None else (f"{r.attack['tpr']:.4g}", fmt(r.attack["mu_gdp"]))
+    mu = r.attack["mu_gdp"] if r.attack is not None else None
+    return () if r.attack is None else (f"{r.attack['tpr']:.4g}", fmt(mu) if mu is None or math.isinf(mu) else
+                                        f"{mu:.4g}")
 
 
 def _attack_notes(c: Any) -> list[str]:
@@ -214,24 +239,18 @@ def _gap(gap: Optional[float]) -> str:
 
 
 def _print_releases(p: dict, c: Any) -> None:
-    from rich.markup import escape
-    from rich.table import Table
     first = c.rows[0]
     where = "noise on Z" if p["space"] == "integer" else f"{{0..{p['n']}}}"
-    table = Table(title=f"{where}, {escape(c.request.neighbours.describe())}: (eps={p['epsilon']:g}, "
-                        f"delta={p['delta']:g}) after K releases")
-    for col in ("K", "mechanism", f"{first.cost}", "error rate", "composed eps (bound)", "parameter"):
-        table.add_column(col, justify="left" if col == "mechanism" else "right")
-    for row in p["rows"]:
-        comp = row["composed"]
-        table.add_row(str(row["k"]), row["mechanism"], f"{row['expected_cost']:.6g}", f"{row['error_rate']:.4f}",
-                      f"{comp['epsilon_dp']:.6g} ({comp['bound']['epsilon_dp']})",
-                      "" if row["parameter"] is None else f"{_symbol(row['parameter_name'])}={row['parameter']:.6g}")
-    out.print(table)
+    table = narrow_table(f"{first.cost} of each mechanism meeting (eps={p['epsilon']:g}, delta={p['delta']:g}) after "
+                         f"K releases, {where}, {c.request.neighbours.describe()}")
+    body = [(str(row["k"]), short_name(row["mechanism"]), f"{row['expected_cost']:.6g}", f"{row['error_rate']:.4f}",
+             f"{row['composed']['epsilon_dp']:.6g} ({row['composed']['bound']['epsilon_dp']})",
+             "" if row["parameter"] is None else f"{_symbol(row['parameter_name'])}={row['parameter']:.6g}")
+            for row in p["rows"]]
+    _fill(table, ("K", "mechanism", f"{first.cost}", "error rate", "composed eps (bound)", "parameter"), body)
     notes(["parameter: eps1 = the epsilon of one release (the geometric's per unit distance), sigma = the discrete "
-           "Gaussian's scale, order = the Rényi order the K-release design was constrained at"])
-    if p.get("plot"):
-        notes([f"figure written to {p['plot']}"])
+           "Gaussian's scale, order = the Rényi order the K-release design was constrained at"]
+          + [x for x in (legend(row["mechanism"] for row in p["rows"]),) if x])
 
 
 def _symbol(name: str) -> str:
@@ -240,27 +259,30 @@ def _symbol(name: str) -> str:
 
 
 def _print_channels(p: dict, c: Any) -> None:
-    from rich.markup import escape
-    from rich.table import Table
     rows, objective = c.rows, c.request.cost
-    table = Table(title=f"ordered domain {{0..{p['n']}}} (outputs stay in it), {escape(p['unit'])}, "
-                        f"{p['notion'].upper()}, delta={rows[0].delta:g}")
-    average = "prior average" if objective.prior is not None else "average q"
+    average = "prior average" if objective.prior is not None else "average over q"
+    table = narrow_table(f"{objective.name} of the released value ({average} and worst q) of the optimal channel and "
+                         f"the usual mechanisms, on the ordered domain {{0..{p['n']}}} (outputs stay in it), "
+                         f"{p['unit']}, {p['notion'].upper()}, delta={rows[0].delta:g}")
     ranked = (" (ranked)", "") if not objective.worst_case else ("", " (ranked)")
-    cols = (f"{objective.name}, {average}{ranked[0]}", f"{objective.name}, worst q{ranked[1]}")
-    for col in ("rank", "mechanism", "epsilon", *cols, "error rate (worst q)", "parameter", "above bound",
-                *_attack_heads(c)):
-        table.add_column(col, justify="left" if col == "mechanism" else "right")
-    for r in sorted(rows, key=lambda r: (r.epsilon, r.rank)):
-        table.add_row(str(r.rank), r.mechanism, f"{r.epsilon:g}", f"{r.expected_cost_average:.5g}",
-                      f"{r.expected_cost_worst:.5g}", f"{r.error_rate:.4f}",
-                      "" if r.parameter is None else f"{r.parameter_name}={r.parameter:.6g}", _gap(r.gap),
-                      *_attack_cells(r))
-    out.print(table)
+    heads = ("#", "mechanism", "eps", ("prior avg" if objective.prior is not None else "avg q") + ranked[0],
+             "worst q" + ranked[1], "error rate (worst q)", "parameter", "above bound", *_attack_heads(c))
+    body = [(str(r.rank), short_name(r.mechanism), f"{r.epsilon:g}", f"{r.expected_cost_average:.5g}",
+             f"{r.expected_cost_worst:.5g}", f"{r.error_rate:.4f}", _parameter(r.parameter_name, r.parameter),
+             _gap(r.gap), *_attack_cells(r)) for r in sorted(rows, key=lambda r: (r.epsilon, r.rank))]
+    _fill(table, heads, body)
     notes([f"ranked by {p['ranked_by']}", _BOUND_NOTE,
            "each mechanism is a channel calibrated to the same target on the same input pairs; the modulo noise is "
-           "scored after wrap-around"] + _attack_notes(c) + ([f"figure written to {p['plot']}"] if p.get("plot")
-                                                              else []))
+           "scored after wrap-around"] + [x for x in (legend(r.mechanism for r in rows),) if x] + _attack_notes(c))
+
+
+def _fill(table: Any, heads: tuple[str, ...] | list[str], body: list[tuple[str, ...]]) -> None:
+    """Columns (each as wide as its longest value: headers fold, values stay whole), rows, print."""
+    for i, head in enumerate(heads):
+        column(table, head, left=head == "mechanism", cells=[row[i] for row in body])
+    for row in body:
+        table.add_row(*(escape(x) for x in row))
+    out.print(table)
 
 
 #: How each form of comparison is shown: (human view of the payload, figure).

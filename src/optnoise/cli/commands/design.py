@@ -10,19 +10,20 @@ import typer
 from ..app import command
 from ..inputs import design_request
 from ..options import (
-    ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, Output, OptionalNotion,
+    ATTACK, LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, Output, OptionalNotion,
     PerRecord, Plot, Prior, TimeLimit, WorstCase, Writes,
 )
 from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, plots
 
 
-@command(NEIGHBOURHOOD, ATTACK, LIMITS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
+@command(NEIGHBOURHOOD, ATTACK, LIMITS, SECONDS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
                                                "k": "--releases"})
 def design(
     nb: NeighbourhoodArgs,
     attack_target: AttackArgs,
     max_memory: Optional[int],
+    max_seconds: Optional[float],
     writes: Writes,
     epsilon: Annotated[Optional[float], typer.Option(
         "--epsilon", help="Target epsilon (> 0); or an attack target: --max-tpr with --at-fpr, and/or --max-mu.")] = None,
@@ -76,7 +77,7 @@ def design(
                              minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
                              releases=releases, space=space, form=form, constraints=constraints, prior=prior,
                              worst_case=worst_case, per_record=per_record, max_memory=max_memory,
-                             attack=attack_target)
+                             attack=attack_target, max_seconds=max_seconds)
     check_png(plot)
     with err.status(f"solving the design problem ({request.problem})...", spinner="dots") if not as_json \
             else nullcontext():
@@ -291,15 +292,15 @@ def _title(d: Any) -> str:
 
 
 def _draw_pmf(d: Any, path: Path) -> None:
-    plots().plot_pmf(d.mechanism.pmf.probs, path, title=_title(d))
+    plots().plot_pmf(d.mechanism.pmf.probs, path, title=_title(d), force=True)
 
 
 def _draw_channel(d: Any, path: Path) -> None:
-    plots().plot_channel(d.details.matrix, path, title=_title(d))
+    plots().plot_channel(d.details.matrix, path, title=_title(d), force=True)
 
 
 def _draw_releases(d: Any, path: Path) -> None:
-    plots().plot_releases_design(d.details, path, title=_title(d))
+    plots().plot_releases_design(d.details, path, title=_title(d), force=True)
 
 
 #: How each problem's design is shown: (human view of the payload, figure).

@@ -12,7 +12,7 @@ from ..app import command
 from ..errors import flag_for
 from ..inputs import neighbourhood, releasable
 from ..inputs import target as target_of
-from ..options import NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
+from ..options import NEIGHBOURHOOD, SECONDS, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
 from ..render import err, fmt, out, say, warn_seed
 
 #: Seconds of work before the progress bar appears.
@@ -21,10 +21,11 @@ PROGRESS_AFTER = 2.0
 SHORTCUT_FLAGS = {"domain": "--lower/--upper", "distances": "--distances/--sd/--bd", "notion": "--guarantee"}
 
 
-@command(NEIGHBOURHOOD, TARGET, WRITES, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec"})
+@command(NEIGHBOURHOOD, TARGET, SECONDS, WRITES, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec"})
 def release(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
+    max_seconds: Optional[float],
     writes: Writes,
     input_path: Annotated[Path, typer.Option("--input", help="CSV or Parquet file, one record per row.")],
     output: Annotated[Path, typer.Option(
@@ -80,7 +81,7 @@ def release(
         rendered.append(_text(manifest, output, as_json))
 
     options = {"engine": engine, "seed": seed, "force": writes.force, "spark_master": spark_master,
-               "before_commit": render}
+               "before_commit": render, "max_seconds": max_seconds}
     bar = _Progress(enabled=not as_json and err.is_terminal)
     try:
         with bar:

@@ -6,7 +6,7 @@ from typing import Callable, Optional
 from ...errors import InvalidParameterError
 from ...mechanism import Mechanism
 from ..options import Writes
-from ..render import echo_json
+from ..render import echo_json, say
 
 
 def plots():
@@ -55,3 +55,17 @@ def deliver(payload: dict, *, as_json: bool, render: Callable[[dict], None],
         echo_json(payload)
     else:
         render(payload)
+        for line in wrote(payload):
+            say((line, "dim"))
+
+
+def wrote(payload: dict) -> list[str]:
+    """What a command wrote, in words (after its human view): the mechanism file of
+    ``--output`` and the figure of ``--plot``."""
+    lines = []
+    if payload.get("output"):
+        lines.append(f"wrote {payload['output']}: the mechanism file (its PMF, neighbourhood, target and exact "
+                     "certificate; optnoise sample, release and verify take it with --mechanism)")
+    if payload.get("plot"):
+        lines.append(f"wrote {payload['plot']}: the figure (PNG)")
+    return lines

@@ -7,7 +7,7 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import command
 from ..options import LIMITS, WRITES, Json, Output, Plot, Writes
-from ..render import key_value_table, notes
+from ..render import key_value_table
 from .shared import check_png, deliver, plots
 
 _KEYS = ("epsilon", "sensitivity", "cost", "r", "r_star", "gamma", "gamma_star", "gamma_source", "expected_cost",
@@ -47,9 +47,8 @@ def staircase(
     result = design_staircase(epsilon, sensitivity, cost, discrete=discrete, gamma=gamma, r=r, lp=lp,
                               max_memory=max_memory)
     deliver(result.to_json(), as_json=as_json, render=_print, mechanism=result.mechanism if output else None,
-            output=output, writes=writes, plot=plot, draw=lambda path: plots().plot_staircase(result, path))
+            output=output, writes=writes, plot=plot, draw=lambda path: plots().plot_staircase(result, path, force=True))
 
 
 def _print(payload: dict) -> None:
     key_value_table("optnoise staircase (Geng & Viswanath)", [(k, payload[k]) for k in _KEYS if k in payload])
-    notes([f"{k} written to {payload[k]}" for k in ("plot", "output") if k in payload])

@@ -12,17 +12,19 @@ from ...target import check_delta, check_epsilon
 from ..app import command
 from ..inputs import mechanism_from_source
 from ..options import (
-    LIMITS, NEIGHBOURHOOD, SOURCE, WRITES, AttackFlag, Json, NeighbourhoodArgs, Output, Plot, SourceArgs, Writes,
+    LIMITS, NEIGHBOURHOOD, SECONDS, SOURCE, WRITES, AttackFlag, Json, NeighbourhoodArgs, Output, Plot, SourceArgs,
+    Writes,
 )
 from ..render import key_value_table, notes
 from .shared import check_png, deliver, parse_list, plots
 
 
-@command(SOURCE, NEIGHBOURHOOD, LIMITS, WRITES)
+@command(SOURCE, NEIGHBOURHOOD, LIMITS, SECONDS, WRITES)
 def verify(
     source: SourceArgs,
     nb: NeighbourhoodArgs,
     max_memory: Optional[int],
+    max_seconds: Optional[float],
     writes: Writes,
     epsilon: Annotated[Optional[float], typer.Option(
         "--epsilon", help="Report delta_DP and delta_PDP at this epsilon (>= 0).")] = None,
@@ -69,6 +71,9 @@ def verify(
         raise InvalidParameterError("--renyi", renyi, "comma-separated Rényi orders > 0 (inf allowed), e.g. 1.5,2,4,8")
     check_png(plot)
     mech = mechanism_from_source(source, nb, max_memory)
+    if exact:
+        from ...analysis.pairs import check_exact_time
+        check_exact_time(mech.pmf, mech.neighbourhood, max_seconds)
     profile = mech.certify(max_memory=max_memory) if exact else privacy_profile(mech.pmf, mech.neighbourhood,
                                                                                  max_memory=max_memory)
     result: dict[str, Any] = guarantee(profile, eps, dlt).to_json()
@@ -105,12 +110,12 @@ def _draw(path: Any, mech: Any, profile: Any, curve: Any, result: dict[str, Any]
     """``--plot``: the privacy profile, or with ``--attack`` the attacker's curve."""
     nb_text = mech.neighbourhood.describe()
     if curve is None:
-        plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}")
+        plots().plot_profile(profile, path, title=f"Privacy profile, neighbourhood {nb_text}", force=True)
         return
     short = nb_text if len(nb_text) <= 40 else nb_text[:37] + "..."
     plots().plot_tradeoff({mech.name: curve}, path, mu=result["attack"]["mu_gdp"], epsilon=profile.epsilon_pure,
                           title=f"What an attacker who knows everything else can learn ({mech.name}; "
-                                f"neighbours {short}): telling x from x'")
+                                f"neighbours {short}): telling x from x'", force=True)
 
 
 def _print(r: dict[str, Any], nb_text: str) -> None:
@@ -167,9 +172,5 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
     if "attack" in r.get("composed", {}):
         c = r["composed"]
         lines.append(f"after {c['k']} releases ({c['attack']['method']}): {c['attack']['in_words']}")
-    if "plot" in r:
-        lines.append(f"{'attack' if 'attack' in r else 'profile'} plot written to {r['plot']}")
-    if "output" in r:
-        lines.append(f"mechanism file written to {r['output']}")
-    notes(lines)
+    notes(lines)   # the files written: deliver's "wrote ..." lines
 

@@ -52,4 +52,4 @@ def wasserstein(
 
     deliver(des.to_json(), as_json=as_json, render=render, mechanism=des.mechanism, output=output, writes=writes, plot=plot,
             draw=lambda path: plots().plot_pmf(des.pmf.probs, path, offset=des.pmf.offset,
-                                               title=f"{objective}-optimal noise, input {desc}, m={m}, eps={eps:g}"))
+                                               title=f"{objective}-optimal noise, input {desc}, m={m}, eps={eps:g}", force=True))
