@@ -23,7 +23,6 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..target import Target
-from .bounds import GAP_TOLERANCE, relative_gap
 from .channel_bounds import best_lp_bound
 from .channel_model import (
     MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
@@ -32,13 +31,13 @@ from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
     meets_on_pairs, mix_repair, reference_channel,
 )
-from .report import DesignResult, OfTarget
+from .report import DesignResult, OfTarget, ProvenBound
 from .request import MAX_NONZEROS, Request, released_objective
 from .solver import Infeasible
 
 
 @dataclass(frozen=True, eq=False)
-class ChannelDesign(OfTarget, DesignResult):
+class ChannelDesign(ProvenBound, OfTarget, DesignResult):
     """Result of :func:`design_channel`: the channel as a mechanism and the design's report.
 
     Attributes
@@ -104,16 +103,6 @@ class ChannelDesign(OfTarget, DesignResult):
     @property
     def n(self) -> int:
         return int(self.matrix.shape[0]) - 1
-
-    @property
-    def gap(self) -> float | None:
-        """Relative gap between ``expected_cost`` and the proven ``lower_bound`` (None without one)."""
-        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
-
-    @property
-    def optimal(self) -> bool:
-        """Whether the proven gap is below :data:`~optnoise.design.bounds.GAP_TOLERANCE`."""
-        return self.gap is not None and self.gap <= GAP_TOLERANCE
 
     @property
     def input_pairs(self) -> InputPairs:

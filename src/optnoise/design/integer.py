@@ -33,7 +33,7 @@ from ..pmf import GeometricTail, IntegerPMF
 from ..resources import check, tailed_lp_bytes
 from ..target import Target, check_epsilon, check_sensitivity
 from .line_bound import line_lower_bound
-from .report import DesignResult
+from .report import DesignResult, ProvenBound
 from .solver import RATIO_MARGIN, solve_lp
 
 #: Smallest column scale: masses far below it are resolved by :func:`lift_ratios`.
@@ -209,7 +209,7 @@ def line_mechanism(pmf: IntegerPMF, epsilon: float, sensitivity: int, name: str)
 
 
 @dataclass(frozen=True, eq=False)
-class IntegerDesign(DesignResult):
+class IntegerDesign(ProvenBound, DesignResult):
     """Result of :func:`design_integer`: the mechanism and the design's report.
 
     ``epsilon_certified`` is the tight float analysis of the returned PMF; :meth:`certify`
@@ -228,18 +228,6 @@ class IntegerDesign(DesignResult):
     solve_seconds: float
     lower_bound: float | None = None
     bound_method: str | None = None
-
-    @property
-    def gap(self) -> float | None:
-        """Relative gap between ``expected_cost`` and the proven ``lower_bound`` (None without one)."""
-        from .bounds import relative_gap
-        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
-
-    @property
-    def optimal(self) -> bool:
-        """Whether the proven gap is below :data:`~optnoise.design.bounds.GAP_TOLERANCE`."""
-        from .bounds import GAP_TOLERANCE
-        return self.gap is not None and self.gap <= GAP_TOLERANCE
 
     @cached_property
     def mechanism(self) -> Mechanism:
