@@ -46,10 +46,11 @@ from .request import CONSTRAINTS, check_n
 from .solver import MIP_REL_GAP, RATIO_MARGIN, Infeasible, solve_lp, solve_milp
 
 
-#: The PDP MILP has one binary per (ordered pair, output), up to ``n (n+1)^2`` (2028 at
-#: n = 12). Larger ``n`` is refused: bench/channel.py measured neighbours one apart at
-#: n = 10 in ~25 s and n = 12 in ~50 s, with n = 16 not proved optimal in 60 s.
-MAX_PDP_N = 20
+#: The PDP MILP has one binary per (ordered pair, output), up to ``n (n+1)^2``; above
+#: :data:`PDP_ROW_GENERATION_MIN_CELLS` cells it is solved by row generation. Larger ``n`` is
+#: refused: bench/channel.py --scale measured neighbours one apart (eps 1, delta 0.05) at
+#: n = 12 in 22 s (the full MILP: 129 s) and n = 16 in 224 s, load 3-4.
+MAX_PDP_N = 16
 #: Dual simplex pricing for the channel LPs: devex was 15-30 % faster than HiGHS's default
 #: on the n = 100 models (bench/channel.py).
 LP_OPTIONS = {"simplex_dual_edge_weight_strategy": "devex"}
