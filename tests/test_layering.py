@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, int]] = [
     ("sampling", 5),
     ("mechanism", 6),
     ("design", 7),
-    ("compare", 8), ("table", 8), ("plots", 8),
+    ("compare", 8), ("table", 8), ("plots", 8), ("query", 8),
     ("demo", 9), ("reproduce", 9),
     ("cli", 10),
 ]

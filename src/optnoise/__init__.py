@@ -37,7 +37,7 @@ _PUBLIC: dict[str, str] = {
     "Request": "design.request", "SolverOptions": "design.request", "Design": "design.report",
     "DesignReport": "design.report", "design": "design", "calibrate": "design.calibrate",
     "FiniteDesign": "design.finite", "design_finite": "design.finite",
-    "release": "table",
+    "release": "table", "query": "query",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -69,5 +69,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .mechanism import Mechanism, additive, channel, geometric, load_mechanism
     from .neighbourhood import InputPairs, Neighbourhood
     from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
+    from . import query
     from .table import release
     from .target import Target

@@ -187,17 +187,24 @@ def _number(value: Any, key: str) -> Any:
     return value
 
 
+def section(data: Any, keys: tuple[str, ...], name: str, each: str) -> Mapping[str, Any]:
+    """The spec's table of tables ``name`` (``[name.NAME]``), after checking that ``data`` is
+    a table whose top-level keys are among ``keys``; errors name ``spec``."""
+    if not isinstance(data, Mapping):
+        raise InvalidParameterError("spec", type(data).__name__, f"a table (dict) with key '{name}'")
+    unknown = sorted(set(data) - set(keys))
+    if unknown:
+        raise InvalidParameterError("spec", unknown[0], f"top-level keys {', '.join(keys)}")
+    tables = data.get(name)
+    if not isinstance(tables, Mapping) or not tables:
+        raise InvalidParameterError("spec", name, f"a table [{name}.NAME] for each {each}")
+    return tables
+
+
 def parse_table_spec(data: Mapping[str, Any], *, base_dir: str | os.PathLike | None = None) -> TableSpec:
     """A :class:`TableSpec` from the TOML structure (a dict); mechanism paths are relative to
     ``base_dir`` (the spec file's directory; default the working directory)."""
-    if not isinstance(data, Mapping):
-        raise InvalidParameterError("spec", type(data).__name__, "a table (dict) with key 'columns'")
-    unknown = sorted(set(data) - set(TOP_KEYS))
-    if unknown:
-        raise InvalidParameterError("spec", unknown[0], f"top-level keys {', '.join(TOP_KEYS)}")
-    columns = data.get("columns")
-    if not isinstance(columns, Mapping) or not columns:
-        raise InvalidParameterError("spec", "columns", "a table [columns.NAME] for each column to privatize")
+    columns = section(data, TOP_KEYS, "columns", "column to privatize")
     base = Path(base_dir) if base_dir is not None else Path(".")
     with _at("budget"):
         budget = parse_budget(data["budget"]) if "budget" in data else None
@@ -215,13 +222,19 @@ def parse_table_spec(data: Mapping[str, Any], *, base_dir: str | os.PathLike | N
 
 def load_spec(path: str | os.PathLike) -> TableSpec:
     """Read a TOML spec file (standard library ``tomllib``)."""
+    return parse_table_spec(read_toml(path), base_dir=Path(path).parent)
+
+
+def read_toml(path: str | os.PathLike) -> dict:
+    """A TOML file's structure; a missing, unreadable, binary or malformed file is bad input
+    naming ``spec``."""
     import tomllib
     p = Path(path)
     if p.is_dir():
         raise InvalidParameterError("spec", str(path), "a TOML file (this is a directory)")
     try:
         with open(p, "rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except OSError as exc:
         raise InvalidParameterError("spec", str(path), f"a readable TOML file ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
@@ -229,7 +242,6 @@ def load_spec(path: str | os.PathLike) -> TableSpec:
                                     f"at offset {exc.start} is not UTF-8: is it binary?)") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InvalidParameterError("spec", str(path), f"valid TOML ({exc})") from exc
-    return parse_table_spec(data, base_dir=p.parent)
 
 
 def column_spec(name: str, mechanism: Mechanism | str, *, categories: list[str] | tuple[str, ...] | None = None,

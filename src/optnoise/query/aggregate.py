@@ -1,0 +1,257 @@
+"""Contribution bounding and the exact answers, streamed batch by batch.
+
+**Bounding (a rule that depends on one unit's rows alone).** Rows sharing the unit's ``id``
+are one unit (without ``id`` each row is one). A unit keeps its first ``max_rows`` rows in
+the input's order; later rows are dropped. Then, per statistic:
+
+* rows failing ``where``, or whose key or group is not declared (or missing), are not
+  counted -- *undeclared keys are dropped and counted*, never refused: declared keys are the
+  public domain, and what lies outside it is what a ``where`` would leave out;
+* a value column is clamped to ``clamp`` and rounded to ``resolution`` (counted when a value
+  was clamped); a value that is not a number stops the query, naming its row;
+* under ``by``, a unit belongs to one group: the group of most of its counted rows (ties: the
+  first declared); its rows in other groups are dropped (counted);
+* a histogram or a mode counts a unit once, at the (group, key) of most of its counted rows
+  (ties: the first declared).
+
+These make a unit's contribution lie in the fixed sets of :mod:`.neighbourhood` whatever the
+table. The manifest reports the counts of what was dropped and clamped (never values); those
+counts are not protected.
+
+**Memory.** One counter per unit (rows seen) and one aggregate per unit and cell, folded
+batch by batch (:func:`aggregate`): the rows themselves are not kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from .spec import Condition, Keys, QuerySpec, Statistic
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Batches folded before the partial aggregates are combined.
+FOLD_EVERY = 8
+PART_COLUMNS = ["unit", "group", "key"]
+
+
+@dataclass
+class Aggregated:
+    """Per statistic, one aggregate per unit and cell (``unit, group, key, rows, value``), and
+    the counts of what the bounding dropped or clamped."""
+
+    spec: QuerySpec
+    rows: int = 0
+    kept: int = 0
+    units: int = 0
+    parts: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def bounding(self) -> dict:
+        """The manifest's ``bounding``: counts only."""
+        return {"rows": self.rows, "units": self.units, "rows_kept": self.kept,
+                "rows_dropped_over_max_rows": self.rows - self.kept,
+                "note": "counts of rows dropped and values clamped by the contribution bounds: diagnostics of the "
+                        "input, not protected by any certificate"}
+
+
+def aggregate(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
+    """Bound every unit's contribution and aggregate, batch by batch (module docstring).
+
+    ``batches``: pandas DataFrames or Arrow record batches with the spec's columns.
+    """
+    import pandas as pd
+    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
+    seen = pd.Series(dtype="int64")
+    pending: dict[str, list] = {s.name: [] for s in spec.statistics}
+    for i, batch in enumerate(batches):
+        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
+        ids = unit_ids(df, spec, first_row=out.rows + 1)
+        before = ids.map(seen).fillna(0).to_numpy(dtype=np.int64)
+        rank = before + ids.groupby(ids, sort=False).cumcount().to_numpy()
+        seen = seen.add(ids.value_counts(sort=False), fill_value=0).astype("int64")
+        m = spec.unit.rows_bound
+        kept = np.ones(len(df), dtype=bool) if m is None else rank < m
+        rows = np.arange(out.rows + 1, out.rows + 1 + len(df))
+        out.rows += len(df)
+        out.kept += int(kept.sum())
+        sub, sub_ids, sub_rows = df[kept], ids[kept].to_numpy(), rows[kept]
+        for stat in spec.statistics:
+            pending[stat.name].append(_partial(sub, sub_ids, sub_rows, stat, out.counts[stat.name]))
+            if (i + 1) % FOLD_EVERY == 0:
+                pending[stat.name] = [_fold(pending[stat.name])]
+    out.units = len(seen)
+    out.parts = {name: _fold(p) for name, p in pending.items()}
+    return out
+
+
+def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, first_row: int) -> "pd.Series":
+    """The unit of every row: its id as text, or its row number when each row is a unit."""
+    import pandas as pd
+    uid = spec.unit.id
+    if uid is None:
+        return pd.Series(np.arange(first_row, first_row + len(df)), index=df.index)
+    col = df[uid]
+    missing = col.isna().to_numpy()
+    if missing.any():
+        row = first_row + int(np.flatnonzero(missing)[0])
+        raise InvalidParameterError("unit.id", f"column '{uid}': missing value at data row {row}",
+                                    "an id in every row (a row without one belongs to no unit)")
+    return col.astype(str)
+
+
+def _fold(parts: list) -> "pd.DataFrame":
+    import pandas as pd
+    frames = [p for p in parts if len(p)]
+    if not frames:
+        return pd.DataFrame({"unit": [], "group": np.array([], np.int64), "key": np.array([], np.int64),
+                             "rows": np.array([], np.int64), "value": np.array([], np.int64)})
+    return pd.concat(frames).groupby(PART_COLUMNS, sort=False, as_index=False)[["rows", "value"]].sum()
+
+
+def _bump(counts: dict[str, int], key: str, n: int) -> None:
+    if n:
+        counts[key] = counts.get(key, 0) + int(n)
+
+
+def _partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
+             counts: dict[str, int]) -> "pd.DataFrame":
+    """One batch's aggregate per (unit, group, key) for one statistic."""
+    import pandas as pd
+    mask = np.ones(len(df), dtype=bool)
+    for cond in stat.where:
+        mask &= matches(df[cond.column], cond)
+    _bump(counts, "rows_not_matching_where", (~mask).sum())
+    group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
+    key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
+    undeclared = mask & ((group < 0) | (key < 0))
+    _bump(counts, "rows_undeclared_key_or_group", undeclared.sum())
+    mask &= ~undeclared
+    value = np.zeros(len(df), np.int64)
+    if stat.value_column:
+        value = _values(df[stat.value_column], mask, rows, stat, counts)
+    _bump(counts, "rows_counted_before_unit_rules", mask.sum())
+    part = pd.DataFrame({"unit": ids[mask], "group": group[mask], "key": key[mask],
+                         "rows": np.ones(int(mask.sum()), np.int64), "value": value[mask]})
+    return part.groupby(PART_COLUMNS, sort=False, as_index=False)[["rows", "value"]].sum()
+
+
+def _numbers(col: "pd.Series") -> np.ndarray:
+    import pandas as pd
+    if col.dtype == bool:
+        return np.full(len(col), np.nan)
+    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+
+
+def matches(col: "pd.Series", cond: Condition) -> np.ndarray:
+    """Rows whose value meets the condition (a missing value meets none)."""
+    if cond.values is not None:
+        nums = [v for v in cond.values if not isinstance(v, str)]
+        texts = [v for v in cond.values if isinstance(v, str)]
+        hit = np.zeros(len(col), dtype=bool)
+        if nums:
+            hit |= np.isin(_numbers(col), np.asarray(nums, dtype=float))
+        if texts:
+            hit |= col.astype("string").isin(texts).fillna(False).to_numpy(dtype=bool)
+        return hit
+    x = _numbers(col)
+    hit = ~np.isnan(x)
+    if cond.lower is not None:
+        hit &= x >= cond.lower
+    if cond.upper is not None:
+        hit &= x <= cond.upper
+    return hit
+
+
+def declared_index(col: "pd.Series", keys: Keys) -> np.ndarray:
+    """The position of every value among the declared keys; -1 when undeclared or missing.
+    Integer keys accept integral numbers (``7``, ``7.0``, the text ``"7"``); text keys compare
+    as text."""
+    lookup = {v: i for i, v in enumerate(keys.values)}
+    if keys.integer:
+        x = _numbers(col)
+        ok = np.isfinite(x) & (x == np.round(x))
+        out = np.full(len(col), -1, np.int64)
+        ints = x[ok].astype(np.int64)
+        lo = min(keys.values)
+        if keys.values == tuple(range(lo, lo + keys.size)):   # a range: arithmetic, not a dict
+            idx = ints - lo
+            idx[(idx < 0) | (idx >= keys.size)] = -1
+            out[ok] = idx
+        else:
+            out[ok] = np.array([lookup.get(int(v), -1) for v in ints], np.int64)
+        return out
+    text = col.astype("string")
+    return text.map(lookup).fillna(-1).to_numpy(dtype=np.int64)
+
+
+def _values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Statistic,
+            counts: dict[str, int]) -> np.ndarray:
+    """The counted rows' values clamped and rounded, in units of the resolution."""
+    x = _numbers(col)
+    bad = mask & ~np.isfinite(x)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raw = col.iloc[at]
+        raise InvalidParameterError(f"column '{col.name}'", f"{'missing value' if raw is None or raw != raw else repr(raw)}"
+                                    f" at data row {int(rows[at])}", "numbers in a summed column (a missing or "
+                                    "non-numeric value is not imputed)")
+    lo, hi = stat.clamp  # type: ignore[misc]
+    _bump(counts, "values_clamped", (mask & ((x < float(lo)) | (x > float(hi)))).sum())
+    slo, shi = stat.scaled_clamp
+    scaled = np.rint(np.where(mask, x, 0.0) / float(stat.resolution))
+    return np.clip(scaled, slo, shi).astype(np.int64)
+
+
+# ------------------------------------------------------------------ exact answers
+@dataclass(frozen=True)
+class Answers:
+    """A statistic's exact answers: ``cells`` (groups x keys, answer units) and, for a peak or
+    a mode, ``scores`` (the keys' totals) and ``argmax`` per group."""
+
+    cells: np.ndarray
+    scores: np.ndarray | None = None
+    argmax: np.ndarray | None = None
+
+
+def _one_per_unit(parts: "pd.DataFrame", by: list[str]) -> "pd.DataFrame":
+    """Each unit's cell (``by`` columns) with most rows, ties to the first declared."""
+    cells = parts.groupby(["unit"] + by, as_index=False)["rows"].sum()
+    cells = cells.sort_values(["unit", "rows"] + by, ascending=[True, False] + [True] * len(by), kind="stable")
+    return cells.drop_duplicates("unit")
+
+
+def answers(agg: Aggregated, stat: Statistic) -> Answers:
+    """The exact answer of ``stat`` from the aggregate (module docstring for the rules)."""
+    parts, counts = agg.parts[stat.name], agg.counts[stat.name]
+    groups = stat.groups.size if stat.groups else 1
+    keys = stat.keys.size if stat.keys else 1
+    if stat.kind == "count":
+        value = parts["unit"].nunique() if stat.of == "units" else int(parts["rows"].sum())
+        return Answers(np.array([[value]], np.int64))
+    if stat.kind in ("histogram", "mode"):
+        chosen = _one_per_unit(parts, ["group", "key"])
+        _bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
+        cells = np.zeros((groups, keys), np.int64)
+        np.add.at(cells, (chosen["group"].to_numpy(np.int64), chosen["key"].to_numpy(np.int64)), 1)
+        if stat.kind == "histogram":
+            return Answers(cells)
+        return Answers(cells, cells, np.argmax(cells, axis=1))
+    if stat.by is not None:   # sum, peak: one group per unit
+        home = _one_per_unit(parts, ["group"])[["unit", "group"]]
+        joined = parts.merge(home, on=["unit", "group"], how="inner")
+        _bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
+        parts = joined
+    cells = np.zeros((groups, keys), np.int64)
+    np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts["value"].to_numpy())
+    if stat.kind == "sum":
+        return Answers(cells)
+    return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
+
+
+__all__ = ["Aggregated", "Answers", "aggregate", "answers", "declared_index", "matches", "unit_ids"]

@@ -1,0 +1,109 @@
+"""Statistics of a CSV or Parquet file, streamed (pyarrow).
+
+The input is read batch by batch (:func:`optnoise.table.files.read_batches`: memory bounded
+apart from one counter per unit and one aggregate per unit and cell, :mod:`.aggregate`);
+``spark_master`` is reserved for the Spark engine (not built yet).
+The document is written atomically (:func:`optnoise.io.write_text_atomic`) under the one
+output rule (:func:`optnoise.io.check_output`, checked before any work); on failure nothing
+is written. ``csv`` also writes the released values as a table (statistic, group, key,
+value, low, high).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidParameterError
+from ..io import atomic_path, check_output, dumps, write_text_atomic
+from ..randomness import RandomSource, random_source
+from ..seeded import warn_not_private
+from ..table.files import column_names, file_format, file_sha256, read_batches
+from .aggregate import aggregate
+from .release import build_document
+from .spec import QuerySpec, load_query_spec, parse_query_spec
+
+#: Engines of the statistics (Spark: not built yet; docs/statistics.md, "What is left").
+ENGINES = ("local",)
+
+
+def check_columns(names: list[str], spec: QuerySpec, where: str) -> None:
+    """Every column the spec names exists (unknown columns are bad input)."""
+    for col in spec.columns:
+        if col not in names:
+            raise InvalidParameterError("spec", f"column '{col}'", f"a column of {where}: {', '.join(names)}")
+
+
+def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLike | None = None, *,
+               csv: str | os.PathLike | None = None, engine: str = "local", seed: int | None = None,
+               source: RandomSource | None = None, force: bool = False, spark_master: str | None = None,
+               spec_file: str | os.PathLike | None = None) -> dict:
+    """Release the statistics ``spec`` asks of ``input_path`` (CSV or Parquet).
+
+    Returns the document; writes it to ``output`` (JSON) and the released values to ``csv``
+    when given. A seed warns and marks the document ``"private": false``.
+    """
+    if engine not in ENGINES:
+        raise InvalidParameterError("engine", engine, "'local'")
+    parsed = load_query_spec(spec) if isinstance(spec, (str, os.PathLike)) else parse_query_spec(spec)
+    fmt = file_format(input_path, "input")
+    reads = [input_path] + ([spec_file] if spec_file else []) + ([spec] if isinstance(spec, (str, Path)) else [])
+    for path, name in ((output, "output"), (csv, "csv")):
+        if path is not None:
+            check_output(path, force=force, reads=reads, parameter=name)
+    names = column_names(input_path, fmt)
+    check_columns(names, parsed, Path(input_path).name)
+    src = source if source is not None else random_source(seed)
+    warn_not_private(src, "query_file")
+    agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed)
+    info = {"path": str(input_path), "format": fmt, "sha256": file_sha256(input_path)}
+    doc = build_document(parsed, agg, src, engine=engine, input_info=info)
+    if spec_file is not None:
+        doc["spec"] = {"path": str(spec_file), "sha256": file_sha256(spec_file)}
+    if output is not None and csv is not None:
+        with atomic_path(csv, parameter="csv", replace=force) as tmp:
+            tmp.write_text(released_table(doc), encoding="utf-8")
+            write_text_atomic(output, dumps(doc), replace=force)
+    elif output is not None:
+        write_text_atomic(output, dumps(doc), replace=force)
+    elif csv is not None:
+        write_text_atomic(csv, released_table(doc), parameter="csv", replace=force)
+    return doc
+
+
+def released_table(doc: dict) -> str:
+    """The released values as CSV text: ``statistic,group,key,value,low,high``."""
+    import csv as _csv
+    import io
+    buf = io.StringIO()
+    w = _csv.writer(buf, lineterminator="\n")
+    w.writerow(["statistic", "group", "key", "value", "low", "high"])
+    for name, s in doc["statistics"].items():
+        values = s.get("values", s.get("value"))
+        ivs = s.get("intervals", s.get("interval"))
+        for group, key, v, iv in _rows(s, values, ivs):
+            w.writerow([name, group, key, v, *(iv if iv else ["", ""])])
+    return buf.getvalue()
+
+
+def _rows(s: dict, values: Any, ivs: Any) -> list[tuple]:
+    if "value" in s:
+        return [("", "", values, ivs)]
+    out = []
+    for g, v in values.items():
+        iv = ivs.get(g) if isinstance(ivs, dict) else None
+        if isinstance(v, dict):
+            out += [(g if s["kind"] == "histogram" and _grouped(values) else "",
+                     k if _grouped(values) else g, x, iv.get(k) if isinstance(iv, dict) else None)
+                    for k, x in v.items()] if _grouped(values) else []
+        else:
+            out.append((g, "", v, iv) if s["kind"] != "histogram" else ("", g, v, iv))
+    return out
+
+
+def _grouped(values: dict) -> bool:
+    return any(isinstance(v, dict) for v in values.values())
+
+
+__all__ = ["ENGINES", "check_columns", "query_file", "released_table"]

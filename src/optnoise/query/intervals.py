@@ -1,0 +1,108 @@
+"""Intervals and expected errors of released values: post-processing of the certified mechanism.
+
+A thin adapter to :mod:`optnoise.analysis.intervals`, on the quantized weights that are
+sampled: a channel gets the exact Neyman interval (:func:`~optnoise.analysis.intervals.neyman_intervals`,
+coverage ``>= 1 - alpha`` for every true value, checked exactly); clamped integer-line noise
+and cyclic noise the interval from the noise window
+(:func:`~optnoise.analysis.intervals.additive_intervals`, ``output="clamped"`` or
+``"cyclic"``: an arc, ``low > high`` when it wraps). Intervals and errors cost no budget: they
+are functions of the released value and of the public mechanism.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..analysis import IntegerForm
+from ..analysis.intervals import (
+    additive_abs_error,
+    additive_intervals,
+    channel_abs_error,
+    neyman_intervals,
+)
+from ..sampling.quantize import integer_line_form
+from .mechanisms import Cell
+
+
+def _form(cell: Cell) -> IntegerForm:
+    q = cell.noise.quantize()
+    if cell.space == "clamped-line":
+        return integer_line_form(q.weights, q.lo, q.left, q.right)
+    return IntegerForm(cell.noise.kind, q.weights, 1 << q.bits)
+
+
+def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray | None, np.ndarray | None, str]:
+    """``(low, high, method)``: a ``1 - alpha`` interval of the true index for each released
+    index (``None`` for categories: a set of keys, not an interval)."""
+    y = np.asarray(released, dtype=np.int64)
+    if cell.space == "channel":
+        ivs = neyman_intervals(cell.noise.quantize().weights, alpha)
+        return ivs.low[y], ivs.high[y], f"exact Neyman interval of the quantized channel (coverage >= " \
+                                        f"{float(ivs.coverage):.6g} for every true value)"
+    if cell.chained > 1:
+        return _chained_interval(cell, y, alpha)
+    if cell.space in ("clamped-line", "cyclic"):
+        output = "clamped" if cell.space == "clamped-line" else "cyclic"
+        ivs = additive_intervals(_form(cell), cell.n, alpha, output=output)
+        how = "noise window of the quantized noise" + (" (clamped to the domain)" if output == "clamped" else
+                                                       " (an arc: low > high wraps round)")
+        low, high = ivs.intervals(y)
+        return low, high, f"{how}; coverage >= {float(ivs.coverage):.6g} for every true value"
+    return None, None, "none: randomized response on text keys (a set of keys, not an interval)"
+
+
+def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
+    """The chained geometric of a sum has tails far wider than the exact window routine's
+    integers can hold in time: its noise window ``[l, u]`` is found in floating point from the
+    quantized window weights and the geometric tails' closed form (``P(eta > hi + t) =
+    p(hi) r^(t+1) / (1 - r)``), widened by one value on each side for round-off; the interval
+    is then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals`."""
+    q = cell.noise.quantize()
+    w = np.asarray(q.weights, dtype=float)
+    (a, m, _), (a2, m2, _) = q.left, q.right
+    left, right = a / 2.0**m, a2 / 2.0**m2
+    z = w.sum() + w[0] * left / (1 - left) + w[-1] * right / (1 - right)
+    p = w / z
+    half = alpha / 2
+    beyond_right = p[-1] * right / (1 - right)      # P(eta > hi)
+    above = beyond_right + np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])   # P(eta > lo + i)
+    i = int(np.flatnonzero(above <= half)[0]) if (above <= half).any() else None
+    hi_val = q.lo + i if i is not None else q.lo + w.size - 1 + _tail_steps(p[-1], right, half)
+    beyond_left = p[0] * left / (1 - left)
+    below = beyond_left + np.concatenate([[0.0], np.cumsum(p)[:-1]])                # P(eta < lo + i)
+    j = np.flatnonzero(below <= half)
+    lo_val = q.lo + int(j[-1]) if j.size and j[-1] > 0 else q.lo - _tail_steps(p[0], left, half)
+    u, l_ = max(0, hi_val + 1), min(0, lo_val - 1)
+    n = cell.n
+    low = np.where(y == 0, 0, np.clip(y - u, 0, n))
+    high = np.where(y == n, n, np.clip(y - l_, 0, n))
+    return low, high, ("noise window of the quantized geometric in floating point (closed-form tails), widened by one "
+                       f"value each side: [{l_}, {u}]")
+
+
+def _tail_steps(edge: float, ratio: float, half: float) -> int:
+    """Steps ``t`` beyond the window with ``edge r^(t+1) / (1 - r) <= half``."""
+    import math
+    return max(0, math.ceil(math.log(half * (1 - ratio) / edge) / math.log(ratio) - 1))
+
+
+def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
+    """The expected absolute error of a released value (answer index units), worst case over
+    the true value; for keys on a cycle, the circular distance."""
+    if cell.space == "channel":
+        return channel_abs_error(cell.noise.quantize().weights).worst, "worst case over the true value of " \
+                                                                        "E|released - true|"
+    if cell.space == "clamped-line":
+        return additive_abs_error(_form(cell), cell.n, output="clamped").worst, \
+            "worst case over the true value of E|released - true|"
+    if cell.space == "cyclic":
+        q = cell.noise.quantize()
+        p = np.asarray(q.weights, dtype=float) / float(1 << q.bits)
+        k = np.arange(p.size)
+        return float(np.sum(p * np.minimum(k, p.size - k))), "E of the circular distance (the same for every truth)"
+    return None, "none for categories"
+
+
+__all__ = ["expected_abs_error", "interval"]

@@ -1,0 +1,258 @@
+"""Each statistic's mechanism, chosen without looking at the data and built through a ``Request``.
+
+One released value (a *cell*: a count, a histogram cell, a group's sum, a group's peak) is
+privatized by one mechanism certified under the cell's derived neighbourhood
+(:mod:`.neighbourhood`); a statistic whose unit moves ``k`` cells gives each cell the target
+``(epsilon / k, delta / k)`` and its guarantee is their composition (basic composition of
+the cells' exact certificates, rounded up; the record's total composes them again, with
+PLD, as ``release`` does).
+
+**Counts and sums** (answers in ``offset + {0..n}``): the output stays inside the domain,
+non-negative and integer.
+
+* ``optimal`` (default): the optimal channel on ``{0..n}`` for the released value's absolute
+  error (:func:`optnoise.design.design`, ``space="channel"``) where it fits
+  (:func:`channel_fits`): the LP with its proven gap, above ``n = 100`` the
+  geometric-plus-remap channel (pure DP, distance 1) or the band LP (approximate DP); beyond
+  that the best calibrated clamped family;
+* ``clamped-geometric`` / ``clamped-discrete-gaussian``: the family calibrated to the cell's
+  target under the cell's distances (:func:`optnoise.design.calibrate`), its output clamped to
+  the domain -- post-processing, so its certificate (the noise's) stands for approximate DP;
+  a PDP target needs the channel.
+
+**Peaks and modes** (answer-noise: the papers' model): a key in ``{0..K-1}``; one unit can
+move the argmax to *any* key, so the neighbourhood is every shift: cyclic noise on the keys
+(``unit="record"``: every shift; cost ``circular-abs``) for integer keys, optimal randomized
+response for text keys. ``report-noisy-max`` is in :mod:`.noisy_max`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..design import Request, design
+from ..errors import DesignError, InvalidParameterError, ResourceLimitError
+from ..mechanism import Mechanism
+from ..neighbourhood import Neighbourhood
+from ..randomness import RandomSource
+from ..sampling.integer_line import coarse_tails
+from ..table.domain import Domain
+from ..target import Target
+from .neighbourhood import Derived
+from .spec import Statistic
+
+#: The optimal channel is designed up to this domain for distance 1 under pure DP (the
+#: geometric-plus-remap channel: about 0.5 s at n = 1,400 on the development machine) ...
+CHANNEL_MAX_N = 2_000
+#: ... and up to this many (domain x distance) otherwise (the LP).
+CHANNEL_MAX_WORK = 2_000
+#: Largest distance certified exactly for an approximate-DP target on the line.
+MAX_EXACT_DISTANCE = 64
+#: Relative room under a chained cell's target that rounding the weights may use.
+CHAIN_MARGINS = (1e-6, 1e-4, 1e-3, 1e-2)
+
+
+def cell_target(target: Target, cells: int) -> Target:
+    """A cell's share of the statistic's target when one unit moves ``cells`` cells."""
+    return target if cells == 1 else Target(target.epsilon / cells, target.delta / cells, target.notion)
+
+
+def channel_fits(n: int, distance: int, target: Target) -> bool:
+    """Whether the optimal channel is designed for ``{0..n}`` and the distances ``1..distance``."""
+    if distance == 1 and target.pure:
+        return n <= CHANNEL_MAX_N
+    return n * distance <= CHANNEL_MAX_WORK
+
+
+@dataclass(frozen=True, eq=False)
+class Cell:
+    """The certified mechanism of one released value of a statistic.
+
+    ``noise`` is what is sampled (with the cell's neighbourhood; ``noise.quantize()`` is what
+    is drawn). ``mechanism`` is what the record's total composes (:mod:`optnoise.table.plan`,
+    which also reads ``name``, ``domain`` and ``epsilon_delta``): the noise itself, or, where
+    the certificate is a proven pure-DP bound rather than the exact profile under the cell's
+    distances (``chained``; report-noisy-max), binary randomized response certified at no less
+    than that bound -- it dominates every mechanism with that pure epsilon (Kairouz, Oh &
+    Viswanath 2015, Thm 2.2), so composing it is a valid bound. ``offset`` + index is the
+    released value in answer units.
+    """
+
+    name: str
+    noise: Mechanism
+    space: str
+    n: int
+    offset: int
+    built: str
+    design: dict = field(default_factory=dict)
+    chained: int = 1
+    standin: Mechanism | None = None
+    target: Target | None = None
+
+    @property
+    def mechanism(self) -> Mechanism:
+        return self.standin if self.standin is not None else self.noise
+
+    @property
+    def domain(self) -> Domain:
+        return Domain(lower=self.offset, upper=self.offset + self.n)
+
+    @property
+    def epsilon_delta(self) -> tuple[float, float]:
+        t = self.target or self.noise.target
+        return (t.epsilon, t.delta) if t is not None else (self.epsilon_pure, 0.0)
+
+    @property
+    def epsilon_pure(self) -> float:
+        """The cell's proven pure epsilon under its derived distances (rounded up)."""
+        from ..analysis.outward import sum_up
+        return sum_up([self.noise.quantize().certificate.epsilon_pure] * self.chained)
+
+    def composition_profile(self):
+        """The exact profile the unit's total composes: of the quantized weights that are
+        sampled (or of the stand-in), computed on the integer weights directly
+        (:func:`optnoise.analysis.exact_profile`; no Fraction matrix is built)."""
+        from ..analysis import IntegerForm, exact_profile, privacy_profile
+        m = self.mechanism
+        q = m.quantize()
+        if m.kind in ("channel", "cyclic"):
+            return exact_profile(IntegerForm(m.kind, q.weights, 1 << q.bits), q.neighbourhood)
+        return privacy_profile(q.pmf, m.neighbourhood, exact=True)
+
+    def certificate_json(self) -> dict:
+        """The exact certificate of the quantized noise, and under the cell's distances."""
+        q = self.noise.quantize()
+        cert = {**q.certificate.to_json(), "neighbourhood": q.neighbourhood.describe()}
+        if self.chained == 1:
+            return cert
+        return {"epsilon_pure": self.epsilon_pure, "delta": 0.0, "exact": True,
+                "distance_1": cert,
+                "method": f"exact certificate at distance 1, times the distance {self.chained} (pure DP chains: "
+                          "P[y|q] <= e^eps1 P[y|q+1] <= ... ; tight for the geometric), rounded up"}
+
+    def release(self, index: np.ndarray, source: RandomSource) -> np.ndarray:
+        """Privatize true answers given as indices ``0..n``: the released indices."""
+        out = np.asarray(self.noise.apply(np.asarray(index, dtype=np.int64), source=source), dtype=np.int64)
+        if self.space == "clamped-line":
+            np.clip(out, 0, self.n, out=out)   # post-processing (module docstring)
+        return out
+
+    def to_json(self) -> dict:
+        m = self.noise
+        return {"name": m.name, "kind": m.kind, "space": self.space, "built": self.built, "domain": [0, self.n],
+                "offset": self.offset, "cell_neighbourhood": m.neighbourhood.describe(),
+                "cell_target": None if self.epsilon_delta is None else
+                {"epsilon": self.epsilon_delta[0], "delta": self.epsilon_delta[1]}, **self.design}
+
+
+def dominating_rr(epsilon: float) -> Mechanism:
+    """Binary randomized response whose exact certificate is at least ``epsilon`` (and close):
+    the composition stand-in of a pure ``epsilon``-DP release (:class:`Cell`)."""
+    from ..errors import OptnoiseError
+    for bump in (1e-9, 1e-7, 1e-5):
+        found = design(Request(space="categories", n=1, target=Target(epsilon * (1 + bump))))
+        if found.mechanism.quantize().certificate.epsilon_pure >= epsilon:
+            return found.mechanism
+    raise OptnoiseError(f"no randomized response certified at >= {epsilon!r}")
+
+
+def _report(found: Any) -> dict:
+    r = found.report
+    out = {"method": r.method}
+    for key in ("optimal", "lower_bound", "gap"):
+        value = getattr(r, key, None)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def count_cell(name: str, n: int, offset: int, distance: int, target: Target, choice: str = "optimal") -> Cell:
+    """The mechanism of a count or a sum cell on ``offset + {0..n}`` whose answer moves by
+    at most ``distance`` (module docstring)."""
+    nb = Neighbourhood.bd(distance)
+    if choice == "optimal" and channel_fits(n, distance, target):
+        try:
+            found = design(Request(space="channel", n=n, target=target, neighbourhood=nb, cost="abs-error"))
+            return Cell(name, found.mechanism, "channel", n, offset,
+                        "optimal channel on the domain (released value's absolute error, uniform prior)",
+                        _report(found))
+        except (DesignError, ResourceLimitError):
+            pass
+    if target.notion != "dp":
+        raise InvalidParameterError("notion", target.notion, f"'dp' for a domain of {n + 1} values (a PDP target "
+                                    "needs the optimal channel, designed up to n * distance = "
+                                    f"{CHANNEL_MAX_WORK}; clamping is not post-processing under PDP)")
+    if distance > 1 and choice != "clamped-discrete-gaussian":   # pure DP meets any (eps, delta) target
+        return _chained_geometric(name, n, offset, distance, target)
+    if distance > MAX_EXACT_DISTANCE:
+        raise InvalidParameterError("delta", target.delta, f"no delta (a pure target) for a cell that one unit moves "
+                                    f"by {distance} > {MAX_EXACT_DISTANCE}, or a coarser resolution / smaller clamp")
+    families = {"clamped-geometric": ("geometric",), "clamped-discrete-gaussian": ("discrete-gaussian",)}.get(
+        choice, ("geometric",) if target.pure else ("geometric", "discrete-gaussian"))
+    best = None
+    for fam in families:
+        found = design(Request(space="integer", n=n, target=target, neighbourhood=nb, family=fam, boundary="clamp"))
+        err = noise_abs(found.mechanism)
+        if best is None or err < best[0]:
+            best = (err, fam, found)
+    _, fam, found = best  # type: ignore[misc]
+    own = found.mechanism
+    rep, note = coarse_tails(own.pmf)   # tails whose ratio the exact certificate can carry (as release does)
+    mech = own if rep is own.pmf else Mechanism(rep, own.neighbourhood, own.target, own.name)
+    mech.quantize()   # certified exactly now, refused here if it cannot be
+    why = "" if choice != "optimal" else f" (the optimal channel is designed up to n * distance = {CHANNEL_MAX_WORK})"
+    return Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
+                + (f"; {note}" if note else ""), _report(found))
+
+
+def _chained_geometric(name: str, n: int, offset: int, distance: int, target: Target) -> Cell:
+    """The geometric mechanism ``alpha = e^(-eps / distance)`` (Ghosh et al. 2009), certified
+    exactly at distance 1 for ``eps / distance`` and chained over the distance (pure DP; the
+    geometric's loss is linear in the shift, so the chain is tight). Its exact profile under
+    every distance up to ``distance`` would take minutes at a sum's distances."""
+    for margin in CHAIN_MARGINS:
+        step = Target(target.epsilon / distance * (1 - margin))
+        found = design(Request(space="integer", n=n, target=step, neighbourhood=Neighbourhood.sd(1),
+                               family="geometric", boundary="clamp"))
+        own = found.mechanism   # without a target: quantized by rounding alone, its exact certificate checked
+        cell = Cell(name, Mechanism(own.pmf, own.neighbourhood, None, own.name), "clamped-line", n, offset,
+                    f"geometric noise (alpha = e^(-eps/{distance}) less {margin:g}), output clamped to the domain",
+                    _report(found), chained=distance, target=target)
+        if cell.epsilon_pure <= target.epsilon:
+            break
+    else:
+        raise DesignError(f"the chained geometric is certified at {cell.epsilon_pure!r} > {target.epsilon!r}")
+    return replace(cell, standin=dominating_rr(cell.epsilon_pure))
+
+
+def key_cell(name: str, stat: Statistic, target: Target) -> Cell:
+    """Answer-noise for a peak or a mode: every shift of the key (module docstring)."""
+    k = stat.keys.size  # type: ignore[union-attr]
+    if stat.keys.integer:  # type: ignore[union-attr]
+        found = design(Request(space="cyclic", n=k - 1, target=target, unit="record", cost="circular-abs"))
+        return Cell(name, found.mechanism, "cyclic", k - 1, 0,
+                    "optimal cyclic noise on the keys under every shift (circular absolute error)", _report(found))
+    found = design(Request(space="categories", n=k - 1, target=target))
+    return Cell(name, found.mechanism, "categories", k - 1, 0, "optimal randomized response on the keys",
+                _report(found))
+
+
+def noise_abs(mechanism: Mechanism) -> float:
+    """``E|eta|`` of integer-line noise, tails included (:func:`optnoise.costs.expected_cost`)."""
+    from ..costs import expected_cost
+    return float(expected_cost(mechanism.pmf, "abs"))  # type: ignore[arg-type]
+
+
+def cell_for(stat: Statistic, derived: Derived, n: int, offset: int) -> Cell:
+    """The mechanism of one cell of ``stat`` (``n``, ``offset``: the cell's domain)."""
+    target = cell_target(stat.target, derived.cells)  # type: ignore[arg-type]
+    if stat.kind in ("peak", "mode"):
+        return key_cell(stat.name, stat, target)
+    return count_cell(stat.name, n, offset, int(derived.distance), target, stat.mechanism)  # type: ignore[arg-type]
+
+
+__all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "cell_for", "cell_target", "channel_fits", "count_cell",
+           "key_cell", "noise_abs"]

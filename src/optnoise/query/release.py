@@ -1,0 +1,371 @@
+"""The statistics of a table, released under one budget: plan, certify, compose, draw, document.
+
+Flow (one way): the spec (:mod:`.spec`) -> the bounded aggregate and exact answers
+(:mod:`.aggregate`) -> each statistic's derived neighbourhood (:mod:`.neighbourhood`) -> its
+cells' certified mechanisms (:mod:`.mechanisms`, through ``Request``/``design``) -> the unit's
+total (basic and PLD composition of every cell a unit can move, the functions ``release``
+uses: :func:`optnoise.table.plan.record_total`), refused above the budget *before* any noise
+is drawn -> the draws -> intervals and errors (post-processing, :mod:`.intervals`) -> the
+document (keys: docs/statistics.md).
+
+Under ``replace`` the number of units is public (the papers' model): the domains of counts
+and sums are sized from it, so the mechanisms are designed once the data have been
+aggregated (and before any noise is drawn); under ``add-remove`` from ``max_units``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..randomness import RandomSource, random_source
+from ..seeded import warn_not_private, withhold
+from ..table.manifest import round_up
+from ..table.plan import over_budget, within
+from .aggregate import Aggregated, Answers, aggregate, answers
+from .intervals import expected_abs_error, interval
+from .mechanisms import Cell, cell_for, cell_target, dominating_rr
+from .neighbourhood import Derived, cell_domain, derive, score_sensitivity
+from .noisy_max import guarantee as rnm_guarantee
+from .noisy_max import noisy_argmax
+from .spec import QuerySpec, Statistic, parse_query_spec
+
+
+@dataclass(frozen=True, eq=False)
+class TheoremPart:
+    """A report-noisy-max release in the unit's total: binary randomized response certified at
+    no less than its theorem's epsilon stands in for it (see :class:`~.mechanisms.Cell`)."""
+
+    name: str
+    mechanism: Any
+    epsilon: float
+
+    @property
+    def epsilon_delta(self) -> tuple[float, float]:
+        return self.epsilon, 0.0
+
+    def composition_profile(self):
+        from ..analysis import IntegerForm, exact_profile
+        q = self.mechanism.quantize()
+        return exact_profile(IntegerForm(self.mechanism.kind, q.weights, 1 << q.bits), q.neighbourhood)
+
+
+@dataclass(frozen=True, eq=False)
+class Planned:
+    """A statistic with its derived neighbourhood, exact answers and mechanism."""
+
+    stat: Statistic
+    derived: Derived
+    answers: Answers
+    cell: Cell | None          # None for report-noisy-max
+    sensitivity: int | None = None
+
+    def profile(self):
+        """The exact profile of one of the cells (what the total composes ``len(parts)`` times)."""
+        return self.parts[0].composition_profile()
+
+    @property
+    def parts(self) -> list:
+        """What one unit can move, for the unit's total: the cell once per cell it moves."""
+        if self.cell is not None:
+            return [self.cell] * self.derived.cells
+        eps = cell_target(self.stat.target, self.derived.cells).epsilon  # type: ignore[arg-type]
+        part = TheoremPart(self.stat.name, dominating_rr(eps), eps)
+        return [part] * self.derived.cells
+
+
+def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
+    """Derive, design and certify every statistic (no noise drawn)."""
+    unit = spec.unit
+    if unit.change == "add-remove" and agg.units > int(unit.max_units):  # type: ignore[arg-type]
+        raise InvalidParameterError("unit.max_units", unit.max_units, f"a public bound at least the number of units "
+                                    f"in the data ({agg.units})")
+    out = []
+    for stat in spec.statistics:
+        derived = derive(stat, unit)
+        exact = answers(agg, stat)
+        try:
+            if stat.method == "report-noisy-max":
+                out.append(Planned(stat, derived, exact, None, score_sensitivity(stat, unit)))
+                continue
+            offset, n = cell_domain(stat, unit, agg.units)
+            out.append(Planned(stat, derived, exact, cell_for(stat, derived, n, offset)))
+        except InvalidParameterError as exc:
+            raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
+    return out
+
+
+def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
+    """The unit's total over every statistic, refused above the budget.
+
+    As ``release`` composes a record (:func:`optnoise.table.plan.record_total`, whose keys
+    these are): ``basic`` sums the cells' certified targets (rounded up); ``pld`` composes the
+    exact profiles of every cell one unit can move
+    (:func:`optnoise.analysis.composition.compose_sequence`), each distinct cell once with
+    its count, so that a mechanism moved twice is profiled once.
+    """
+    from ..analysis.composition import compose_sequence
+    from ..analysis.outward import sum_up
+    budget = spec.budget
+    parts = [p for item in planned for p in item.parts]
+    eps = [p.epsilon_delta for p in parts]
+    basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
+    delta = budget.delta if budget is not None else 1e-6
+    items = [(item.profile(), len(item.parts)) for item in planned]
+    if len(items) == 1 and items[0][1] == 1:
+        prof = items[0][0]
+        pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one cell"}
+        if budget is not None:
+            pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
+    else:
+        composed = compose_sequence(items, epsilon=None if budget is None else budget.epsilon, delta=delta)
+        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
+        if budget is not None:
+            pld["delta_at_budget_epsilon"] = composed.delta_dp
+    total: dict[str, Any] = {"cells": len(parts), "basic": basic, "pld": pld,
+                             "budget": None if budget is None else {"epsilon": budget.epsilon,
+                                                                    "delta": budget.delta}}
+    if budget is not None:
+        total["within_budget"] = within(basic, pld, budget)
+        if not total["within_budget"]:
+            raise over_budget(total, budget)
+    return total
+
+
+# ------------------------------------------------------------------ drawing
+def _labels(stat: Statistic) -> tuple[list[str] | None, list[str] | None]:
+    return (stat.groups.labels() if stat.groups else None), (stat.keys.labels() if stat.keys else None)
+
+
+def _shape(stat: Statistic, grid: np.ndarray) -> Any:
+    """Cells (groups x keys) as the document writes them: a value, ``key -> value``, or
+    ``group -> key -> value`` (a sum by group: ``group -> value``)."""
+    groups, keys = _labels(stat)
+    if stat.kind in ("histogram",):
+        rows = [dict(zip(keys, [_plain(v) for v in row])) for row in grid]  # type: ignore[arg-type]
+        return dict(zip(groups, rows)) if groups else rows[0]
+    flat = [_plain(v) for v in grid[:, 0]]
+    return dict(zip(groups, flat)) if groups else flat[0]
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _scale(stat: Statistic, index: np.ndarray, offset: int) -> np.ndarray:
+    """Released indices to values in the column's units (a sum: times the resolution)."""
+    values = index.astype(np.int64) + offset
+    if stat.kind == "sum":
+        res = stat.resolution
+        return np.array([float(v * res) if res.denominator != 1 else int(v * res) for v in values.ravel()],
+                        dtype=object).reshape(values.shape)
+    return values
+
+
+def _draw_cells(item: Planned, alpha: float, source: RandomSource) -> dict:
+    stat, cell = item.stat, item.cell
+    true = item.answers.cells
+    idx = true - cell.offset  # type: ignore[union-attr]
+    released = cell.release(idx.ravel(), source).reshape(idx.shape)  # type: ignore[union-attr]
+    low, high, how = interval(cell, released.ravel(), alpha)  # type: ignore[arg-type]
+    err, err_how = expected_abs_error(cell)  # type: ignore[arg-type]
+    scale = float(stat.resolution) if stat.kind == "sum" else 1
+    doc = {"values" if stat.by or stat.kind == "histogram" else "value": _shape(stat, _scale(stat, released, cell.offset))}
+    if low is not None:
+        pairs = np.stack([_scale(stat, np.asarray(low).reshape(idx.shape), cell.offset),
+                          _scale(stat, np.asarray(high).reshape(idx.shape), cell.offset)], axis=-1)
+        grid = np.empty(idx.shape, dtype=object)
+        for i in np.ndindex(idx.shape):
+            grid[i] = [_plain(pairs[i][0]), _plain(pairs[i][1])]
+        doc["intervals" if "values" in doc else "interval"] = _shape(stat, grid)
+    else:
+        doc["intervals" if "values" in doc else "interval"] = None
+    doc["interval_method"] = how
+    doc["expected_abs_error"] = None if err is None else err * scale
+    doc["expected_abs_error_method"] = err_how
+    return doc
+
+
+def _draw_keys(item: Planned, alpha: float, source: RandomSource) -> dict:
+    """A peak or a mode: each group's key, by answer-noise or report-noisy-max."""
+    stat = item.stat
+    keys = stat.keys.labels()  # type: ignore[union-attr]
+    argmax = item.answers.argmax
+    if item.cell is not None:
+        released = item.cell.release(argmax, source)  # type: ignore[arg-type]
+        low, high, how = interval(item.cell, released, alpha)
+        err, err_how = expected_abs_error(item.cell)
+    else:
+        eps = cell_target(stat.target, item.derived.cells).epsilon  # type: ignore[arg-type]
+        released = np.array([noisy_argmax(row, item.sensitivity, eps, source)  # type: ignore[arg-type]
+                             for row in item.answers.scores])  # type: ignore[union-attr]
+        low = high = None
+        how = "none: report-noisy-max releases a key, not a noisy answer around the truth"
+        err, err_how = None, "none for report-noisy-max"
+    col = np.array([[keys[int(k)]] for k in released], dtype=object)
+    doc: dict[str, Any] = {"values" if stat.by else "value": _shape(stat, col)}
+    if low is not None:
+        grid = np.empty((len(released), 1), dtype=object)
+        for i in range(len(released)):
+            grid[i, 0] = [keys[int(low[i])], keys[int(high[i])]]
+        doc["intervals" if stat.by else "interval"] = _shape(stat, grid)
+    else:
+        doc["intervals" if stat.by else "interval"] = None
+    doc["interval_method"] = how
+    doc["expected_abs_error"] = err
+    doc["expected_abs_error_method"] = err_how
+    return doc
+
+
+# ------------------------------------------------------------------ the document
+UNIT_PROTECTS = {
+    "replace": "one unit (all rows sharing its id, each row without one): all its rows replaced by any other rows, "
+               "the number of units public",
+    "add-remove": "one unit (all rows sharing its id, each row without one) added or removed",
+}
+
+
+def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggregated) -> dict:
+    stat = item.stat
+    body = _draw_keys(item, alpha, source) if stat.kind in ("peak", "mode") else _draw_cells(item, alpha, source)
+    target = stat.target
+    doc: dict[str, Any] = {"kind": stat.kind, **body,
+                           "target": target.to_json() if target else None,
+                           "neighbourhood": item.derived.to_json(stat)}
+    if item.cell is not None:
+        cell = item.cell
+        doc["mechanism"] = cell.to_json()
+        cert = cell.certificate_json()
+        doc["certificate"] = {"exact": True, "cell": cert, "cells_per_unit": item.derived.cells,
+                              "epsilon_pure": _up_sum([cell.epsilon_pure] * item.derived.cells),
+                              "composition": "basic composition over the cells one unit moves, of the cell's "
+                                             "certificate under its derived distances, rounded up"}
+    else:
+        doc["mechanism"] = {"name": "report-noisy-max", "rule": "permute-and-flip",
+                            "score_sensitivity": item.sensitivity}
+        doc["certificate"] = rnm_guarantee(target.epsilon, item.sensitivity, item.derived.cells)  # type: ignore
+    doc["bounding"] = agg.counts[stat.name]
+    if stat.kind == "sum":
+        doc["note"] = ("a mean is post-processing of a released sum and a released count (divide them): it costs no "
+                       "budget and carries both intervals")
+    return doc
+
+
+def _up_sum(values: list[float]) -> float:
+    from ..analysis.outward import sum_up
+    return sum_up(values)
+
+
+def build_document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
+                   input_info: dict | None = None) -> dict:
+    """Plan, certify, compose (refused above the budget), then draw and write the document."""
+    from ..version import __version__
+    planned = plan(spec, agg)
+    total = unit_total(planned, spec)
+    stats = {item.stat.name: _statistic_doc(item, spec.alpha, source, agg) for item in planned}
+    u = spec.unit
+    doc: dict[str, Any] = {
+        "tool": "optnoise", "version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "unit": {"id": u.id, "max_rows": u.rows_bound, "change": u.change, "max_units": u.max_units,
+                 "units": agg.units if u.change == "replace" else None, "protects": UNIT_PROTECTS[u.change],
+                 "not_protected": "the number of units (under replace); the counts of dropped and clamped rows "
+                                  "under 'bounding'; the declared keys and groups"},
+        "private": bool(source.private),
+        "alpha": spec.alpha,
+        "input": {**(input_info or {}), "rows": agg.rows},
+        "bounding": agg.bounding(),
+        "statistics": stats,
+        "total": total,
+        "post_processing": "intervals, expected errors and any mean are computed from the released values and the "
+                           "public mechanisms: they cost no budget",
+        "randomness": {"source": source.description, "private": bool(source.private)},
+        "engine": engine,
+    }
+    doc["statement"] = statement(doc)
+    return doc if source.private else seeded(doc)
+
+
+def seeded(doc: dict) -> dict:
+    """A seeded (not private) document: certificates and the total under ``only_if_unseeded``."""
+    names = list(doc["statistics"])
+    claims = [("total",)] + [("statistics", n, "certificate") for n in names]
+    return withhold(doc, claims, replace=[("unit", "protects"), ("statement",)])
+
+
+def statement(doc: dict) -> str:
+    """What one unit is guaranteed, in words (numbers rounded up)."""
+    total = doc["total"]
+    b, p = total["basic"], total["pld"]
+    eps, delta = round_up(b["epsilon"]), round_up(b["delta"], 3)
+    who = (f"each {doc['unit']['id'] or 'row'} (the privacy unit: {doc['unit']['protects']}) is protected across all "
+           f"{len(doc['statistics'])} statistics together")
+    if not b["delta"]:
+        text = f"{who}: any change of its rows changes the probability of any set of released results by at most a " \
+               f"factor e^{eps} (pure {eps}-DP, adding the statistics' guarantees)"
+    else:
+        text = f"{who}: {eps}-DP with delta {delta} (adding the statistics' guarantees)"
+    if p["epsilon"] is not None and p["epsilon"] < b["epsilon"] * (1 - 1e-3):
+        text += f"; composed tightly: {round_up(p['epsilon'])}-DP with delta {round_up(p['delta'], 3)}"
+    return text
+
+
+def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSource | None = None) -> dict:
+    """Release the statistics of a pandas DataFrame as ``spec`` says.
+
+    Parameters
+    ----------
+    frame:
+        The table (one row per record; the unit's ``id`` column groups rows into units).
+    spec:
+        The TOML structure as a dict (docs/statistics.md) or a :class:`~.spec.QuerySpec`.
+    seed, source:
+        Randomness: the operating system's CSPRNG by default; a seed gives a reproducible,
+        **not private** document (``"private": false``; certificates and total under
+        ``only_if_unseeded``; a :class:`~optnoise.seeded.NotPrivateWarning`).
+
+    Returns
+    -------
+    dict
+        The document: ``unit``, ``private``, ``statistics.NAME`` (``kind``, ``value`` or
+        ``values``, ``interval``/``intervals``, ``expected_abs_error``, ``mechanism``,
+        ``neighbourhood``, ``certificate``), ``total`` (``basic``, ``pld``), ``statement``.
+
+    >>> import pandas as pd, optnoise
+    >>> frame = pd.DataFrame({"household": [1, 1, 2, 3], "hour": [18, 19, 7, 18]})
+    >>> spec = {"unit": {"id": "household", "max_rows": 2},
+    ...         "statistics": {"evening": {"kind": "count", "where": {"hour": {"lower": 17}}, "epsilon": 1.0}}}
+    >>> doc = optnoise.query(frame, spec)
+    >>> doc["statistics"]["evening"]["value"] in range(0, 4), doc["total"]["basic"]["epsilon"]
+    (True, 1.0)
+    """
+    import pandas as pd
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidParameterError("frame", type(frame).__name__, "a pandas DataFrame")
+    parsed = parse_query_spec(spec)
+    names = [str(c) for c in frame.columns]
+    missing = [c for c in parsed.columns if c not in names]
+    if missing:
+        raise InvalidParameterError("spec", f"column '{missing[0]}'", f"columns of the frame: {', '.join(names)}")
+    src = source if source is not None else random_source(seed)
+    warn_not_private(src, "query")
+    data = frame.set_axis(names, axis=1)[list(parsed.columns)]
+    return build_document(parsed, aggregate([data], parsed), src, engine="python")
+
+
+def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
+    """:func:`.aggregate.aggregate` (the local engine's entry)."""
+    return aggregate(batches, spec)
+
+
+__all__ = ["Planned", "TheoremPart", "build_document", "plan", "query", "seeded", "statement", "unit_total"]

@@ -1,0 +1,283 @@
+"""Statistics of a table (issue 22): derived neighbourhoods against brute force, released counts
+against their certified channel, bounds, report-noisy-max, the document, bad input.
+
+Statistical tests: chi-square at ALPHA (false-alarm rate per test), fixed seeds, with a power
+check against a wrong law.
+"""
+
+import itertools
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import chisquare
+
+from optnoise.errors import InvalidParameterError
+from optnoise.query.aggregate import aggregate, answers
+from optnoise.query.mechanisms import count_cell
+from optnoise.query.neighbourhood import derive, score_sensitivity
+from optnoise.query.release import query
+from optnoise.query.spec import parse_query_spec
+from optnoise.randomness import SeededRandomSource
+from optnoise.target import Target
+
+ALPHA = 1e-3
+
+warnings.filterwarnings("ignore", message=".*not private.*")
+
+
+# ------------------------------------------------------------------ brute force
+#: The universe of rows a unit may hold: (key, group, value).
+ROWS = [(0, 1, 0.0), (1, 1, 2.0), (1, 2, 1.0), (0, 2, 2.0)]
+
+
+def _spec(stat: dict, change: str = "replace", max_rows: int = 2) -> dict:
+    unit = {"id": "u", "max_rows": max_rows, "change": change}
+    if change == "add-remove":
+        unit["max_units"] = 4
+    return {"unit": unit, "statistics": {"s": {"epsilon": 1.0, **stat}}}
+
+
+STATS = {
+    "count-units": {"kind": "count", "where": {"k": 1}},
+    "count-rows": {"kind": "count", "of": "rows", "where": {"k": 1}},
+    "histogram": {"kind": "histogram", "key": "k", "keys": [0, 1], "by": "g", "groups": [1, 2]},
+    "sum": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "by": "g", "groups": [1, 2]},
+    "sum-nogroup": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}},
+    "peak-scores": {"kind": "peak", "key": "k", "keys": [0, 1], "of": "v", "clamp": {"lower": 0, "upper": 2},
+                    "method": "report-noisy-max"},
+}
+
+
+def _table(units: list[tuple]) -> pd.DataFrame:
+    rows = [(i, *r) for i, rs in enumerate(units) for r in rs]
+    return pd.DataFrame(rows, columns=["u", "k", "g", "v"]) if rows else pd.DataFrame(
+        {"u": pd.Series([], dtype=int), "k": pd.Series([], dtype=int), "g": pd.Series([], dtype=int),
+         "v": pd.Series([], dtype=float)})
+
+
+_CACHE: dict = {}
+
+
+def _answer(spec, units) -> np.ndarray:
+    key = (id(spec), tuple(tuple(u) for u in units))
+    if key not in _CACHE:
+        _CACHE[key] = _answer_of(spec, units)
+    return _CACHE[key]
+
+
+def _answer_of(spec, units) -> np.ndarray:
+    agg = aggregate([_table(units)], spec)
+    ans = answers(agg, spec.statistics[0])
+    return ans.scores if ans.scores is not None else ans.cells
+
+
+@pytest.mark.parametrize("change", ["replace", "add-remove"])
+@pytest.mark.parametrize("name", list(STATS))
+def test_derived_neighbourhood_covers_every_neighbouring_table(name, change):
+    """All tables of 2 units (each 0..3 rows from ROWS, more than max_rows = 2), and every
+    neighbour: one unit's rows replaced by any others (or added/removed). The largest change
+    of a released cell, and the number of cells changed, stay inside the derived
+    neighbourhood -- which is also reached (it is not looser than the query needs)."""
+    spec = parse_query_spec(_spec(STATS[name], change))
+    stat = spec.statistics[0]
+    d = derive(stat, spec.unit)
+    limit = score_sensitivity(stat, spec.unit) if name == "peak-scores" else d.distance
+    contents = [c for r in range(4) for c in itertools.combinations_with_replacement(ROWS, r)]
+    worst, cells_moved = 0, 0
+    for other in (contents[0], contents[-1]):        # the rest of the table: empty, or full
+        base = [other]
+        for mine in contents:
+            a = _answer(spec, base + [mine])
+            neighbours = [base + [alt] for alt in contents] if change == "replace" else [base]
+            for nb in neighbours:
+                diff = np.abs(a - _answer(spec, nb))
+                worst = max(worst, int(diff.max()))
+                cells_moved = max(cells_moved, int((diff > 0).sum()))
+    assert worst <= limit
+    assert worst == limit                           # reached: the derivation is not loose here
+    if name != "peak-scores":
+        assert cells_moved <= d.cells
+
+
+def test_sum_neighbourhood_with_a_positive_lower_clamp():
+    """lower > 0: a unit with no rows contributes 0, with max_rows rows up to m * upper."""
+    spec = parse_query_spec(_spec({"kind": "sum", "column": "v", "clamp": {"lower": 1, "upper": 2}}))
+    d = derive(spec.statistics[0], spec.unit)
+    assert (d.low, d.high, d.distance) == (0, 4, 4)
+    a = _answer(spec, [[], [(0, 1, 2.0), (0, 1, 2.0)]])
+    b = _answer(spec, [[], []])
+    assert int(abs(a - b).max()) == 4
+
+
+# ------------------------------------------------------------------ released counts
+def test_counts_stay_in_the_domain_and_follow_the_certified_channel():
+    """A count of units on {0..N}: every release is an integer in 0..N, and the frequencies of
+    5,000 releases of the true count 7 match the quantized channel's row 7 (chi-square at
+    ALPHA); power: the same draws against row 9 are rejected."""
+    cell = count_cell("c", 30, 0, 1, Target(0.5))
+    assert cell.space == "channel"
+    src = SeededRandomSource(11)
+    out = cell.release(np.full(5000, 7), src)
+    assert out.min() >= 0 and out.max() <= 30 and out.dtype.kind == "i"
+    q = cell.noise.quantize()
+    row = np.asarray(q.weights[7], dtype=float) / float(1 << q.bits)
+    counts = np.bincount(out, minlength=31)
+    keep = row * 5000 >= 5
+    exp = np.append(row[keep], row[~keep].sum()) * 5000
+    obs = np.append(counts[keep], counts[~keep].sum())
+    assert chisquare(obs, exp).pvalue > ALPHA
+    wrong = np.asarray(q.weights[9], dtype=float) / float(1 << q.bits)
+    exp_w = np.append(wrong[keep], wrong[~keep].sum()) * 5000
+    assert chisquare(obs, exp_w).pvalue < ALPHA
+
+
+def test_wide_counts_are_clamped_integers_and_intervals_cover():
+    """A count of rows (distance 24) on a domain too wide for the channel: the clamped,
+    chained geometric; releases stay in 0..N; the intervals cover the truth about 1 - alpha
+    of the time (binomial tolerance) and are not trivially wide (below twice the noise's
+    two-sided 95 % quantile)."""
+    from optnoise.query.intervals import interval
+    n = 2400
+    cell = count_cell("c", n, 0, 24, Target(1.0))
+    assert cell.space == "clamped-line" and cell.epsilon_pure <= 1.0
+    src = SeededRandomSource(3)
+    for truth in (0, 1200, n):
+        y = cell.release(np.full(2000, truth), src)
+        assert y.min() >= 0 and y.max() <= n
+        low, high, _ = interval(cell, y, 0.05)
+        cover = np.mean((low <= truth) & (truth <= high))
+        assert cover >= 0.95 - 3 * np.sqrt(0.05 * 0.95 / 2000)
+    width = int(np.median(high - low))
+    assert width < 2 * 2 * np.log(20) / (1.0 / 24)
+
+
+def test_certificate_of_a_histogram_composes_its_two_cells():
+    frame = pd.DataFrame({"u": [1, 2, 3], "k": [0, 1, 1]})
+    spec = {"unit": {"id": "u", "max_rows": 1}, "budget": {"epsilon": 1.0},
+            "statistics": {"h": {"kind": "histogram", "key": "k", "keys": [0, 1], "epsilon": 1.0}}}
+    doc = query(frame, spec)
+    h = doc["statistics"]["h"]
+    assert h["neighbourhood"]["cells_per_unit"] == 2
+    assert h["certificate"]["cell"]["epsilon_pure"] <= 0.5 and h["certificate"]["epsilon_pure"] <= 1.0
+    assert set(h["values"]) == {"0", "1"} and all(0 <= v <= 3 for v in h["values"].values())
+    assert doc["total"]["basic"]["epsilon"] == 1.0 and doc["total"]["within_budget"]
+
+
+# ------------------------------------------------------------------ report-noisy-max
+def test_report_noisy_max_follows_its_exact_law():
+    """The peak's noisy max over 3 keys (scores from the data) against the exact
+    permute-and-flip law (chi-square at ALPHA), and a power check against the uniform law."""
+    from optnoise.sampling.noisy_max import noisy_max_law
+    from optnoise.query.noisy_max import noisy_argmax
+    scores = np.array([4, 10, 7])
+    law = np.array([float(x) for x in noisy_max_law(scores, 1.0, 2)])
+    src = SeededRandomSource(8)
+    draws = np.array([noisy_argmax(scores, 2, 1.0, src) for _ in range(3000)])
+    counts = np.bincount(draws, minlength=3)
+    assert chisquare(counts, law * 3000).pvalue > ALPHA
+    assert chisquare(counts, np.full(3, 1000.0)).pvalue < ALPHA
+
+
+# ------------------------------------------------------------------ the document
+def _meter() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = [(h, 1 + h % 2, hour, float(rng.integers(0, 30)) / 10, (h * 7) % 24)
+            for h in range(40) for hour in range(24)]
+    return pd.DataFrame(rows, columns=["household", "circuit", "hour", "kwh", "peak_hour"])
+
+
+CONTRACT = {
+    "unit": {"id": "household", "max_rows": 24}, "budget": {"epsilon": 5.0, "delta": 1e-6}, "alpha": 0.05,
+    "statistics": {
+        "evening": {"kind": "count", "where": {"peak_hour": {"lower": 17, "upper": 21}}, "epsilon": 0.5},
+        "peaks": {"kind": "histogram", "key": "peak_hour", "keys": {"lower": 0, "upper": 23}, "by": "circuit",
+                  "groups": [1, 2], "epsilon": 1.0},
+        "kwh": {"kind": "sum", "column": "kwh", "clamp": {"lower": 0, "upper": 10}, "resolution": 0.1,
+                "by": "circuit", "groups": [1, 2], "epsilon": 0.5},
+        "peak": {"kind": "peak", "key": "hour", "keys": {"lower": 0, "upper": 23}, "of": "kwh",
+                 "clamp": {"lower": 0, "upper": 10}, "method": "report-noisy-max", "epsilon": 1.0},
+        "peak_noise": {"kind": "peak", "key": "hour", "keys": {"lower": 0, "upper": 23}, "of": "kwh",
+                       "clamp": {"lower": 0, "upper": 10}, "epsilon": 1.0},
+    }}
+
+
+def test_contract_document_keys_and_seeded_is_not_private():
+    doc = query(_meter(), CONTRACT, seed=1)
+    assert doc["private"] is False and "total" not in doc and "total" in doc["only_if_unseeded"]
+    s = doc["statistics"]
+    assert set(s["peaks"]["values"]) == {"1", "2"} and len(s["peaks"]["values"]["1"]) == 24
+    assert s["evening"]["kind"] == "count" and isinstance(s["evening"]["value"], int)
+    assert all(len(iv) == 2 for iv in s["kwh"]["intervals"].values())
+    assert s["peak"]["value"] in [str(h) for h in range(24)]
+    for name in s:
+        assert {"kind", "expected_abs_error", "mechanism", "neighbourhood"} <= set(s[name])
+        assert ("value" in s[name]) != ("values" in s[name])
+    assert "certificate" not in s["peak"] and doc["only_if_unseeded"]["statistics"]["peak"]["certificate"][
+        "exact"] is False
+    json.dumps(doc)
+
+
+def test_unseeded_total_within_budget_and_refused_above():
+    doc = query(_meter(), CONTRACT)
+    assert doc["private"] is True and doc["total"]["within_budget"]
+    assert doc["total"]["basic"]["epsilon"] == pytest.approx(4.0)
+    assert "household" in doc["statement"]
+    with pytest.raises(InvalidParameterError, match="budget"):
+        query(_meter(), {**CONTRACT, "budget": {"epsilon": 3.0, "delta": 1e-6}})
+
+
+def test_bounding_drops_extra_rows_and_undeclared_keys():
+    frame = pd.DataFrame({"u": [1, 1, 1, 2], "k": [0, 1, 5, 1]})
+    spec = {"unit": {"id": "u", "max_rows": 2},
+            "statistics": {"n": {"kind": "count", "of": "rows", "where": {"k": [0, 1, 5]}, "epsilon": 1.0},
+                           "h": {"kind": "histogram", "key": "k", "keys": [0, 1], "epsilon": 1.0}}}
+    agg = aggregate([frame], parse_query_spec(spec))
+    assert agg.rows - agg.kept == 1                 # the unit's third row
+    assert agg.counts["h"].get("rows_undeclared_key_or_group", 0) == 0   # k = 5 was the dropped third row
+    frame2 = pd.DataFrame({"u": [1, 2], "k": [0, 7]})
+    agg2 = aggregate([frame2], parse_query_spec(spec))
+    assert agg2.counts["h"]["rows_undeclared_key_or_group"] == 1
+
+
+@pytest.mark.parametrize("spec, frame, match", [
+    ({"statistics": {"s": {"kind": "count", "where": {"nope": 1}, "epsilon": 1.0}}}, None, "nope"),
+    ({"unit": {"id": "u", "max_rows": 0}, "statistics": {"s": {"kind": "count", "epsilon": 1.0}}}, None, "max_rows"),
+    ({"unit": {"id": "u", "max_rows": 1}, "statistics": {"s": {"kind": "sum", "column": "k", "clamp":
+                                                              {"lower": 0, "upper": 1}, "epsilon": 1.0}}},
+     pd.DataFrame({"u": [1, 2], "k": ["1", "x"]}), "row 2"),
+    ({"unit": {"id": "u"}, "statistics": {"s": {"kind": "count", "epsilon": 1.0}}},
+     pd.DataFrame({"u": [1, None], "k": [1, 2]}), "missing"),
+    ({"unit": {"change": "add-remove"}, "statistics": {"s": {"kind": "count", "epsilon": 1.0}}}, None, "max_units"),
+    ({"statistics": {"s": {"kind": "median", "epsilon": 1.0}}}, None, "kind"),
+])
+def test_bad_input_is_refused(spec, frame, match):
+    frame = frame if frame is not None else pd.DataFrame({"u": [1, 2], "k": [1, 2]})
+    with pytest.raises(InvalidParameterError, match=match):
+        query(frame, spec)
+
+
+def test_cli_query_writes_once_and_refuses_bad_input(tmp_path):
+    from typer.testing import CliRunner
+    from optnoise.cli.app import app
+    _meter().to_csv(tmp_path / "r.csv", index=False)
+    spec = tmp_path / "s.toml"
+    spec.write_text('unit = { id = "household", max_rows = 24 }\nbudget = { epsilon = 2.0 }\n'
+                    '[statistics.evening]\nkind = "count"\nwhere = { peak_hour = { lower = 17, upper = 21 } }\n'
+                    'epsilon = 0.5\n')
+    out = tmp_path / "o.json"
+    run = CliRunner().invoke(app, ["query", "--input", str(tmp_path / "r.csv"), "--spec", str(spec), "--output",
+                                   str(out), "--json", "--seed", "3"])
+    assert run.exit_code == 0, run.output
+    doc = json.loads(out.read_text())
+    assert doc["private"] is False and 0 <= doc["statistics"]["evening"]["value"] <= 40
+    again = CliRunner().invoke(app, ["query", "--input", str(tmp_path / "r.csv"), "--spec", str(spec), "--output",
+                                     str(out)])
+    assert again.exit_code == 2 and "--force" in again.output
+    bad = tmp_path / "bad.toml"
+    bad.write_text(spec.read_text().replace("epsilon = 0.5", "epsilon = 5.0"))
+    refused = CliRunner().invoke(app, ["query", "--input", str(tmp_path / "r.csv"), "--spec", str(bad), "--output",
+                                       str(tmp_path / "o2.json")])
+    assert refused.exit_code == 2 and "budget" in refused.output and not (tmp_path / "o2.json").exists()
