@@ -22,10 +22,13 @@ known of the cost beyond the window and no bound is given.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..costs import Cost
+from ..errors import DesignError
 from .bounds import UNIT, Bound, down, exp_up, lp_bound
 from .solver import solve_lp
 
@@ -64,7 +67,10 @@ def line_lower_bound(half: int, period: int, epsilon: float, cost: Cost,
     e_up = exp_up(epsilon)
     c, a_ub, a_eq = window_relaxation(half, period, e_up, cost)
     b_ub = np.zeros(a_ub.shape[0])
-    res = solve_lp(c, a_ub, b_ub, a_eq, [1.0], [(0.0, 1.0)] * c.size, time_limit)
+    try:
+        res = solve_lp(c, a_ub, b_ub, a_eq, [1.0], [(0.0, 1.0)] * c.size, time_limit)
+    except DesignError:     # no multipliers (e.g. e^eps beyond the solver's range): no bound, not a failure
+        return Bound(-math.inf, "line-window-relaxation-dual", math.inf)
     n = c.size
     return lp_bound(c, a_ub, b_ub, a_eq, np.ones(1), np.zeros(n), np.ones(n), res.ineqlin.marginals,
                     res.eqlin.marginals, method="line-window-relaxation-dual")
