@@ -62,7 +62,7 @@ _CACHE: dict = {}
 
 
 def _answer(spec, units) -> np.ndarray:
-    key = (id(spec), tuple(tuple(u) for u in units))
+    key = (repr(spec), tuple(tuple(u) for u in units))   # not id(spec): ids are reused after a spec is freed
     if key not in _CACHE:
         _CACHE[key] = _answer_of(spec, units)
     return _CACHE[key]
