@@ -418,6 +418,8 @@ WRITING = {
     "compare --plot": (["compare", "--n", "3", "--epsilons", "1", "--mechanisms", "geometric"], "--plot", "o.png"),
     "release": (["release", "--input", "{data.csv}", "--column", "v", "--family", "geometric:0.5", "--unit", "value"],
                 "--output", "o.csv"),
+    "query": (["query", "--input", "{data.csv}", "--spec", "{qspec.toml}"], "--output", "o.json"),
+    "query --csv": (["query", "--input", "{data.csv}", "--spec", "{qspec.toml}"], "--csv", "o.csv"),
     "reproduce": (["reproduce", "holohan-theorems"], "--out", "holohan-theorems.csv"),
     "demo": (["demo"], "--out", "households.csv"),
 }
