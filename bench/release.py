@@ -28,11 +28,11 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import process_run
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -87,49 +87,6 @@ else:
     res.option("header", True).csv(out) if out.endswith(".csv") else res.parquet(out)
 print(json.dumps({"startup": startup, "job": time.perf_counter() - t0}))
 '''
-
-
-TIME = "/usr/bin/time"  # GNU time: the child's own peak RSS, not inflated by this process's memory
-
-
-def run(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stdout of one process.
-
-    The peak RSS is the largest single process of the run's tree as reported by GNU time
-    (``%M``, from ``wait4``); for Spark the process tree is also sampled from /proc every 0.1 s
-    and the largest *sum* of its resident sets is reported instead (JVM + Python workers).
-    """
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
-        p = subprocess.Popen([TIME, "-f", "%M"] + cmd, stdout=out_f, stderr=err_f, env=ENV)
-        tree = 0.0
-        while p.poll() is None:
-            tree = max(tree, tree_rss_mb(p.pid))
-            time.sleep(0.1)
-        wall = time.perf_counter() - t0
-        out_f.seek(0)
-        err_f.seek(0)
-        err = err_f.read().decode()
-        if p.returncode != 0:
-            raise RuntimeError(f"{cmd[:4]} failed: {err[-2000:]}")
-        peak = int(err.strip().splitlines()[-1]) / 1024
-        return wall, max(peak, tree if "spark_worker" in " ".join(cmd) else 0.0), out_f.read().decode()
-
-
-def tree_rss_mb(pid: int) -> float:
-    """Sum of the resident sets of ``pid`` and its descendants (MB), from /proc."""
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/status") as fh:
-                total += next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as fh:
-                    todo.extend(int(c) for c in fh.read().split())
-        except (OSError, ValueError):
-            continue
-    return total / 1024
 
 
 def make_inputs(d: Path, rows: int, formats: list[str]) -> dict[str, Path]:
@@ -202,11 +159,12 @@ def main() -> None:
                                                    str(mech), "--output", str(out), "--json"] if kind == "optnoise"
                                        else [sys.executable, str(scratch / "baseline.py"), str(inp), str(out),
                                              str(table)])
-                                wall, rss, _ = run(cmd)
+                                wall, rss, _ = process_run(cmd, ENV)
                                 runs[kind].append((wall, rss, 0.0))
                             else:
-                                wall, rss, text = run([sys.executable, str(scratch / "spark_worker.py"), str(ROOT),
-                                                       kind, str(inp), str(out), str(table), str(mech)])
+                                wall, rss, text = process_run([sys.executable, str(scratch / "spark_worker.py"), str(ROOT),
+                                                               kind, str(inp), str(out), str(table), str(mech)],
+                                                              ENV, tree=True)
                                 times = json.loads(text.strip().splitlines()[-1])
                                 runs[kind].append((times["job"], rss, times["startup"]))
                     remove(out)

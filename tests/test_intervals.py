@@ -155,3 +155,31 @@ def test_bad_alpha_and_method_are_refused():
     with pytest.raises(InvalidParameterError):
         neyman_intervals(np.eye(3, dtype=np.int64), 0.05, method="widest")
     assert exact_alpha(0.05) == Fraction(1, 20)
+
+
+def test_wide_quantized_rows_stay_exact_in_uint64():
+    """Rows summing to 2^62 with entries near 2^61 (max x width >= 2^63, the old screen's
+    trigger for Python integers): the row-total screen keeps uint64, and intervals and errors
+    equal the Python-integer computation; a row summing to 2^63 or more is not admitted."""
+    from optnoise.analysis.intervals import row_totals_below
+    total = 1 << 62
+    rng = np.random.default_rng(7)
+    rows = []
+    for q in range(6):
+        cuts = np.sort(rng.integers(0, total, 8, dtype=np.int64))
+        parts = np.diff(np.concatenate(([0], cuts, [total]))).astype(np.uint64)   # 9 cells summing to 2^62
+        parts[q] += parts[(q + 3) % 9] - parts[(q + 3) % 9] // 64                 # most of a far cell moves to q
+        parts[(q + 3) % 9] //= 64
+        rows.append(parts)
+    w = np.array(rows, dtype=np.uint64)
+    assert [sum(int(x) for x in r) for r in w] == [total] * 6 and int(w.max()) * w.shape[1] >= 1 << 63
+    assert row_totals_below(w, 1 << 63) and row_totals_below(w, total + 1) and not row_totals_below(w, total)
+    fast, slow = neyman_intervals(w, 0.1), neyman_intervals(w.astype(object), 0.1)
+    assert np.array_equal(fast.low, slow.low) and np.array_equal(fast.high, slow.high)
+    assert fast.coverage == slow.coverage == min(channel_coverage(w.astype(object), fast.low, fast.high))
+    assert np.array_equal(channel_abs_error(w).per_value, channel_abs_error(w.astype(object)).per_value)
+    big = w.copy()
+    big[0, 0] += np.uint64(1 << 62)          # row total 2^63: not admitted to uint64
+    assert not row_totals_below(big, 1 << 63)
+    wide = neyman_intervals(big, 0.1)
+    assert wide.coverage == min(channel_coverage(big.astype(object), wide.low, wide.high))

@@ -159,9 +159,29 @@ def _as_weights(weights: np.ndarray | IntegerForm) -> np.ndarray:
                                     "use additive_intervals for additive noise")
     if w.dtype.kind == "i" and w.size and w.min() < 0 or w.dtype == object and any(int(x) < 0 for x in w.ravel()):
         raise InvalidParameterError("weights", "negative", "non-negative integer weights")
-    if w.dtype != object and int(w.max()) * w.shape[1] < 1 << 63:
-        return w.astype(np.uint64)
+    if w.dtype != object and row_totals_below(w.astype(np.uint64, copy=False), 1 << 63):
+        return w.astype(np.uint64, copy=False)
     return w.astype(object)
+
+
+def row_totals_below(w: np.ndarray, bound: int, rows: int = 1024) -> bool:
+    """Whether every row of non-negative ``uint64`` weights sums to less than ``bound``.
+
+    Exact: the high and low 32-bit halves are summed apart in ``uint64`` (each sum is below
+    ``2^32`` times the row length, so below ``2^64`` for rows shorter than ``2^32``), and the
+    total is joined in Python integers. Below ``2^63`` every cumulative sum of a row, and a
+    cumulative sum plus a mass needed from the row, stays below ``2^64``: the intervals' integer
+    arithmetic is exact in ``uint64`` (a quantized channel's rows sum to ``2^62``, so a channel
+    of any width stays in ``uint64``, not Python integers). ``rows`` rows at a time.
+    """
+    low_mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
+    for start in range(0, w.shape[0], rows):
+        block = w[start:start + rows]
+        high = (block >> shift).sum(axis=1, dtype=np.uint64)
+        low = (block & low_mask).sum(axis=1, dtype=np.uint64)
+        if any((int(h) << 32) + int(l) >= bound for h, l in zip(high, low)):
+            return False
+    return True
 
 
 def _cumulative(row: np.ndarray) -> np.ndarray:
@@ -555,5 +575,5 @@ def _tail_abs(form: IntegerForm, p: np.ndarray, lo: int) -> float:
 __all__ = [
     "AbsError", "AdditiveIntervals", "ChannelIntervals", "MAX_CHANNEL_CELLS", "NoiseWindow", "additive_abs_error",
     "additive_intervals", "channel_abs_error", "channel_coverage", "equal_tailed_window", "exact_alpha",
-    "neyman_intervals", "noise_masses", "noise_window", "shortest_window",
+    "neyman_intervals", "noise_masses", "noise_window", "row_totals_below", "shortest_window",
 ]
