@@ -80,7 +80,12 @@ def test_spark_bounds_and_aggregates_as_local(tmp_path, spark):
     ref = query_file(tmp_path / "in.csv", small, source=SeededRandomSource(1))
     assert doc["engine"] == "spark" and doc["bounding"] == ref["bounding"]
     assert doc["statistics"] == ref["statistics"]   # same exact answers, same seed: same draws
-    # an id missing: refused with its data row
+    # a summed value that is not a number, then an id missing: refused with its data row
+    bad = frame.astype({"v": object})
+    bad.loc[1, "v"] = "x"   # unit 100, group 2: a counted row of the sum
+    bad.to_csv(tmp_path / "text.csv", index=False)
+    with pytest.raises(InvalidParameterError, match="'x' at data row 2"):
+        aggregate_spark(tmp_path / "text.csv", "csv", spec)
     frame.loc[200, "u"] = None
     frame.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(InvalidParameterError, match="data row 201"):

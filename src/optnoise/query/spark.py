@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import InvalidParameterError, OptnoiseError
+from ..errors import InvalidParameterError
 from .aggregate import Aggregated, Answers, bump, from_cells, partial
 from .spec import QuerySpec, Statistic
 
@@ -139,13 +139,12 @@ def _counter_rows(stat: int, counts: dict[str, int]) -> Any:
 
 def _job_error(exc: Exception, raw: Any) -> Exception:
     """A bad value's error with its data row in the file, or a one-line job failure."""
-    text = str(exc)
-    found = re.search(re.escape(BAD_VALUE) + r"(\{.*?\})\s*$", text, flags=re.MULTILINE)
-    if found is None:
-        first = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
-        return OptnoiseError(f"the Spark job failed: {first.strip()[:300]}")
     from pyspark.sql import functions as F
-    info = json.loads(found.group(1))
+
+    from ..table.spark import marked_failure
+    info = marked_failure(exc, BAD_VALUE)
+    if isinstance(info, Exception):
+        return info
 
     def row(m: re.Match) -> str:
         return f"at data row {raw.filter(F.col(ROW) <= int(m.group(1))).count()}"
