@@ -51,6 +51,8 @@ class Aggregated:
     units: int = 0
     parts: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Exact answers computed elsewhere (the Spark engine: only these reach the driver).
+    answered: dict[str, "Answers"] = field(default_factory=dict)
 
     def bounding(self) -> dict:
         """The manifest's ``bounding``: counts only."""
@@ -82,7 +84,7 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
         out.kept += int(kept.sum())
         sub, sub_ids, sub_rows = df[kept], ids[kept].to_numpy(), rows[kept]
         for stat in spec.statistics:
-            pending[stat.name].append(_partial(sub, sub_ids, sub_rows, stat, out.counts[stat.name]))
+            pending[stat.name].append(partial(sub, sub_ids, sub_rows, stat, out.counts[stat.name]))
             if (i + 1) % FOLD_EVERY == 0:
                 pending[stat.name] = [_fold(pending[stat.name])]
     out.units = len(seen)
@@ -114,28 +116,28 @@ def _fold(parts: list) -> "pd.DataFrame":
     return pd.concat(frames).groupby(PART_COLUMNS, sort=False, as_index=False)[["rows", "value"]].sum()
 
 
-def _bump(counts: dict[str, int], key: str, n: int) -> None:
+def bump(counts: dict[str, int], key: str, n: int) -> None:
     if n:
         counts[key] = counts.get(key, 0) + int(n)
 
 
-def _partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
+def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
              counts: dict[str, int]) -> "pd.DataFrame":
     """One batch's aggregate per (unit, group, key) for one statistic."""
     import pandas as pd
     mask = np.ones(len(df), dtype=bool)
     for cond in stat.where:
         mask &= matches(df[cond.column], cond)
-    _bump(counts, "rows_not_matching_where", (~mask).sum())
+    bump(counts, "rows_not_matching_where", (~mask).sum())
     group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
     key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
     undeclared = mask & ((group < 0) | (key < 0))
-    _bump(counts, "rows_undeclared_key_or_group", undeclared.sum())
+    bump(counts, "rows_undeclared_key_or_group", undeclared.sum())
     mask &= ~undeclared
     value = np.zeros(len(df), np.int64)
     if stat.value_column:
         value = _values(df[stat.value_column], mask, rows, stat, counts)
-    _bump(counts, "rows_counted_before_unit_rules", mask.sum())
+    bump(counts, "rows_counted_before_unit_rules", mask.sum())
     part = pd.DataFrame({"unit": ids[mask], "group": group[mask], "key": key[mask],
                          "rows": np.ones(int(mask.sum()), np.int64), "value": value[mask]})
     return part.groupby(PART_COLUMNS, sort=False, as_index=False)[["rows", "value"]].sum()
@@ -202,7 +204,7 @@ def _values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Statisti
                                     f" at data row {int(rows[at])}", "numbers in a summed column (a missing or "
                                     "non-numeric value is not imputed)")
     lo, hi = stat.clamp  # type: ignore[misc]
-    _bump(counts, "values_clamped", (mask & ((x < float(lo)) | (x > float(hi)))).sum())
+    bump(counts, "values_clamped", (mask & ((x < float(lo)) | (x > float(hi)))).sum())
     slo, shi = stat.scaled_clamp
     scaled = np.rint(np.where(mask, x, 0.0) / float(stat.resolution))
     return np.clip(scaled, slo, shi).astype(np.int64)
@@ -228,6 +230,8 @@ def _one_per_unit(parts: "pd.DataFrame", by: list[str]) -> "pd.DataFrame":
 
 def answers(agg: Aggregated, stat: Statistic) -> Answers:
     """The exact answer of ``stat`` from the aggregate (module docstring for the rules)."""
+    if stat.name in agg.answered:
+        return agg.answered[stat.name]
     parts, counts = agg.parts[stat.name], agg.counts[stat.name]
     groups = stat.groups.size if stat.groups else 1
     keys = stat.keys.size if stat.keys else 1
@@ -236,22 +240,29 @@ def answers(agg: Aggregated, stat: Statistic) -> Answers:
         return Answers(np.array([[value]], np.int64))
     if stat.kind in ("histogram", "mode"):
         chosen = _one_per_unit(parts, ["group", "key"])
-        _bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
+        bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
         cells = np.zeros((groups, keys), np.int64)
         np.add.at(cells, (chosen["group"].to_numpy(np.int64), chosen["key"].to_numpy(np.int64)), 1)
-        if stat.kind == "histogram":
-            return Answers(cells)
-        return Answers(cells, cells, np.argmax(cells, axis=1))
+        return from_cells(stat, cells)
     if stat.by is not None:   # sum, peak: one group per unit
         home = _one_per_unit(parts, ["group"])[["unit", "group"]]
         joined = parts.merge(home, on=["unit", "group"], how="inner")
-        _bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
+        bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
         parts = joined
     cells = np.zeros((groups, keys), np.int64)
     np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts["value"].to_numpy())
-    if stat.kind == "sum":
+    return from_cells(stat, cells)
+
+
+def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
+    """The answers of a histogram, mode, sum or peak from its (groups x keys) totals: units
+    per cell (histogram, mode) or summed values (sum, peak)."""
+    if stat.kind in ("histogram", "sum"):
         return Answers(cells)
+    if stat.kind == "mode":
+        return Answers(cells, cells, np.argmax(cells, axis=1))
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["Aggregated", "Answers", "aggregate", "answers", "declared_index", "matches", "unit_ids"]
+__all__ = ["Aggregated", "Answers", "aggregate", "answers", "bump", "declared_index", "from_cells", "matches", "partial",
+           "unit_ids"]
