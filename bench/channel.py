@@ -167,7 +167,15 @@ SCALE: dict[str, tuple] = {
     "record-pure-n100": (100, "record", 0.0, "abs-error"),
     "record-pure-n400": (400, "record", 0.0, "abs-error"),
     "record-pure-n1000": (1000, "record", 0.0, "abs-error"),
+    # the PDP MILP (delta 0.05, neighbours one apart): row generation against the full MILP of the
+    # previous revision (which refuses n > 12; this one n > 16); no plain linprog (a MILP), PDP_TIME_LIMIT s each
+    "sd1-pdp-n10": (10, "sd1", 0.05, "abs-error", "pdp"),
+    "sd1-pdp-n12": (12, "sd1", 0.05, "abs-error", "pdp"),
+    "sd1-pdp-n16": (16, "sd1", 0.05, "abs-error", "pdp"),
+    "sd1-pdp-n20": (20, "sd1", 0.05, "abs-error", "pdp"),
 }
+#: Seconds allowed to one PDP MILP design in --scale.
+PDP_TIME_LIMIT = 300.0
 
 #: The plain linprog per record (every ordered pair x every output a row) stops far earlier.
 MAX_N_PLAIN_RECORD = 40
@@ -206,7 +214,8 @@ def plain_linprog(n: int, delta: float, cost: str, epsilon: float = 1.0, kind: s
 
 def scale_case(name: str, who: str, certify: bool) -> dict:
     """One (case, solver) in this process: seconds, peak RSS, cost (and the bound, this revision)."""
-    n, kind, delta, cost = SCALE[name]
+    n, kind, delta, cost, *rest = SCALE[name]
+    notion = rest[0] if rest else "dp"
     t0 = time.perf_counter()
     out: dict = {"case": name, "who": who}
     if who == "plain":
@@ -214,7 +223,7 @@ def scale_case(name: str, who: str, certify: bool) -> dict:
     else:
         from optnoise.design.channel import design_channel, pairs_from_distances
         d = design_channel(n, epsilon=1.0, delta=delta, pairs=pairs_from_distances(n, [1]) if kind == "sd1" else "all",
-                           cost=cost)
+                           cost=cost, notion=notion, time_limit=PDP_TIME_LIMIT if notion == "pdp" else None)
         out.update(cost=d.expected_cost, method=d.method, bound=getattr(d, "lower_bound", None))
         if certify:
             t1 = time.perf_counter()
@@ -230,22 +239,26 @@ def scale(names: list[str], previous: str | None, max_n_previous: int, max_n_pla
     directory, imported in a subprocess) and the plain linprog; the gap of each cost to this
     revision's proven bound."""
     import os
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     print(f"{'case':<18} {'solver':<10} {'method':<16} {'seconds':>9} {'peak MB':>8} {'cost':>14} {'gap to bound':>13}"
           f" {'certify s':>9}")
     for name in names:
         n, kind = SCALE[name][0], SCALE[name][1]
         bound = None
         for who in ("this", "previous", "plain"):
-            plain_limit = max_n_plain if kind == "sd1" else min(max_n_plain, MAX_N_PLAIN_RECORD)
+            plain_limit = -1 if SCALE[name][4:] == ("pdp",) else \
+                max_n_plain if kind == "sd1" else min(max_n_plain, MAX_N_PLAIN_RECORD)
             if (who == "previous" and (previous is None or n > max_n_previous)) or (who == "plain" and n > plain_limit):
                 continue
             env = dict(os.environ)
             if who == "previous":
                 env["PYTHONPATH"] = previous  # type: ignore[assignment]
             cmd = [sys.executable, __file__, "--scale-case", name, "--who", who] + (["--certify"] if certify else [])
+            t0 = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
             if proc.returncode != 0:
-                print(f"{name:<18} {who:<10} crashed: {(proc.stderr.strip().splitlines() or ['?'])[-1][:80]}")
+                print(f"{name:<18} {who:<10} failed after {time.perf_counter() - t0:.0f} s: "
+                      f"{(proc.stderr.strip().splitlines() or ['?'])[-1][:100]}", flush=True)
                 continue
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             bound = r.get("bound") if who == "this" else bound

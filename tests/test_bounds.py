@@ -319,3 +319,79 @@ def test_released_row_costs_of_modulo_noise_in_linear_time_equal_the_channel():
         np.testing.assert_allclose(fast, row_costs(channel_matrix(f), loss_matrix(cost, 39)), rtol=1e-12, atol=1e-12)
         if cost.startswith("circular"):   # a circulant channel: every row exactly the same (stable calibration)
             assert np.ptp(fast) == 0.0
+
+
+# ------------------------------------------------------------------ noise on all of Z (window relaxation)
+def test_line_bound_below_the_geometric_and_tight_with_a_wide_window():
+    # Geng & Viswanath: for sensitivity 1 and E|X| the geometric at alpha = e^-eps is optimal on Z,
+    # cost 2 alpha / (1 - alpha^2) (closed form): the bound is below it, and within 1e-6 at L = 30
+    from optnoise.design.integer import design_integer
+    eps = 1.0
+    alpha = math.exp(-eps)
+    geometric = 2 * alpha / (1 - alpha ** 2)
+    narrow = design_integer(eps, 1, "abs")
+    wide = design_integer(eps, 1, "abs", half_width=30)
+    assert narrow.lower_bound <= wide.lower_bound <= geometric
+    assert narrow.gap > 1e-4                      # the default window is not enough to prove optimality
+    assert (geometric - wide.lower_bound) / geometric <= 1e-6
+    assert wide.optimal and wide.to_json()["optimal"]
+
+
+def test_line_bound_none_for_a_cost_of_unknown_shape():
+    from optnoise.design.integer import design_integer
+    d = design_integer(1.0, 1, lambda x: np.abs(x) * (1 + np.cos(x)))
+    assert d.lower_bound is None and d.gap is None and not d.optimal
+
+
+@settings(max_examples=12, deadline=None)
+@given(eps=st.floats(0.3, 2.0), period=st.integers(1, 3), cost=st.sampled_from(["abs", "sq", "er", "pow:1.5"]),
+       extra=st.integers(0, 6))
+def test_line_bound_fuzz_below_designs_on_larger_windows(eps, period, cost, extra):
+    # the bound from window L covers every eps-DP noise on Z: below the design at L and at a
+    # wider window (independent upper bounds on the optimum over Z)
+    from optnoise.design.integer import design_integer
+    half = max(period, 4) + extra
+    d = design_integer(eps, period, cost, half_width=half)
+    wider = design_integer(eps, period, cost, half_width=2 * half + 10)
+    assert d.lower_bound is not None
+    assert d.lower_bound <= d.expected_cost
+    assert d.lower_bound <= wider.expected_cost
+    fn = {"abs": np.abs, "sq": np.square, "er": lambda x: np.asarray(x != 0, dtype=float),
+          "pow:1.5": lambda x: np.abs(x) ** 1.5}[cost]
+    assert d.lower_bound <= _plain_tailed_lp(eps, period, fn, 3 * half)
+
+
+def _plain_tailed_lp(eps, period, cost, m, terms=4000):
+    """Independent: eps-DP noise on Z supported by -m..m plus staircase tails
+    p(+-(m + t)) = alpha^ceil(t/D) p(+-(m + t - D ceil(t/D))), written as a dense linprog (a
+    restriction of the problem on Z, so its optimum bounds the optimum from above)."""
+    alpha, n = math.exp(-eps), 2 * m + 1
+    ext = np.zeros((n + 2 * period, n))   # the masses at -m-D..m+D in window variables
+    ext[period:period + n] = np.eye(n)
+    c = cost(np.arange(-m, m + 1).astype(float))
+    mass = np.ones(n)
+    for t in range(1, terms + 1):
+        j = -(-t // period)
+        src = n - 1 - (j * period - t)            # right tail's source index in the window
+        w = alpha ** j
+        c[src] += w * cost(float(m + t))
+        c[n - 1 - src] += w * cost(float(-m - t))
+        mass[src] += w
+        mass[n - 1 - src] += w
+        if t <= period:
+            ext[period + n - 1 + t, src] = w
+            ext[period - t, n - 1 - src] = w
+    rows = []
+    for d in range(1, period + 1):
+        for i in range(ext.shape[0] - d):
+            rows += [ext[i] - math.exp(eps) * ext[i + d], ext[i + d] - math.exp(eps) * ext[i]]
+    res = linprog(c, A_ub=np.array(rows), b_ub=np.zeros(len(rows)), A_eq=mass[None, :], b_eq=[1.0],
+                  bounds=(0, None), method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+def test_plain_tailed_lp_reproduces_the_geometric():
+    # the oracle itself: sensitivity 1, |x|: the geometric's closed form 2 alpha / (1 - alpha^2)
+    alpha = math.exp(-1.0)
+    assert _plain_tailed_lp(1.0, 1, np.abs, 12) == pytest.approx(2 * alpha / (1 - alpha ** 2), rel=1e-7)

@@ -345,6 +345,55 @@ def test_pdp_milp_against_enumeration(delta):
     assert_meets(d.matrix, pairs, eps, delta, "pdp")
 
 
+def _pdp_problem(n, pairs, eps, delta, L):
+    from optnoise.design.channel_model import ChannelProblem
+    size = n + 1
+    return ChannelProblem(size, tuple(pairs), L, np.full(size, 1.0 / size), False, eps, delta, "pdp", (), True, 120.0)
+
+
+def test_pdp_row_generation_against_enumeration():
+    # the relaxation starts from 2 of the 6 cells: the loop must find the enumerated optimum
+    from optnoise.design.channel_model import pdp_row_generation
+    n, eps, delta = 2, 0.7, 0.05
+    pairs = [(0, 1), (1, 0)]
+    L = loss_matrix("abs-error", n)
+    sol = pdp_row_generation(_pdp_problem(n, pairs, eps, delta, L), len(pairs))
+    P = sol.x[:9].reshape(3, 3)
+    assert sol.method == "milp-row-generation"
+    assert channel_cost(P, L, np.full(3, 1 / 3), False) == pytest.approx(
+        _pdp_by_enumeration(n, pairs, eps, delta, L), rel=1e-6, abs=1e-9)
+    assert sol.bound <= sol.objective + 1e-12
+
+
+@pytest.mark.parametrize("pairs_of", ["sd1", "all"])
+def test_pdp_row_generation_equals_the_full_milp(pairs_of):
+    # the same optimum as the full MILP (one binary per cell), from fewer cells; a proven bound below it
+    from optnoise.design.channel_model import build_model, pdp_row_generation, solve_model_milp
+    n, eps, delta = 5 if pairs_of == "sd1" else 3, 1.0, 0.1
+    pairs = pairs_from_distances(n, [1]) if pairs_of == "sd1" else all_pairs(n)
+    pb = _pdp_problem(n, pairs, eps, delta, loss_matrix("abs-error", n))
+    full = solve_model_milp(build_model(pb, milp_model=True), None)
+    sol = pdp_row_generation(pb, len(pairs))
+    assert sol.objective == pytest.approx(full[1], rel=1e-6, abs=1e-9)
+    assert sol.bound <= sol.objective * (1 + 1e-6) + 1e-12
+    P = sol.x[:(n + 1) ** 2].reshape(n + 1, n + 1)
+    assert_meets(np.clip(P, 0, None) / np.clip(P, 0, None).sum(axis=1, keepdims=True), pairs, eps, delta * SLACK,
+                 "pdp")
+
+
+def test_pdp_channel_beyond_the_full_milp():
+    # row generation through the front door (more cells than PDP_ROW_GENERATION_MIN_CELLS):
+    # certified exactly, its bound below the cost
+    n, eps, delta = 9, 1.0, 0.1
+    d = design_channel(n, epsilon=eps, delta=delta, notion="pdp", cost="abs-error", time_limit=120)
+    assert d.method == "milp-row-generation"
+    assert_channel(d.matrix)
+    assert_meets(d.matrix, d.pairs, eps, delta, "pdp")
+    assert d.lower_bound <= d.expected_cost * (1 + 1e-6)
+    cert = d.certify()
+    assert cert.exact and cert.meets(d.mechanism.target)
+
+
 def test_pdp_sits_between_dp_and_pure():
     # delta_DP <= delta_PDP, so PDP(eps, delta) channels are DP(eps, delta) channels
     n, eps, delta = 5, 1.0, 0.1

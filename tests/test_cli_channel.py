@@ -135,7 +135,7 @@ def test_design_noise_prior_file(tmp_path):
 
 
 @pytest.mark.parametrize("args,flag,code", [
-    (("design", "--form", "channel", "--n", 13, "--epsilon", 1, "--delta", 0.1, "--guarantee", "pdp"), "--n", 2),
+    (("design", "--form", "channel", "--n", 17, "--epsilon", 1, "--delta", 0.1, "--guarantee", "pdp"), "--n", 2),
     (("design", "--form", "channel", "--n", 4, "--epsilon", 1, "--cost", "mse"), "--cost", 2),
     (("design", "--form", "curve", "--n", 4, "--epsilon", 1), "--form", 2),
     (("design", "--n", 4, "--epsilon", 1, "--constraints", "fair"), "--constraints", 2),

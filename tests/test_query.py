@@ -64,7 +64,7 @@ _CACHE: dict = {}
 
 
 def _answer(spec, units) -> np.ndarray:
-    key = (id(spec), tuple(tuple(u) for u in units))
+    key = (repr(spec), tuple(tuple(u) for u in units))   # not id(spec): ids are reused after a spec is freed
     if key not in _CACHE:
         _CACHE[key] = _answer_of(spec, units)
     return _CACHE[key]
@@ -283,6 +283,29 @@ def test_cli_query_writes_once_and_refuses_bad_input(tmp_path):
     refused = CliRunner().invoke(app, ["query", "--input", str(tmp_path / "r.csv"), "--spec", str(bad), "--output",
                                        str(tmp_path / "o2.json")])
     assert refused.exit_code == 2 and "budget" in refused.output and not (tmp_path / "o2.json").exists()
+
+
+def test_pure_total_skips_only_what_cannot_beat_the_pure_sum():
+    """Three releases of randomized response at eps 0.5 (hand: its worst pair puts
+    p = e^eps / (1 + e^eps) on the loss eps): the composition's epsilon at delta is at least
+    3 eps + ln(1 - delta / p^3), so the full composition lies between that and the pure sum."""
+    import math
+
+    from optnoise.analysis.composition import compose_sequence
+    from optnoise.query.mechanisms import dominating_rr
+    from optnoise.query.release import TheoremPart, pure_total
+    prof = TheoremPart("s", dominating_rr(0.5), 0.5).composition_profile()
+    eps = prof.epsilon_pure
+    items = [(prof, 3)]
+    got = pure_total(items, 1e-6, None)
+    assert got is not None and got["bound"] == "pure" and got["epsilon"] >= 3 * eps
+    p = math.exp(eps) / (1 + math.exp(eps))
+    assert got["skipped"]["could_lower_by_at_most"] == pytest.approx(-math.log1p(-1e-6 / p ** 3), rel=1e-3, abs=1e-9)
+    full = compose_sequence(items, delta=1e-6).epsilon_dp
+    assert got["epsilon"] - got["skipped"]["could_lower_by_at_most"] <= full <= got["epsilon"]
+    assert pure_total(items, 0.05, None) is None                   # delta / P large: the other bounds may win
+    assert pure_total(items, 1e-6, Target(1.4)) is None            # budget below the pure sum: compose
+    assert pure_total(items, 1e-6, Target(1.6))["delta_at_budget_epsilon"] == 0.0
 
 
 # ------------------------------------------------------------------ the fast aggregate against a plain loop

@@ -23,7 +23,6 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..target import Target
-from .bounds import GAP_TOLERANCE, relative_gap
 from .channel_bounds import best_lp_bound
 from .channel_model import (
     MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
@@ -32,13 +31,13 @@ from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
     meets_on_pairs, mix_repair, reference_channel,
 )
-from .report import DesignResult, OfTarget
+from .report import DesignResult, OfTarget, ProvenBound
 from .request import MAX_NONZEROS, Request, released_objective
 from .solver import Infeasible
 
 
 @dataclass(frozen=True, eq=False)
-class ChannelDesign(OfTarget, DesignResult):
+class ChannelDesign(ProvenBound, OfTarget, DesignResult):
     """Result of :func:`design_channel`: the channel as a mechanism and the design's report.
 
     Attributes
@@ -104,16 +103,6 @@ class ChannelDesign(OfTarget, DesignResult):
     @property
     def n(self) -> int:
         return int(self.matrix.shape[0]) - 1
-
-    @property
-    def gap(self) -> float | None:
-        """Relative gap between ``expected_cost`` and the proven ``lower_bound`` (None without one)."""
-        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
-
-    @property
-    def optimal(self) -> bool:
-        """Whether the proven gap is below :data:`~optnoise.design.bounds.GAP_TOLERANCE`."""
-        return self.gap is not None and self.gap <= GAP_TOLERANCE
 
     @property
     def input_pairs(self) -> InputPairs:
@@ -356,9 +345,11 @@ def _solve(pb: ChannelProblem) -> _Solved:
                        lower_bound=b.bound.value if math.isfinite(b.bound.value) else None,
                        bound_method=f"band-lp-dual over the full LP (outward rounded, at e^eps; band {b.band})")
     if pb.notion == "pdp":
-        x, obj, gap, n_rows, n_cols, method, best = solve_pdp(pb)
-        return _Solved(x, obj, n_rows, n_cols, method, gap, best,
-                       "milp-best-bound (HiGHS's, at the design's margins; not re-checked)")
+        s = solve_pdp(pb)
+        how = "milp-best-bound (HiGHS's, at the design's margins; not re-checked)"
+        if s.rounds > 1 or s.method.endswith("row-generation"):
+            how += f"; of the relaxation kept by row generation ({s.cells} cells, {s.rounds} MILPs)"
+        return _Solved(s.x, s.objective, s.n_rows, s.n_cols, s.method, s.gap, s.bound, how)
     model = build_model(pb)
     duals: list = []
     x, obj, n_rows = solve_model_lp(model, pb.time_limit, duals)

@@ -30,25 +30,27 @@ variables); a circulant channel is written with its first row only, one pair per
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InvalidParameterError
+from ..errors import DesignError, InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..target import Target
 from .model import sum_rows
 from .bounds import exp_up
 from .request import CONSTRAINTS, check_n
-from .solver import RATIO_MARGIN, solve_lp, solve_milp
+from .solver import MIP_REL_GAP, RATIO_MARGIN, Infeasible, solve_lp, solve_milp
 
 
-#: The PDP MILP has one binary per (ordered pair, output), up to ``n (n+1)^2`` (2028 at
-#: n = 12). Larger ``n`` is refused: bench/channel.py measured neighbours one apart at
-#: n = 10 in ~25 s and n = 12 in ~50 s, with n = 16 not proved optimal in 60 s.
-MAX_PDP_N = 12
+#: The PDP MILP has one binary per (ordered pair, output), up to ``n (n+1)^2``; above
+#: :data:`PDP_ROW_GENERATION_MIN_CELLS` cells it is solved by row generation. Larger ``n`` is
+#: refused: bench/channel.py --scale measured neighbours one apart (eps 1, delta 0.05) at
+#: n = 12 in 22 s (the full MILP: 129 s) and n = 16 in 224 s, load 3-4.
+MAX_PDP_N = 16
 #: Dual simplex pricing for the channel LPs: devex was 15-30 % faster than HiGHS's default
 #: on the n = 100 models (bench/channel.py).
 LP_OPTIONS = {"simplex_dual_edge_weight_strategy": "devex"}
@@ -394,10 +396,12 @@ def _polish_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout, e: float, d: f
         _upper(blocks, A[pattern.any(axis=1)], d)
 
 
-def _pdp_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout, e: float, d: float) -> None:
+def _pdp_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout, e: float, d: float,
+              cells: np.ndarray | None = None) -> None:
     """Kadam Def. 2 on pairs of rows, as design/finite.py's standard PDP MILP:
     ``w = u P[a, y]``; ``P[a,y] - e P[b,y] <= w``, ``w <= P[a,y]``, ``w >= P[a,y] - (1 - u)``,
-    ``w <= delta u``, ``sum_y w <= delta``."""
+    ``w <= delta u``, ``sum_y w <= delta``. With ``cells`` (bool, pairs x outputs) only the
+    rows of the kept (pair, output) cells are written (a relaxation: :func:`solve_pdp`)."""
     size, n_cols, K = pb.size, lay.n_cols, len(pb.pairs)
     pa, pbb = _pair_arrays(pb)
     kn = K * size
@@ -406,13 +410,14 @@ def _pdp_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout, e: float, d: floa
     pcol = np.repeat(pa, size) * size + y
     w = lay.off_t + r
     u = lay.off_u + r
-    _upper(blocks, ratio_rows(pa, pbb, size, e, n_cols, lay.off_t), 0.0)
+    keep = slice(None) if cells is None else cells.ravel()
+    _upper(blocks, ratio_rows(pa, pbb, size, e, n_cols, lay.off_t)[keep], 0.0)
     _upper(blocks, block(np.concatenate((r, r)), np.concatenate((w, pcol)),
-                         np.concatenate((np.ones(kn), -np.ones(kn))), kn, n_cols), 0.0)
+                         np.concatenate((np.ones(kn), -np.ones(kn))), kn, n_cols)[keep], 0.0)
     _upper(blocks, block(np.concatenate((r, r, r)), np.concatenate((pcol, w, u)),
-                         np.concatenate((np.ones(kn), -np.ones(kn), np.ones(kn))), kn, n_cols), 1.0)
+                         np.concatenate((np.ones(kn), -np.ones(kn), np.ones(kn))), kn, n_cols)[keep], 1.0)
     _upper(blocks, block(np.concatenate((r, r)), np.concatenate((w, u)),
-                         np.concatenate((np.ones(kn), np.full(kn, -min(d, 1.0)))), kn, n_cols), 0.0)
+                         np.concatenate((np.ones(kn), np.full(kn, -min(d, 1.0)))), kn, n_cols)[keep], 0.0)
     _upper(blocks, sum_rows(K, size, lay.off_t, n_cols), d)
 
 
@@ -421,7 +426,7 @@ def _pair_arrays(pb: ChannelProblem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _privacy_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout, kind: str, pattern: np.ndarray | None,
-                  milp_model: bool, relaxed: bool = False) -> None:
+                  milp_model: bool, relaxed: bool = False, cells: np.ndarray | None = None) -> None:
     """The rows of the privacy target, for the model's kind (``relaxed``: at a float ``>= e^eps``
     and delta unshrunk, a relaxation of the true problem; else with the design's margins)."""
     e = exp_up(pb.epsilon) if relaxed else math.exp(pb.epsilon) * (1.0 - RATIO_MARGIN)
@@ -432,7 +437,7 @@ def _privacy_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout, kind: str, pa
     elif pattern is not None:
         _polish_rows(blocks, pb, lay, e, d, pattern)
     elif milp_model:
-        _pdp_rows(blocks, pb, lay, e, d)
+        _pdp_rows(blocks, pb, lay, e, d, cells)
     elif pb.delta == 0.0:
         _upper(blocks, ratio_rows(pa, pbb, pb.size, e, lay.n_cols, None), 0.0)
     else:
@@ -461,7 +466,7 @@ def _objective_rows(blocks: Blocks, pb: ChannelProblem, lay: Layout) -> np.ndarr
 
 
 def build_model(pb: ChannelProblem, *, pdp_pattern: np.ndarray | None = None, milp_model: bool = False,
-                relaxed: bool = False) -> Model:
+                relaxed: bool = False, cells: np.ndarray | None = None) -> Model:
     """The sparse model of one problem.
 
     ``milp_model`` builds the PDP MILP; ``pdp_pattern`` (bool, pairs x outputs) builds the
@@ -470,6 +475,9 @@ def build_model(pb: ChannelProblem, *, pdp_pattern: np.ndarray | None = None, mi
     that is provably lossless (:func:`reduction`). ``relaxed`` writes the ratio rows with a
     float ``>= e^eps`` and delta unshrunk: a relaxation of the true problem, whose bound from
     any multipliers bounds the true optimum (:func:`optnoise.design.channel_design.lp_lower_bound`).
+    ``cells`` (PDP MILP only; bool, pairs x outputs of the model's pairs) keeps the rows and the
+    ``w``/``u`` variables of those (pair, output) cells only: the relaxation solved by row
+    generation (:func:`solve_pdp`).
     """
     plain_lp = pdp_pattern is None and not milp_model
     kind = reduction(pb, plain_lp)
@@ -481,7 +489,7 @@ def build_model(pb: ChannelProblem, *, pdp_pattern: np.ndarray | None = None, mi
     if kind == "circulant":
         method += "-circulant"
     blocks: Blocks = []
-    _privacy_rows(blocks, pb, lay, kind, pdp_pattern, milp_model, relaxed)
+    _privacy_rows(blocks, pb, lay, kind, pdp_pattern, milp_model, relaxed, cells if milp_model else None)
     c = _objective_rows(blocks, pb, lay)
     S, lb, ubnd, integ = substitution(pb, lay, kind)
     if kind != "identity":
@@ -489,7 +497,28 @@ def build_model(pb: ChannelProblem, *, pdp_pattern: np.ndarray | None = None, mi
         if kind == "circulant":   # the rows of different answers coincide: keep one of each
             blocks = [unique_rows(A, lo, hi) for A, lo, hi in blocks]
         c = S.T @ c
-    return Model(np.asarray(c, float), blocks, lb, ubnd, integ, S, lay, method)
+    model = Model(np.asarray(c, float), blocks, lb, ubnd, integ, S, lay, method)
+    return model if cells is None or not milp_model else drop_cells(model, cells)
+
+
+def drop_cells(model: Model, cells: np.ndarray) -> Model:
+    """The model without the ``w`` and ``u`` variables of the left-out cells (``~cells``).
+
+    Their rows were not written (:func:`_pdp_rows`), so they appear only in the per-pair
+    ``sum_y w`` rows, with coefficient ``+1`` on a ``<=`` row and bounds ``[0, 1]``: dropping
+    them is fixing them at 0, which loses nothing (a left-out cell is unconstrained). The
+    identity and circulant substitutions map each ``w``/``u`` to its own reduced variable.
+    """
+    lay = model.layout
+    drop = np.flatnonzero(~cells.ravel())
+    full = np.concatenate((lay.off_t + drop, lay.off_u + drop))
+    S = model.S.tocsr()
+    red = S[full].indices
+    keep = np.ones(model.n_cols, dtype=bool)
+    keep[red] = False
+    blocks = [(A[:, keep].tocsr(), lo, hi) for A, lo, hi in model.blocks]
+    return replace(model, c=model.c[keep], blocks=blocks, lb=model.lb[keep], ub=model.ub[keep],
+                   integrality=model.integrality[keep], S=S[:, keep].tocsr())
 
 
 def unique_rows(A: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
@@ -565,13 +594,104 @@ def model_size(size: int, pairs: tuple[tuple[int, int], ...], delta: float, cons
     return per_pair + (2 + 2 * len(constraints)) * size * size
 
 
-def solve_pdp(pb: ChannelProblem):
-    """MILP, then the LP with the indicators fixed (tight tolerances, margins on e and delta)."""
+@dataclass(frozen=True)
+class PDPSolution:
+    """A PDP channel: the polished full variables and objective, the MIP gap, the model size,
+    the method, the proven (MILP) lower bound, and the row-generation rounds and kept cells."""
+
+    x: np.ndarray
+    objective: float
+    gap: float
+    n_rows: int
+    n_cols: int
+    method: str
+    bound: float | None
+    rounds: int = 1
+    cells: int = 0
+
+
+def solve_pdp(pb: ChannelProblem) -> PDPSolution:
+    """The PDP channel: the MILP, then the LP with the indicators fixed (tight tolerances,
+    margins on e and delta). Models with more than :data:`PDP_ROW_GENERATION_MIN_CELLS`
+    (pair, output) cells are solved by row generation (:func:`pdp_row_generation`)."""
+    kind = reduction(pb, False)
+    pairs = circulant_model(pb).pairs if kind == "circulant" else pb.pairs
+    if len(pairs) * pb.size > PDP_ROW_GENERATION_MIN_CELLS:
+        return pdp_row_generation(pb, len(pairs))
     model = build_model(pb, milp_model=True)
     lay = model.layout
-    x, _obj, gap, n_rows, best_bound = solve_model_milp(model, pb.time_limit)
+    x, obj, gap, n_rows, best_bound = solve_model_milp(model, pb.time_limit)
     # the indicators of the problem the model was built for (one pair per distance if circulant)
     u = np.rint(x[lay.off_u:lay.off_z]).astype(bool).reshape(lay.n_pairs, pb.size)
     x2, obj2, _ = solve_model_lp(build_model(pb, pdp_pattern=u), pb.time_limit)
     # the polished LP's optimum <= the MILP's incumbent (the incumbent is feasible for it)
-    return np.asarray(x2), obj2, gap, n_rows, model.n_cols, model.method, best_bound
+    return PDPSolution(np.asarray(x2), obj2, gap, n_rows, model.n_cols, model.method, best_bound,
+                       1, lay.n_pairs * pb.size)
+
+
+#: Above this many (pair, output) cells the PDP MILP is solved by row generation (the full
+#: MILP has one binary per cell).
+PDP_ROW_GENERATION_MIN_CELLS = 150
+
+
+def _first_cells(n_pairs: int, size: int, pa: np.ndarray, pb_: np.ndarray) -> np.ndarray:
+    """The cells kept in the first round: each pair's outputs at its own two answers."""
+    cells = np.zeros((n_pairs, size), dtype=bool)
+    k = np.arange(n_pairs)
+    cells[k, pa] = True
+    cells[k, pb_] = True
+    return cells
+
+
+def pdp_row_generation(pb: ChannelProblem, n_pairs: int) -> PDPSolution:
+    """The PDP channel MILP over a growing set of (pair, output) cells.
+
+    Exactness (no convexity needed; docs/proofs/row-generation.md, Claim 3): leaving cells out
+    relaxes the MILP -- a left-out cell may have ``P[a, y] > e P[b, y]`` without its mass
+    counting towards delta -- so the relaxed MILP's best bound ``L`` bounds the full optimum
+    from below. The relaxed solution's indicators, extended by its violations on the left-out
+    cells, are polished on the *full* problem (the LP over every cell with the indicators
+    fixed: :func:`build_model` with ``pdp_pattern``), giving a feasible channel of cost ``U``.
+    When ``U - L <= MIP_REL_GAP |U|`` it is within the gap the full MILP is solved to;
+    otherwise the violated cells are added (then the cells around them: same pair, outputs
+    within a radius 1, 2, 4, ...) and the MILP solved again -- the full MILP at the latest.
+    The first round keeps each pair's cells at its own two answers.
+    """
+    size = pb.size
+    pairs = circulant_model(pb).pairs if reduction(pb, False) == "circulant" else pb.pairs
+    pa, pb_ = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    e = math.exp(pb.epsilon) * (1.0 - RATIO_MARGIN)
+    cells = _first_cells(n_pairs, size, pa, pb_)
+    deadline = None if pb.time_limit is None else time.perf_counter() + pb.time_limit
+    radius, rounds = 0, 0
+    while True:
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            raise DesignError(f"solver time limit reached ({pb.time_limit} s) before optimality was proved (row "
+                              f"generation, {rounds} MILPs); no design is called optimal (raise --time-limit)")
+        model = build_model(pb, milp_model=True, cells=cells)
+        x, obj, gap, n_rows, best = solve_model_milp(model, left)
+        rounds += 1
+        lay = model.layout
+        P = x[:lay.n_p].reshape(size, size)
+        violated = P[pa] > e * P[pb_]
+        pattern = np.rint(x[lay.off_u:lay.off_z]).astype(bool).reshape(n_pairs, size) & cells
+        pattern |= violated & ~cells
+        bound = obj if best is None else best
+        try:
+            x2, obj2, _ = solve_model_lp(build_model(pb, pdp_pattern=pattern), left)
+        except Infeasible:
+            x2, obj2 = None, math.inf
+        if x2 is None and cells.all():
+            raise DesignError("the PDP channel MILP's indicators could not be polished into a feasible channel")
+        if x2 is not None and (obj2 - bound <= MIP_REL_GAP * abs(obj2) + 1e-12 or cells.all()):
+            return PDPSolution(np.asarray(x2), obj2, max(0.0, obj2 - bound) / max(abs(obj2), 1e-300), n_rows,
+                               model.n_cols, model.method + "-row-generation", bound, rounds, int(cells.sum()))
+        grow = violated & ~cells
+        if not grow.any():
+            cells[:] = True     # nothing left to add around: the next MILP is the full one
+            continue
+        k, y = np.nonzero(grow)
+        for shift in range(-radius, radius + 1):
+            cells[k, np.clip(y + shift, 0, size - 1)] = True
+        radius = max(1, 2 * radius)

@@ -209,7 +209,7 @@ def reference_channel(pb: ChannelProblem) -> np.ndarray:
     half = pb.replace(epsilon=pb.epsilon / (2 if pb.delta == 0 else 1), delta=pb.delta / 2)
     try:
         if pb.notion == "pdp" and pb.delta > 0:
-            x = solve_pdp(half)[0]
+            x = solve_pdp(half).x
         else:
             x = solve_model_lp(build_model(half), pb.time_limit)[0]
     except Infeasible:

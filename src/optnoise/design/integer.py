@@ -32,7 +32,8 @@ from ..neighbourhood import Neighbourhood
 from ..pmf import GeometricTail, IntegerPMF
 from ..resources import check, tailed_lp_bytes
 from ..target import Target, check_epsilon, check_sensitivity
-from .report import DesignResult
+from .line_bound import line_lower_bound
+from .report import DesignResult, ProvenBound
 from .solver import RATIO_MARGIN, solve_lp
 
 #: Smallest column scale: masses far below it are resolved by :func:`lift_ratios`.
@@ -208,11 +209,14 @@ def line_mechanism(pmf: IntegerPMF, epsilon: float, sensitivity: int, name: str)
 
 
 @dataclass(frozen=True, eq=False)
-class IntegerDesign(DesignResult):
+class IntegerDesign(ProvenBound, DesignResult):
     """Result of :func:`design_integer`: the mechanism and the design's report.
 
     ``epsilon_certified`` is the tight float analysis of the returned PMF; :meth:`certify`
     the exact certificate of the quantized weights that :attr:`mechanism` samples.
+    ``lower_bound`` is a proven lower bound on the optimum over *all* eps-DP noise on ``Z``
+    (not only the window: :mod:`optnoise.design.line_bound`), ``None`` for a cost not known
+    to be monotone in ``|x|``; ``gap`` the relative distance of ``expected_cost`` from it.
     """
 
     pmf: IntegerPMF
@@ -222,6 +226,8 @@ class IntegerDesign(DesignResult):
     cost: str
     epsilon_certified: float
     solve_seconds: float
+    lower_bound: float | None = None
+    bound_method: str | None = None
 
     @cached_property
     def mechanism(self) -> Mechanism:
@@ -235,7 +241,8 @@ class IntegerDesign(DesignResult):
                 "tail": {"period": self.sensitivity, "ratio": math.exp(-self.epsilon)},
                 "expected_cost": self.expected_cost, "epsilon": self.epsilon, "sensitivity": self.sensitivity,
                 "cost": self.cost, "epsilon_pure": self.epsilon_certified, "solve_seconds": self.solve_seconds,
-                **self.mechanism.to_json()}
+                "lower_bound": self.lower_bound, "bound_method": self.bound_method, "gap": self.gap,
+                "optimal": self.optimal, **self.mechanism.to_json()}
 
 
 def check_window(half_width: int, sensitivity: int) -> int:
@@ -335,5 +342,9 @@ def design_integer(epsilon: float, sensitivity: int = 1, cost: str | Cost | Call
     symmetric = bool(np.allclose(objective, objective[::-1], rtol=1e-13, atol=0.0))
     p = solve_tailed_lp(window, eps, objective, time_limit=time_limit, symmetric=symmetric)
     pmf, certified = finish(p, window, eps)
+    bound = line_lower_bound(half, d, eps, c, time_limit)
     seconds = time.perf_counter() - t0
-    return IntegerDesign(pmf, expected_cost(pmf, c), eps, d, c.name, certified, seconds)
+    return IntegerDesign(pmf, expected_cost(pmf, c), eps, d, c.name, certified, seconds,
+                         None if bound is None or not math.isfinite(bound.value) else bound.value,
+                         None if bound is None else f"{bound.method} over noise on all of Z (outward rounded, "
+                                                    f"at e^eps; window half-width {half})")

@@ -32,6 +32,27 @@ DEPRECATED_KEYS: tuple[str, ...] = ("guarantee",)
 MECHANISM_KEYS: tuple[str, ...] = ("pmf", "channel", "neighbourhood", "shape", "offset", "exact")
 
 
+class ProvenBound:
+    """Mixin for a result with an ``expected_cost`` and a proven ``lower_bound`` (or ``None``)
+    on the optimum of its request (:mod:`optnoise.design.bounds`)."""
+
+    expected_cost: float
+    lower_bound: float | None
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap between ``expected_cost`` and the proven ``lower_bound`` (None without one)."""
+        from .bounds import relative_gap
+        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
+
+    @property
+    def optimal(self) -> bool:
+        """Whether the proven gap is below :data:`~optnoise.design.bounds.GAP_TOLERANCE`."""
+        from .bounds import GAP_TOLERANCE
+        gap = self.gap
+        return gap is not None and gap <= GAP_TOLERANCE
+
+
 class DesignResult:
     """Mixin for the solvers' own results that hold a ``mechanism`` (with a target).
 

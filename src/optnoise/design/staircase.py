@@ -104,6 +104,9 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
             des = design_integer(eps, d, c, max_memory=max_memory)
             report["lp_expected_cost"] = des.expected_cost
             report["lp_relative_gap"] = abs(des.expected_cost - choice.expected_cost) / choice.expected_cost
+            # a proven lower bound over every eps-DP noise on Z (design/line_bound.py)
+            report["lp_lower_bound"] = des.lower_bound
+            report["lp_gap"] = des.gap
         return StaircaseDesign(eps, d, c, True, report)
     if r is not None or lp:
         raise InvalidParameterError("r" if r is not None else "lp", r if r is not None else lp, "only with discrete=True")

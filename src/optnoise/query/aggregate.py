@@ -50,6 +50,8 @@ class Aggregated:
     units: int = 0
     parts: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Exact answers computed elsewhere (the Spark engine: only these reach the driver).
+    answered: dict[str, "Answers"] = field(default_factory=dict)
 
     def bounding(self) -> dict:
         """The manifest's ``bounding``: counts only."""
@@ -221,30 +223,50 @@ def _frame(part: tuple[np.ndarray, ...], stat: Statistic) -> "pd.DataFrame":
                          "rows": rows.astype(np.int64), "value": value.astype(np.int64)})
 
 
-def _bump(counts: dict[str, int], key: str, n: int) -> None:
+def bump(counts: dict[str, int], key: str, n: int) -> None:
+    """Add ``n`` to the counter ``key`` (left absent while zero)."""
     if n:
         counts[key] = counts.get(key, 0) + int(n)
 
 
-def _partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
-             counts: dict[str, int], cells: int) -> tuple[np.ndarray, ...]:
-    """One batch's aggregate per (unit, cell) for one statistic, the cell being
-    ``group * keys + key`` (:func:`_group_sum`)."""
+def counted_rows(df: "pd.DataFrame", rows: np.ndarray, stat: Statistic,
+                 counts: dict[str, int]) -> tuple[np.ndarray, ...]:
+    """One batch's per-row rules for one statistic: the rows counted (``where``, declared
+    keys and groups), each row's group and key index and its clamped, rounded value."""
     mask = np.ones(len(df), dtype=bool)
     for cond in stat.where:
         mask &= matches(df[cond.column], cond)
-    _bump(counts, "rows_not_matching_where", (~mask).sum())
+    bump(counts, "rows_not_matching_where", (~mask).sum())
     group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
     key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
     undeclared = mask & ((group < 0) | (key < 0))
-    _bump(counts, "rows_undeclared_key_or_group", undeclared.sum())
+    bump(counts, "rows_undeclared_key_or_group", undeclared.sum())
     mask &= ~undeclared
     value = np.zeros(len(df), np.int64)
     if stat.value_column:
         value = _values(df[stat.value_column], mask, rows, stat, counts)
-    _bump(counts, "rows_counted_before_unit_rules", mask.sum())
+    bump(counts, "rows_counted_before_unit_rules", mask.sum())
+    return mask, group, key, value
+
+
+def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
+            counts: dict[str, int]) -> "pd.DataFrame":
+    """One batch's aggregate per (unit, group, key) for one statistic, as a frame (the Spark
+    engine's per-batch function; any id type)."""
+    import pandas as pd
+    mask, group, key, value = counted_rows(df, rows, stat, counts)
+    part = pd.DataFrame({"unit": ids[mask], "group": group[mask], "key": key[mask],
+                         "rows": np.ones(int(mask.sum()), np.int64), "value": value[mask]})
+    return part.groupby(["unit", "group", "key"], sort=False, as_index=False)[["rows", "value"]].sum()
+
+
+def _partial(df: "pd.DataFrame", codes: np.ndarray, rows: np.ndarray, stat: Statistic,
+             counts: dict[str, int], cells: int) -> tuple[np.ndarray, ...]:
+    """One batch's aggregate per (unit, cell) for one statistic, units as dense indices and
+    the cell ``group * keys + key`` (:func:`_group_sum`)."""
+    mask, group, key, value = counted_rows(df, rows, stat, counts)
     keys = stat.keys.size if stat.keys else 1
-    return _group_sum(ids[mask], group[mask] * keys + key[mask], np.ones(int(mask.sum()), np.int64),
+    return _group_sum(codes[mask], group[mask] * keys + key[mask], np.ones(int(mask.sum()), np.int64),
                       value[mask], cells)
 
 
@@ -309,7 +331,7 @@ def _values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Statisti
                                     f" at data row {int(rows[at])}", "numbers in a summed column (a missing or "
                                     "non-numeric value is not imputed)")
     lo, hi = stat.clamp  # type: ignore[misc]
-    _bump(counts, "values_clamped", (mask & ((x < float(lo)) | (x > float(hi)))).sum())
+    bump(counts, "values_clamped", (mask & ((x < float(lo)) | (x > float(hi)))).sum())
     slo, shi = stat.scaled_clamp
     scaled = np.rint(np.where(mask, x, 0.0) / float(stat.resolution))
     return np.clip(scaled, slo, shi).astype(np.int64)
@@ -335,6 +357,8 @@ def _one_per_unit(parts: "pd.DataFrame", by: list[str]) -> "pd.DataFrame":
 
 def answers(agg: Aggregated, stat: Statistic) -> Answers:
     """The exact answer of ``stat`` from the aggregate (module docstring for the rules)."""
+    if stat.name in agg.answered:
+        return agg.answered[stat.name]
     parts, counts = agg.parts[stat.name], agg.counts[stat.name]
     groups = stat.groups.size if stat.groups else 1
     keys = stat.keys.size if stat.keys else 1
@@ -343,23 +367,29 @@ def answers(agg: Aggregated, stat: Statistic) -> Answers:
         return Answers(np.array([[value]], np.int64))
     if stat.kind in ("histogram", "mode"):
         chosen = _one_per_unit(parts, ["group", "key"])
-        _bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
+        bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
         cells = np.zeros((groups, keys), np.int64)
         np.add.at(cells, (chosen["group"].to_numpy(np.int64), chosen["key"].to_numpy(np.int64)), 1)
-        if stat.kind == "histogram":
-            return Answers(cells)
-        return Answers(cells, cells, np.argmax(cells, axis=1))
+        return from_cells(stat, cells)
     if stat.by is not None:   # sum, peak: one group per unit
         home = _one_per_unit(parts, ["group"])[["unit", "group"]]
         joined = parts.merge(home, on=["unit", "group"], how="inner")
-        _bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
+        bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
         parts = joined
     cells = np.zeros((groups, keys), np.int64)
     np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts["value"].to_numpy())
-    if stat.kind == "sum":
+    return from_cells(stat, cells)
+
+
+def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
+    """The answers of a histogram, mode, sum or peak from its (groups x keys) totals: units
+    per cell (histogram, mode) or summed values (sum, peak)."""
+    if stat.kind in ("histogram", "sum"):
         return Answers(cells)
+    if stat.kind == "mode":
+        return Answers(cells, cells, np.argmax(cells, axis=1))
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["Aggregated", "Answers", "UnitIndex", "aggregate", "answers", "declared_index", "matches",
-           "position_in_unit", "unit_ids"]
+__all__ = ["Aggregated", "Answers", "UnitIndex", "aggregate", "answers", "bump", "counted_rows", "declared_index",
+           "from_cells", "matches", "partial", "position_in_unit", "unit_ids"]

@@ -2,7 +2,8 @@
 
 The input is read batch by batch (:func:`optnoise.table.files.read_batches`: memory bounded
 apart from one counter per unit and one aggregate per unit and cell, :mod:`.aggregate`);
-``spark_master`` is reserved for the Spark engine (not built yet).
+with ``engine="spark"`` the bounding and the group-by run on Spark (:mod:`.spark`, on
+``spark_master``) and only the per-cell totals reach the driver.
 The document is written atomically (:func:`optnoise.io.write_text_atomic`) under the one
 output rule (:func:`optnoise.io.check_output`, checked before any work); on failure nothing
 is written. ``csv`` also writes the released values as a table (statistic, group, key,
@@ -24,8 +25,8 @@ from .aggregate import aggregate
 from .release import build_document
 from .spec import QuerySpec, load_query_spec, parse_query_spec
 
-#: Engines of the statistics (Spark: not built yet; docs/statistics.md, "What is left").
-ENGINES = ("local",)
+#: Engines of the statistics: streamed with pyarrow, or on Spark (:mod:`.spark`).
+ENGINES = ("local", "spark")
 
 
 def check_columns(names: list[str], spec: QuerySpec, where: str) -> None:
@@ -45,7 +46,7 @@ def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLi
     when given. A seed warns and marks the document ``"private": false``.
     """
     if engine not in ENGINES:
-        raise InvalidParameterError("engine", engine, "'local'")
+        raise InvalidParameterError("engine", engine, "'local' or 'spark'")
     parsed = load_query_spec(spec) if isinstance(spec, (str, os.PathLike)) else parse_query_spec(spec)
     fmt = file_format(input_path, "input")
     reads = [input_path] + ([spec_file] if spec_file else []) + ([spec] if isinstance(spec, (str, Path)) else [])
@@ -56,7 +57,11 @@ def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLi
     check_columns(names, parsed, Path(input_path).name)
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query_file")
-    agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed)
+    if engine == "spark":
+        from .spark import aggregate_spark
+        agg = aggregate_spark(input_path, fmt, parsed, master=spark_master)
+    else:
+        agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed)
     info = {"path": str(input_path), "format": fmt, "sha256": file_sha256(input_path)}
     doc = build_document(parsed, agg, src, engine=engine, input_info=info)
     if spec_file is not None:

@@ -116,11 +116,14 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
     delta = budget.delta if budget is not None else 1e-6
     items = [(item.profile(), len(item.parts)) for item in planned]
+    shortcut = None if len(items) == 1 and items[0][1] == 1 else pure_total(items, delta, budget)
     if len(items) == 1 and items[0][1] == 1:
         prof = items[0][0]
         pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one cell"}
         if budget is not None:
             pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
+    elif shortcut is not None:
+        pld = shortcut
     else:
         composed = compose_sequence(items, epsilon=None if budget is None else budget.epsilon, delta=delta)
         pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
@@ -134,6 +137,63 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
         if not total["within_budget"]:
             raise over_budget(total, budget)
     return total
+
+
+#: The PLD, RDP and basic bounds are skipped when they could lower the pure sum by at most
+#: this fraction of it (:func:`pure_total`).
+PURE_GAP = 1e-3
+
+
+def pure_total(items: list[tuple[Any, int]], delta: float, budget: Any) -> dict | None:
+    """The unit's ``pld`` entry from the pure sum alone, when no other bound can beat it by
+    more than :data:`PURE_GAP` of it; else ``None`` (compose as usual).
+
+    Why it is sound and what it gives up. Every part is pure: ``eps_i = epsilon_pure`` is
+    finite (exact profiles, rounded outward). The pure sum ``S = sum k_i eps_i`` (rounded up)
+    bounds the composition's ``epsilon`` at every ``delta``, and at any ``epsilon >= S`` its
+    delta is exactly 0: the reported numbers stay proven bounds whatever is skipped. What the
+    skipped bounds (PLD, RDP, basic) could report instead is an upper bound on the true
+    ``epsilon(delta)`` of a composition that includes, for each item, any one of its pairs
+    in all of its ``k_i`` releases (they take the worst pair combination, or a dominating
+    pair). Take for each item the pair of largest loss ``L_i`` with the most ``P``-mass
+    ``p_i`` there: the composed loss is ``L = sum k_i L_i`` with probability
+    ``P = prod p_i^k_i``, so ``delta(e) >= P (1 - exp(e - L))`` and every such bound is at
+    least ``lb = L + ln(1 - delta / P)``. When ``S - lb <= PURE_GAP * S`` they are skipped
+    and the entry says by how much at most they could have lowered ``S`` (``skipped``).
+    Skipped too when a budget's epsilon is below ``S`` (then the tighter bounds may decide).
+    """
+    import math
+    from fractions import Fraction
+
+    from ..analysis.outward import sum_up
+    pures = [prof.epsilon_pure for prof, _ in items]
+    if not all(math.isfinite(e) for e in pures):
+        return None
+    total = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items))
+    if budget is not None and total > budget.epsilon:
+        return None
+    top, log_mass = 0.0, 0.0
+    for prof, k in items:
+        best = max(((ld.losses[0], float(ld.p_mass[ld.losses >= ld.losses[0]].sum()))
+                    for ld in (pair.loss_distribution() for pair in prof.pairs) if len(ld.losses)),
+                   key=lambda lp: (lp[0], lp[1]), default=(0.0, 0.0))
+        if best[1] <= 0:
+            return None
+        top, log_mass = top + k * float(best[0]), log_mass + k * math.log(best[1])
+    ratio = delta / math.exp(log_mass)
+    if ratio >= 1:
+        return None
+    gap = total - (top + math.log1p(-ratio))
+    if gap > PURE_GAP * total:
+        return None
+    pld: dict[str, Any] = {"epsilon": total, "delta": delta, "bound": "pure",
+                           "skipped": {"methods": ["pld", "rdp", "basic"], "could_lower_by_at_most": sum_up([gap, 1e-12]),
+                                       "why": "every part is pure: the sum of the parts' pure epsilons bounds the total "
+                                              "at every delta; the other bounds cannot go below the loss of the "
+                                              "worst pairs' combination, which has probability P >> delta"}}
+    if budget is not None:
+        pld["delta_at_budget_epsilon"] = 0.0
+    return pld
 
 
 # ------------------------------------------------------------------ drawing

@@ -193,14 +193,22 @@ def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, 
     return manifest
 
 
-def _job_error(exc: Exception, df) -> Exception:
-    """The bad value's error with its data row in the file, or a one-line job failure."""
+def marked_failure(exc: Exception, marker: str) -> dict | OptnoiseError:
+    """What a task attached (JSON) after ``marker`` to the error that failed a job, or the
+    job's failure as one line when no task did."""
     text = str(exc)
-    found = re.search(re.escape(BAD_CELL) + r"(\{.*?\})\s*$", text, flags=re.MULTILINE)
+    found = re.search(re.escape(marker) + r"(\{.*?\})\s*$", text, flags=re.MULTILINE)
     if found is None:
         first = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
         return OptnoiseError(f"the Spark job failed: {first.strip()[:300]}")
-    info = json.loads(found.group(1))
+    return json.loads(found.group(1))
+
+
+def _job_error(exc: Exception, df) -> Exception:
+    """The bad value's error with its data row in the file, or a one-line job failure."""
+    info = marked_failure(exc, BAD_CELL)
+    if isinstance(info, Exception):
+        return info
     from pyspark.sql import functions as F
     counts = {r["p"]: r["count"] for r in df.select(F.spark_partition_id().alias("p")).groupBy("p").count().collect()}
     before = sum(c for p, c in counts.items() if p < info["partition"])

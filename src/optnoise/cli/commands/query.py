@@ -20,7 +20,7 @@ def query(
                                                       "(docs/statistics.md).")],
     output: Annotated[Optional[Path], typer.Option("--output", help="Write the document (JSON) here.")] = None,
     csv: Annotated[Optional[Path], typer.Option("--csv", help="Also write the released values as a CSV table.")] = None,
-    engine: Annotated[str, typer.Option("--engine", help="local (streamed with pyarrow); spark is not built yet for statistics.")] = "local",
+    engine: Annotated[str, typer.Option("--engine", help="local (streamed with pyarrow) or spark (bounding and group-by on Spark; noise on the driver).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,
     seed: Seed = None,
