@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from optnoise.errors import InvalidParameterError
@@ -304,3 +306,72 @@ def test_pure_total_skips_only_what_cannot_beat_the_pure_sum():
     assert pure_total(items, 0.05, None) is None                   # delta / P large: the other bounds may win
     assert pure_total(items, 1e-6, Target(1.4)) is None            # budget below the pure sum: compose
     assert pure_total(items, 1e-6, Target(1.6))["delta_at_budget_epsilon"] == 0.0
+
+
+# ------------------------------------------------------------------ the fast aggregate against a plain loop
+_REF_SPEC = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": {
+    "h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": [1, 2], "epsilon": 1.0},
+    "s": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "resolution": 0.5, "by": "g",
+          "groups": [1, 2], "epsilon": 1.0},
+    "n": {"kind": "count", "where": {"k": [0, 1]}, "epsilon": 1.0},
+    "r": {"kind": "count", "of": "rows", "where": {"k": [0, 1]}, "epsilon": 1.0}}})
+
+
+def _reference(rows: list[tuple]) -> dict:
+    """The bounding rules (query/aggregate.py's docstring) as a loop over rows: ids compare as
+    text; a unit keeps its first 3 rows; one (group, key) or group per unit by most rows,
+    ties to the first declared."""
+    seen: dict[str, int] = {}
+    kept = []
+    for u, k, g, v in rows:
+        seen[str(u)] = seen.get(str(u), 0) + 1
+        if seen[str(u)] <= 3:
+            kept.append((str(u), k, g, v))
+    keys, groups = [0, 1, 2], [1, 2]
+    declared = [(u, groups.index(g), keys.index(k), v) for u, k, g, v in kept if k in keys and g in groups]
+    hist, total = np.zeros((2, 3), np.int64), np.zeros((2, 1), np.int64)
+    for unit in {u for u, *_ in declared}:
+        mine = [r for r in declared if r[0] == unit]
+        cells = sorted({(gi, ki) for _, gi, ki, _ in mine})
+        best = max(cells, key=lambda c: (sum(1 for r in mine if (r[1], r[2]) == c), -c[0], -c[1]))
+        hist[best] += 1
+    in_groups = [(u, groups.index(g), 0, v) for u, k, g, v in kept if g in groups]   # the sum has no key
+    for unit in {u for u, *_ in in_groups}:
+        mine = [r for r in in_groups if r[0] == unit]
+        home = max({r[1] for r in mine}, key=lambda gi: (sum(1 for r in mine if r[1] == gi), -gi))
+        total[home, 0] += sum(min(4, max(0, round(v / 0.5))) for _, gi, _, v in mine if gi == home)
+    counted = [r for r in kept if r[1] in (0, 1)]
+    return {"h": hist, "s": total, "n": np.array([[len({r[0] for r in counted})]]),
+            "r": np.array([[len(counted)]]), "units": len(seen), "kept": len(kept),
+            "undeclared": len(kept) - len(declared)}
+
+
+_ROW = st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(1, 3), st.sampled_from([-1.0, 0.0, 0.7, 1.25, 2.0, 3.0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(_ROW, max_size=30), text=st.sampled_from(["int", "str", "mixed", "int-then-str"]),
+       cut=st.integers(0, 30))
+def test_fast_aggregate_equals_a_plain_loop(rows, text, cut):
+    named = {"int": lambda u, i: u, "str": lambda u, i: f"id{u}", "mixed": lambda u, i: str(u) if i % 2 else u,
+             "int-then-str": lambda u, i: u}
+    rows = [(named[text](u, i), k, g, v) for i, (u, k, g, v) in enumerate(rows)]
+    frame = pd.DataFrame(rows, columns=["u", "k", "g", "v"]) if rows else _table([])
+    batches = [frame.iloc[:cut], frame.iloc[cut:]]
+    if text == "int-then-str":   # a later batch of text ids: 7 and "7" are one unit
+        batches[1] = batches[1].assign(u=batches[1]["u"].astype(str))
+    agg = aggregate(batches, _REF_SPEC)
+    ref = _reference(rows)
+    assert (agg.units, agg.kept, agg.rows) == (ref["units"], ref["kept"], len(rows))
+    assert agg.counts["h"].get("rows_undeclared_key_or_group", 0) == ref["undeclared"]
+    for stat in _REF_SPEC.statistics:
+        assert np.array_equal(answers(agg, stat).cells, ref[stat.name]), stat.name
+
+
+@settings(max_examples=20, deadline=None)
+@given(ids=st.lists(st.integers(0, 3), min_size=1, max_size=10), at=st.integers(0, 9))
+def test_a_missing_id_is_refused_naming_its_row(ids, at):
+    at = at % len(ids)
+    frame = pd.DataFrame({"u": [None if i == at else u for i, u in enumerate(ids)], "k": 0, "g": 1, "v": 1.0})
+    with pytest.raises(InvalidParameterError, match=f"missing value at data row {at + 1}"):
+        aggregate([frame.iloc[:1], frame.iloc[1:]], _REF_SPEC)

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 #: Batches folded before the partial aggregates are combined.
 FOLD_EVERY = 8
-PART_COLUMNS = ["unit", "group", "key"]
 
 
 @dataclass
@@ -66,65 +65,174 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     """Bound every unit's contribution and aggregate, batch by batch (module docstring).
 
     ``batches``: pandas DataFrames or Arrow record batches with the spec's columns.
+
+    Every unit gets a dense index the first time it appears (:class:`UnitIndex`: integer ids
+    stay integers; other ids compare as text, as ``str`` writes them); a unit's rows seen so
+    far are one counter per index, so a row's rank within its unit is that counter plus its
+    position among the unit's rows in the batch (a stable sort). The aggregates per (unit,
+    cell) are sorted integer arrays, summed per batch and folded every :data:`FOLD_EVERY`
+    batches.
     """
     import pandas as pd
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
-    seen = pd.Series(dtype="int64")
+    index = UnitIndex()
+    seen = np.zeros(0, np.int64)
+    cells = {s.name: (s.groups.size if s.groups else 1) * (s.keys.size if s.keys else 1) for s in spec.statistics}
     pending: dict[str, list] = {s.name: [] for s in spec.statistics}
     for i, batch in enumerate(batches):
         df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
-        ids = unit_ids(df, spec, first_row=out.rows + 1)
-        before = ids.map(seen).fillna(0).to_numpy(dtype=np.int64)
-        rank = before + ids.groupby(ids, sort=False).cumcount().to_numpy()
-        seen = seen.add(ids.value_counts(sort=False), fill_value=0).astype("int64")
+        codes = index.codes(unit_ids(df, spec, first_row=out.rows + 1))
+        if len(seen) < index.size:
+            seen = np.concatenate([seen, np.zeros(index.size - len(seen), np.int64)])
+        rank = seen[codes] + position_in_unit(codes)
+        seen += np.bincount(codes, minlength=index.size)
         m = spec.unit.rows_bound
         kept = np.ones(len(df), dtype=bool) if m is None else rank < m
         rows = np.arange(out.rows + 1, out.rows + 1 + len(df))
         out.rows += len(df)
         out.kept += int(kept.sum())
-        sub, sub_ids, sub_rows = df[kept], ids[kept].to_numpy(), rows[kept]
+        sub, sub_codes, sub_rows = df[kept], codes[kept], rows[kept]
         for stat in spec.statistics:
-            pending[stat.name].append(partial(sub, sub_ids, sub_rows, stat, out.counts[stat.name]))
+            pending[stat.name].append(_partial(sub, sub_codes, sub_rows, stat, out.counts[stat.name], cells[stat.name]))
             if (i + 1) % FOLD_EVERY == 0:
-                pending[stat.name] = [_fold(pending[stat.name])]
-    out.units = len(seen)
-    out.parts = {name: _fold(p) for name, p in pending.items()}
+                pending[stat.name] = [_fold(pending[stat.name], cells[stat.name])]
+    out.units = index.size
+    out.parts = {s.name: _frame(_fold(pending[s.name], cells[s.name]), s) for s in spec.statistics}
     return out
 
 
-def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, first_row: int) -> "pd.Series":
-    """The unit of every row: its id as text, or its row number when each row is a unit."""
-    import pandas as pd
+class UnitIndex:
+    """A growing map from unit id to a dense index 0, 1, ... (in order of first appearance
+    within a batch's distinct ids). Integer ids are kept as integers (sorted arrays and
+    ``searchsorted``); any other id is compared as text, and integer ids seen before a text
+    batch are then compared as their text too (as ``str`` writes them)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._sorted = np.zeros(0, np.int64)   # integer ids, sorted
+        self._at = np.zeros(0, np.int64)       # their indices
+        self._text: dict[str, int] | None = None
+
+    def codes(self, ids: np.ndarray) -> np.ndarray:
+        """The dense index of every id of one batch, adding the new ones."""
+        if self._text is None and ids.dtype.kind in "iu" and (ids.dtype.kind == "i" or ids.dtype.itemsize < 8):
+            return self._integer_codes(ids.astype(np.int64, copy=False))
+        if self._text is None:
+            self._text = {str(int(v)): int(i) for v, i in zip(self._sorted, self._at)}
+        import pandas as pd
+        local, uniques = pd.factorize(pd.Series(ids).astype(str), sort=False)
+        table = self._text
+        mapped = np.empty(len(uniques), np.int64)
+        for j, u in enumerate(uniques):
+            at = table.get(u)
+            if at is None:
+                at = table[u] = self.size
+                self.size += 1
+            mapped[j] = at
+        return mapped[local]
+
+    def _integer_codes(self, ids: np.ndarray) -> np.ndarray:
+        uniq, local = np.unique(ids, return_inverse=True)
+        pos = np.searchsorted(self._sorted, uniq)
+        found = pos < len(self._sorted)
+        found[found] = self._sorted[pos[found]] == uniq[found]
+        mapped = np.empty(len(uniq), np.int64)
+        mapped[found] = self._at[pos[found]]
+        new = ~found
+        n_new = int(new.sum())
+        mapped[new] = np.arange(self.size, self.size + n_new)
+        self.size += n_new
+        if n_new:
+            keys = np.concatenate([self._sorted, uniq[new]])
+            order = np.argsort(keys, kind="stable")
+            self._sorted, self._at = keys[order], np.concatenate([self._at, mapped[new]])[order]
+        return mapped[local.reshape(-1)]
+
+
+def position_in_unit(codes: np.ndarray) -> np.ndarray:
+    """Each row's position among the rows of its unit in this batch (0, 1, ... in row order)."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    start = np.ones(len(codes), dtype=bool)
+    start[1:] = ordered[1:] != ordered[:-1]
+    first = np.maximum.accumulate(np.where(start, np.arange(len(codes)), 0))
+    out = np.empty(len(codes), np.int64)
+    out[order] = np.arange(len(codes)) - first
+    return out
+
+
+def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, first_row: int) -> np.ndarray:
+    """The unit of every row: its id (integers kept as integers), or its row number when each
+    row is a unit."""
     uid = spec.unit.id
     if uid is None:
-        return pd.Series(np.arange(first_row, first_row + len(df)), index=df.index)
+        return np.arange(first_row, first_row + len(df), dtype=np.int64)
     col = df[uid]
     missing = col.isna().to_numpy()
     if missing.any():
         row = first_row + int(np.flatnonzero(missing)[0])
         raise InvalidParameterError("unit.id", f"column '{uid}': missing value at data row {row}",
                                     "an id in every row (a row without one belongs to no unit)")
-    return col.astype(str)
+    if col.dtype.kind in "iu":
+        return col.to_numpy()
+    return col.to_numpy(dtype=object)
 
 
-def _fold(parts: list) -> "pd.DataFrame":
+def _group_sum(unit: np.ndarray, cell: np.ndarray, rows: np.ndarray, value: np.ndarray,
+               cells: int) -> tuple[np.ndarray, ...]:
+    """Rows and values summed per (unit, cell): sorted by unit, then cell."""
+    if len(unit) == 0:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, empty
+    if (int(unit.max()) + 1) * cells < 2 ** 62:
+        code = unit * cells + cell
+        uniq, inv = np.unique(code, return_inverse=True)
+        inv = inv.reshape(-1)
+        return (uniq // cells, uniq % cells, np.bincount(inv, weights=None if rows is None else rows,
+                                                        minlength=len(uniq)).astype(np.int64),
+                _int_bincount(inv, value, len(uniq)))
+    order = np.lexsort((cell, unit))
+    u, c = unit[order], cell[order]
+    start = np.ones(len(u), dtype=bool)
+    start[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])
+    at = np.flatnonzero(start)
+    return u[at], c[at], np.add.reduceat(rows[order], at), np.add.reduceat(value[order], at)
+
+
+def _int_bincount(inv: np.ndarray, value: np.ndarray, n: int) -> np.ndarray:
+    """Exact integer sums per bin (``np.add.at``: no floating point)."""
+    out = np.zeros(n, np.int64)
+    if value.any():
+        np.add.at(out, inv, value)
+    return out
+
+
+def _fold(parts: list, cells: int) -> tuple[np.ndarray, ...]:
+    if len(parts) == 1:
+        return parts[0]
+    cat = [np.concatenate([p[j] for p in parts]) if parts else np.zeros(0, np.int64) for j in range(4)]
+    return _group_sum(cat[0], cat[1], cat[2], cat[3], cells)
+
+
+def _frame(part: tuple[np.ndarray, ...], stat: Statistic) -> "pd.DataFrame":
+    """The folded aggregate as the frame :func:`answers` reads (``unit, group, key, rows, value``)."""
     import pandas as pd
-    frames = [p for p in parts if len(p)]
-    if not frames:
-        return pd.DataFrame({"unit": [], "group": np.array([], np.int64), "key": np.array([], np.int64),
-                             "rows": np.array([], np.int64), "value": np.array([], np.int64)})
-    return pd.concat(frames).groupby(PART_COLUMNS, sort=False, as_index=False)[["rows", "value"]].sum()
+    unit, cell, rows, value = part
+    keys = stat.keys.size if stat.keys else 1
+    return pd.DataFrame({"unit": unit.astype(np.int64), "group": cell // keys, "key": cell % keys,
+                         "rows": rows.astype(np.int64), "value": value.astype(np.int64)})
 
 
 def bump(counts: dict[str, int], key: str, n: int) -> None:
+    """Add ``n`` to the counter ``key`` (left absent while zero)."""
     if n:
         counts[key] = counts.get(key, 0) + int(n)
 
 
-def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
-             counts: dict[str, int]) -> "pd.DataFrame":
-    """One batch's aggregate per (unit, group, key) for one statistic."""
-    import pandas as pd
+def counted_rows(df: "pd.DataFrame", rows: np.ndarray, stat: Statistic,
+                 counts: dict[str, int]) -> tuple[np.ndarray, ...]:
+    """One batch's per-row rules for one statistic: the rows counted (``where``, declared
+    keys and groups), each row's group and key index and its clamped, rounded value."""
     mask = np.ones(len(df), dtype=bool)
     for cond in stat.where:
         mask &= matches(df[cond.column], cond)
@@ -138,9 +246,28 @@ def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statist
     if stat.value_column:
         value = _values(df[stat.value_column], mask, rows, stat, counts)
     bump(counts, "rows_counted_before_unit_rules", mask.sum())
+    return mask, group, key, value
+
+
+def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
+            counts: dict[str, int]) -> "pd.DataFrame":
+    """One batch's aggregate per (unit, group, key) for one statistic, as a frame (the Spark
+    engine's per-batch function; any id type)."""
+    import pandas as pd
+    mask, group, key, value = counted_rows(df, rows, stat, counts)
     part = pd.DataFrame({"unit": ids[mask], "group": group[mask], "key": key[mask],
                          "rows": np.ones(int(mask.sum()), np.int64), "value": value[mask]})
-    return part.groupby(PART_COLUMNS, sort=False, as_index=False)[["rows", "value"]].sum()
+    return part.groupby(["unit", "group", "key"], sort=False, as_index=False)[["rows", "value"]].sum()
+
+
+def _partial(df: "pd.DataFrame", codes: np.ndarray, rows: np.ndarray, stat: Statistic,
+             counts: dict[str, int], cells: int) -> tuple[np.ndarray, ...]:
+    """One batch's aggregate per (unit, cell) for one statistic, units as dense indices and
+    the cell ``group * keys + key`` (:func:`_group_sum`)."""
+    mask, group, key, value = counted_rows(df, rows, stat, counts)
+    keys = stat.keys.size if stat.keys else 1
+    return _group_sum(codes[mask], group[mask] * keys + key[mask], np.ones(int(mask.sum()), np.int64),
+                      value[mask], cells)
 
 
 def _numbers(col: "pd.Series") -> np.ndarray:
@@ -264,5 +391,5 @@ def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["Aggregated", "Answers", "aggregate", "answers", "bump", "declared_index", "from_cells", "matches", "partial",
-           "unit_ids"]
+__all__ = ["Aggregated", "Answers", "UnitIndex", "aggregate", "answers", "bump", "counted_rows", "declared_index",
+           "from_cells", "matches", "partial", "position_in_unit", "unit_ids"]
