@@ -146,6 +146,12 @@ def test_expected_abs_error_clamped_equals_the_channel_and_line_matches_closed_f
     a = q.right[0] / 2 ** q.right[1]       # the quantized ratio (rounded up from e^-0.8)
     line = additive_abs_error(form, n, output="line")
     assert line.worst == pytest.approx(2 * a / ((1 + a) * (1 - a)), rel=1e-6)
+    # clamping never lengthens the distance to a truth inside the domain: E|noise| bounds every
+    # clamped error from above (the query's bound for huge domains), and meets it in the middle
+    # of a wide domain
+    assert clamped.per_value.max() <= line.worst * (1 + 1e-12)
+    wide = additive_abs_error(form, 400)
+    assert wide.worst <= line.worst * (1 + 1e-12) and wide.worst == pytest.approx(line.worst, rel=1e-9)
 
 
 def test_bad_alpha_and_method_are_refused():

@@ -501,7 +501,8 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
     """Expected absolute error of additive noise per true value ``q`` in ``0..n``.
 
     ``clamped``: ``E|clip(q + eta) - q| = sum_{j=1}^{n-q} P(eta >= j) + sum_{j=1}^{q} P(eta <= -j)``
-    (O(n) with cumulative sums); ``line``: ``E|eta|`` for every ``q``; ``cyclic``: the linear
+    (O(n) with cumulative sums); ``line``: ``E|eta|`` (the same for every ``q``: one value when
+    the window holds 0, without unrolling the tails); ``cyclic``: the linear
     distance ``|((q + eta) mod (n + 1)) - q|`` (what a reader of an ordered domain sees).
     """
     if output == "cyclic":
@@ -510,6 +511,11 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
         size = n + 1
         y = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size
         return AbsError.of((p[None, :] * np.abs(y - np.arange(size)[:, None])).sum(axis=1))
+    if output == "line" and form.lo <= 0 <= form.lo + len(form.weights) - 1:
+        # E|eta| needs the window and the tails' closed form only: no unrolling to -n..n
+        # (n can be 1e8 for a sum in resolution units).
+        p, lo = _float_masses(form, 0)
+        return AbsError.of(np.full(1, float((p * np.abs(np.arange(lo, lo + p.size))).sum()) + _tail_abs(form, p, lo)))
     p, lo = _float_masses(form, n)
     k = np.arange(lo, lo + p.size)
     if output == "line":
