@@ -501,8 +501,8 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
     """Expected absolute error of additive noise per true value ``q`` in ``0..n``.
 
     ``clamped``: ``E|clip(q + eta) - q| = sum_{j=1}^{n-q} P(eta >= j) + sum_{j=1}^{q} P(eta <= -j)``
-    (O(n) with cumulative sums); ``line``: ``E|eta|`` (the same for every ``q``: one value when
-    the window holds 0, without unrolling the tails); ``cyclic``: the linear
+    (O(n) with cumulative sums); ``line``: ``E|eta|`` (the same for every ``q``: one value,
+    without unrolling the tails when the window holds 0); ``cyclic``: the linear
     distance ``|((q + eta) mod (n + 1)) - q|`` (what a reader of an ordered domain sees).
     """
     if output == "cyclic":
@@ -511,16 +511,14 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
         size = n + 1
         y = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size
         return AbsError.of((p[None, :] * np.abs(y - np.arange(size)[:, None])).sum(axis=1))
-    if output == "line" and form.lo <= 0 <= form.lo + len(form.weights) - 1:
-        # E|eta| needs the window and the tails' closed form only: no unrolling to -n..n
-        # (n can be 1e8 for a sum in resolution units).
-        p, lo = _float_masses(form, 0)
-        return AbsError.of(np.full(1, float((p * np.abs(np.arange(lo, lo + p.size))).sum()) + _tail_abs(form, p, lo)))
-    p, lo = _float_masses(form, n)
+    line = output == "line"
+    holds_zero = form.lo <= 0 <= form.lo + len(form.weights) - 1
+    # E|eta| needs the window and the tails' closed form only: no unrolling to -n..n when the
+    # window holds 0 (n can be 1e8 for a sum in resolution units).
+    p, lo = _float_masses(form, 0 if line and holds_zero else n)
     k = np.arange(lo, lo + p.size)
-    if output == "line":
-        tails = _tail_abs(form, p, lo)
-        return AbsError.of(np.full(n + 1, float((p * np.abs(k)).sum()) + tails))
+    if line:
+        return AbsError.of(np.full(1, float((p * np.abs(k)).sum()) + _tail_abs(form, p, lo)))
     # P(eta >= j) for j = 1..n and P(eta <= -j) for j = 1..n (tails beyond the window included).
     right_tail, left_tail = _tail_totals(form, p, lo)
     suffix = np.cumsum(p[::-1])[::-1] + right_tail            # suffix[i] = P(eta >= lo + i)
