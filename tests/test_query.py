@@ -350,17 +350,21 @@ _ROW = st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(1, 3), st.sam
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.lists(_ROW, max_size=30), text=st.sampled_from(["int", "str", "mixed", "int-then-str"]),
-       cut=st.integers(0, 30))
-def test_fast_aggregate_equals_a_plain_loop(rows, text, cut):
+@given(rows=st.lists(_ROW, max_size=30), text=st.sampled_from(["int", "str", "mixed", "int-then-str", "big",
+                                                              "small-then-big", "negative"]),
+       cut=st.integers(0, 30), dense=st.sampled_from([None, 0, 7]))
+def test_fast_aggregate_equals_a_plain_loop(rows, text, cut, dense):
+    """Integer ids by lookup array ("int"), by sorted arrays ("big", "negative") and both
+    ("small-then-big"); totals dense, sparse (dense=0) and switched mid-way (dense=7)."""
     named = {"int": lambda u, i: u, "str": lambda u, i: f"id{u}", "mixed": lambda u, i: str(u) if i % 2 else u,
-             "int-then-str": lambda u, i: u}
+             "int-then-str": lambda u, i: u, "big": lambda u, i: u * 10 ** 15 + 1, "negative": lambda u, i: -u,
+             "small-then-big": lambda u, i: u if i < cut else u + (10 ** 15 if u % 2 else 0)}
     rows = [(named[text](u, i), k, g, v) for i, (u, k, g, v) in enumerate(rows)]
     frame = pd.DataFrame(rows, columns=["u", "k", "g", "v"]) if rows else _table([])
     batches = [frame.iloc[:cut], frame.iloc[cut:]]
     if text == "int-then-str":   # a later batch of text ids: 7 and "7" are one unit
         batches[1] = batches[1].assign(u=batches[1]["u"].astype(str))
-    agg = aggregate(batches, _REF_SPEC)
+    agg = aggregate(batches, _REF_SPEC, dense_cells=dense)
     ref = _reference(rows)
     assert (agg.units, agg.kept, agg.rows) == (ref["units"], ref["kept"], len(rows))
     assert agg.counts["h"].get("rows_undeclared_key_or_group", 0) == ref["undeclared"]

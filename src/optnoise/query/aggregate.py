@@ -61,55 +61,140 @@ class Aggregated:
                         "input, not protected by any certificate"}
 
 
-def aggregate(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
+def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | None = None,
+              row_column: str | None = None) -> Aggregated:
     """Bound every unit's contribution and aggregate, batch by batch (module docstring).
 
-    ``batches``: pandas DataFrames or Arrow record batches with the spec's columns.
+    ``batches``: pandas DataFrames or Arrow record batches with the spec's columns (and
+    ``row_column``, when given: each row's number in the input, for error messages; else the
+    rows are numbered in the order they come).
 
     Every unit gets a dense index the first time it appears (:class:`UnitIndex`: integer ids
     stay integers; other ids compare as text, as ``str`` writes them); a unit's rows seen so
     far are one counter per index, so a row's rank within its unit is that counter plus its
-    position among the unit's rows in the batch (a stable sort). The aggregates per (unit,
-    cell) are sorted integer arrays, summed per batch and folded every :data:`FOLD_EVERY`
-    batches.
+    position among the unit's rows in the batch (a stable sort, only for the units that pass
+    ``max_rows`` in this batch). The aggregates per (unit, cell) are one row counter and one
+    value total per unit and cell (:class:`Totals`: dense arrays while units x cells stays
+    under ``dense_cells``, default :data:`DENSE_CELLS`; beyond that sorted sparse arrays
+    summed per batch and folded every :data:`FOLD_EVERY` batches).
     """
     import pandas as pd
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
     index = UnitIndex()
     seen = np.zeros(0, np.int64)
-    cells = {s.name: (s.groups.size if s.groups else 1) * (s.keys.size if s.keys else 1) for s in spec.statistics}
-    pending: dict[str, list] = {s.name: [] for s in spec.statistics}
-    for i, batch in enumerate(batches):
+    limit = DENSE_CELLS if dense_cells is None else dense_cells
+    totals = {s.name: Totals((s.groups.size if s.groups else 1) * (s.keys.size if s.keys else 1), limit)
+              for s in spec.statistics}
+    m = spec.unit.rows_bound
+    for batch in batches:
         df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
-        codes = index.codes(unit_ids(df, spec, first_row=out.rows + 1))
+        rows = (df[row_column].to_numpy(np.int64) if row_column is not None
+                else np.arange(out.rows + 1, out.rows + 1 + len(df)))
+        codes = index.codes(unit_ids(df, spec, rows=rows))
         if len(seen) < index.size:
-            seen = np.concatenate([seen, np.zeros(index.size - len(seen), np.int64)])
-        rank = seen[codes] + position_in_unit(codes)
-        seen += np.bincount(codes, minlength=index.size)
-        m = spec.unit.rows_bound
-        kept = np.ones(len(df), dtype=bool) if m is None else rank < m
-        rows = np.arange(out.rows + 1, out.rows + 1 + len(df))
+            seen = np.concatenate([seen, np.zeros(max(index.size, 2 * len(seen)) - len(seen), np.int64)])
+        in_batch = np.bincount(codes, minlength=len(seen))
+        kept = None if m is None else first_rows(codes, seen, in_batch, m)
+        seen += in_batch
         out.rows += len(df)
-        out.kept += int(kept.sum())
-        sub, sub_codes, sub_rows = df[kept], codes[kept], rows[kept]
+        if kept is None:
+            out.kept += len(df)
+            sub, sub_codes, sub_rows = df, codes, rows
+        else:
+            out.kept += int(kept.sum())
+            sub, sub_codes, sub_rows = df[kept], codes[kept], rows[kept]
         for stat in spec.statistics:
-            pending[stat.name].append(_partial(sub, sub_codes, sub_rows, stat, out.counts[stat.name], cells[stat.name]))
-            if (i + 1) % FOLD_EVERY == 0:
-                pending[stat.name] = [_fold(pending[stat.name], cells[stat.name])]
+            mask, group, key, value = counted_rows(sub, sub_rows, stat, out.counts[stat.name])
+            keys = stat.keys.size if stat.keys else 1
+            totals[stat.name].add(sub_codes[mask], group[mask] * keys + key[mask], value[mask], index.size,
+                                  stat.scaled_clamp if stat.value_column else (0, 0))
     out.units = index.size
-    out.parts = {s.name: _frame(_fold(pending[s.name], cells[s.name]), s) for s in spec.statistics}
+    out.parts = {s.name: _frame(totals[s.name].result(), s) for s in spec.statistics}
     return out
 
 
+#: Dense per (unit, cell) totals up to this many units x cells (two int64 arrays: 256 MB).
+DENSE_CELLS = 1 << 24
+
+
+def first_rows(codes: np.ndarray, seen: np.ndarray, in_batch: np.ndarray, m: int) -> np.ndarray | None:
+    """Which rows of a batch are among their unit's first ``m`` rows (``seen``: the unit's
+    rows in earlier batches; ``in_batch``: in this one), or ``None`` when all are: a row's
+    rank is computed only for the units that pass ``m`` in this batch."""
+    over = seen + in_batch > m
+    if not over.any():
+        return None
+    at = np.flatnonzero(over[codes])
+    kept = np.ones(len(codes), dtype=bool)
+    kept[at] = seen[codes[at]] + position_in_unit(codes[at]) < m
+    return kept
+
+
+class Totals:
+    """One statistic's rows and value totals per (unit, cell), ``cells`` cells per unit.
+
+    Dense (``unit * cells + cell`` into two growing arrays, summed with ``bincount``) while
+    the units x cells stay within ``limit``; then sparse for good (sorted arrays, folded
+    every :data:`FOLD_EVERY` batches). Exact: value sums are integers, and a batch is summed
+    in floating point (``bincount``'s weights) only when the sum of its absolute values is
+    below ``2^53``, where every partial sum is an exactly represented integer; else with
+    ``np.add.at`` on integers."""
+
+    def __init__(self, cells: int, limit: int) -> None:
+        self.cells, self.limit = cells, limit
+        self.rows: np.ndarray | None = np.zeros(0, np.int64)
+        self.value = np.zeros(0, np.int64)
+        self.pending: list = []
+
+    def add(self, unit: np.ndarray, cell: np.ndarray, value: np.ndarray, units: int,
+            bounds: tuple[int, int]) -> None:
+        """Add one batch's counted rows (``units``: the units indexed so far)."""
+        if self.rows is not None and units * self.cells > self.limit:
+            self.pending, self.rows = [self._sparse()], None
+        if self.rows is None:
+            self.pending.append(_group_sum(unit, cell, np.ones(len(unit), np.int64), value, self.cells))
+            if len(self.pending) >= FOLD_EVERY:
+                self.pending = [_fold(self.pending, self.cells)]
+            return
+        size = units * self.cells
+        if len(self.rows) < size:
+            grow = min(self.limit, max(size, 2 * len(self.rows))) - len(self.rows)
+            self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
+            self.value = np.concatenate([self.value, np.zeros(grow, np.int64)])
+        code = unit * self.cells + cell
+        n = len(self.rows)
+        self.rows += np.bincount(code, minlength=n)
+        if len(value) * max(abs(int(bounds[0])), abs(int(bounds[1]))) < 2 ** 53:
+            if len(value) and value.any():
+                self.value += np.rint(np.bincount(code, weights=value, minlength=n)).astype(np.int64)
+        elif value.any():
+            np.add.at(self.value, code, value)
+
+    def _sparse(self) -> tuple[np.ndarray, ...]:
+        rows = self.rows if self.rows is not None else np.zeros(0, np.int64)
+        at = np.flatnonzero(rows)
+        return at // self.cells, at % self.cells, rows[at], self.value[at]
+
+    def result(self) -> tuple[np.ndarray, ...]:
+        """``(unit, cell, rows, value)`` for every (unit, cell) with a counted row, sorted."""
+        if self.rows is not None:
+            return self._sparse()
+        return _fold(self.pending, self.cells) if self.pending else _group_sum(*(np.zeros(0, np.int64),) * 4,
+                                                                               self.cells)
+
+
 class UnitIndex:
-    """A growing map from unit id to a dense index 0, 1, ... (in order of first appearance
-    within a batch's distinct ids). Integer ids are kept as integers (sorted arrays and
-    ``searchsorted``); any other id is compared as text, and integer ids seen before a text
-    batch are then compared as their text too (as ``str`` writes them)."""
+    """A growing map from unit id to a dense index 0, 1, ... (new ids of a batch numbered in
+    increasing order). Integer ids are kept as integers: while they are non-negative and
+    small (below :data:`LOOKUP_MAX`, or a few times the ids seen), a direct lookup array
+    ``id -> index``; otherwise sorted arrays and ``searchsorted``. Any other id is compared
+    as text, and integer ids seen before a text batch are then compared as their text too
+    (as ``str`` writes them)."""
 
     def __init__(self) -> None:
         self.size = 0
-        self._sorted = np.zeros(0, np.int64)   # integer ids, sorted
+        self._lookup: np.ndarray | None = np.zeros(0, np.int64)   # id -> index, -1 unseen
+        self._sorted = np.zeros(0, np.int64)   # integer ids, sorted (without the lookup)
         self._at = np.zeros(0, np.int64)       # their indices
         self._text: dict[str, int] | None = None
 
@@ -118,6 +203,7 @@ class UnitIndex:
         if self._text is None and ids.dtype.kind in "iu" and (ids.dtype.kind == "i" or ids.dtype.itemsize < 8):
             return self._integer_codes(ids.astype(np.int64, copy=False))
         if self._text is None:
+            self._to_sorted()
             self._text = {str(int(v)): int(i) for v, i in zip(self._sorted, self._at)}
         import pandas as pd
         local, uniques = pd.factorize(pd.Series(ids).astype(str), sort=False)
@@ -131,7 +217,20 @@ class UnitIndex:
             mapped[j] = at
         return mapped[local]
 
+    def _to_sorted(self) -> None:
+        """Leave the lookup array for the sorted arrays (for good)."""
+        if self._lookup is not None:
+            ids = np.flatnonzero(self._lookup >= 0)
+            self._sorted, self._at, self._lookup = ids.astype(np.int64), self._lookup[ids], None
+
     def _integer_codes(self, ids: np.ndarray) -> np.ndarray:
+        if self._lookup is not None and len(ids):
+            low, high = int(ids.min()), int(ids.max())
+            if low >= 0 and high < max(LOOKUP_MAX, 4 * (self.size + len(ids))):
+                return self._lookup_codes(ids, high)
+            self._to_sorted()
+        if self._lookup is not None:
+            return np.zeros(0, np.int64)
         uniq, local = np.unique(ids, return_inverse=True)
         pos = np.searchsorted(self._sorted, uniq)
         found = pos < len(self._sorted)
@@ -148,6 +247,25 @@ class UnitIndex:
             self._sorted, self._at = keys[order], np.concatenate([self._at, mapped[new]])[order]
         return mapped[local.reshape(-1)]
 
+    def _lookup_codes(self, ids: np.ndarray, high: int) -> np.ndarray:
+        table = self._lookup
+        assert table is not None
+        if high >= len(table):
+            table = self._lookup = np.concatenate([table, np.full(max(high + 1, 2 * len(table)) - len(table), -1,
+                                                                  np.int64)])
+        codes = table[ids]
+        new = codes < 0
+        if new.any():
+            fresh = np.unique(ids[new])
+            table[fresh] = np.arange(self.size, self.size + len(fresh))
+            self.size += len(fresh)
+            codes[new] = table[ids[new]]
+        return codes
+
+
+#: Integer ids below this (or below 4 x the ids seen) are indexed by a direct lookup array.
+LOOKUP_MAX = 1 << 22
+
 
 def position_in_unit(codes: np.ndarray) -> np.ndarray:
     """Each row's position among the rows of its unit in this batch (0, 1, ... in row order)."""
@@ -161,16 +279,16 @@ def position_in_unit(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, first_row: int) -> np.ndarray:
-    """The unit of every row: its id (integers kept as integers), or its row number when each
-    row is a unit."""
+def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, rows: np.ndarray) -> np.ndarray:
+    """The unit of every row: its id (integers kept as integers), or its row number (``rows``:
+    each row's number in the input) when each row is a unit."""
     uid = spec.unit.id
     if uid is None:
-        return np.arange(first_row, first_row + len(df), dtype=np.int64)
+        return np.asarray(rows, dtype=np.int64)
     col = df[uid]
     missing = col.isna().to_numpy()
     if missing.any():
-        row = first_row + int(np.flatnonzero(missing)[0])
+        row = int(rows[int(np.flatnonzero(missing)[0])])
         raise InvalidParameterError("unit.id", f"column '{uid}': missing value at data row {row}",
                                     "an id in every row (a row without one belongs to no unit)")
     if col.dtype.kind in "iu":
@@ -258,16 +376,6 @@ def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statist
     part = pd.DataFrame({"unit": ids[mask], "group": group[mask], "key": key[mask],
                          "rows": np.ones(int(mask.sum()), np.int64), "value": value[mask]})
     return part.groupby(["unit", "group", "key"], sort=False, as_index=False)[["rows", "value"]].sum()
-
-
-def _partial(df: "pd.DataFrame", codes: np.ndarray, rows: np.ndarray, stat: Statistic,
-             counts: dict[str, int], cells: int) -> tuple[np.ndarray, ...]:
-    """One batch's aggregate per (unit, cell) for one statistic, units as dense indices and
-    the cell ``group * keys + key`` (:func:`_group_sum`)."""
-    mask, group, key, value = counted_rows(df, rows, stat, counts)
-    keys = stat.keys.size if stat.keys else 1
-    return _group_sum(codes[mask], group[mask] * keys + key[mask], np.ones(int(mask.sum()), np.int64),
-                      value[mask], cells)
 
 
 def _numbers(col: "pd.Series") -> np.ndarray:
@@ -391,5 +499,5 @@ def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["Aggregated", "Answers", "UnitIndex", "aggregate", "answers", "bump", "counted_rows", "declared_index",
-           "from_cells", "matches", "partial", "position_in_unit", "unit_ids"]
+__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "aggregate", "answers", "bump", "counted_rows", "declared_index",
+           "first_rows", "from_cells", "matches", "partial", "position_in_unit", "unit_ids"]

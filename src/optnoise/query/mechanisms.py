@@ -28,7 +28,9 @@ response for text keys. ``report-noisy-max`` is in :mod:`.noisy_max`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -105,11 +107,16 @@ class Cell:
         t = self.target or self.noise.target
         return (t.epsilon, t.delta) if t is not None else (self.epsilon_pure, 0.0)
 
-    @property
+    @cached_property
     def epsilon_pure(self) -> float:
-        """The cell's proven pure epsilon under its derived distances (rounded up)."""
+        """The cell's proven pure epsilon under its derived distances: ``chained`` times the
+        certified epsilon, multiplied exactly (a :class:`~fractions.Fraction`) and rounded up
+        -- the same float as the sum of ``chained`` copies, without 2,400 Fraction additions."""
+        from fractions import Fraction
+
         from ..analysis.outward import sum_up
-        return sum_up([self.noise.quantize().certificate.epsilon_pure] * self.chained)
+        eps = self.noise.quantize().certificate.epsilon_pure
+        return sum_up([Fraction(eps) * self.chained if math.isfinite(eps) else eps])
 
     def composition_profile(self):
         """The exact profile the unit's total composes: of the quantized weights that are
