@@ -531,17 +531,18 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
 
 
 def _float_masses(form: IntegerForm, n: int) -> tuple[np.ndarray, int]:
-    """Float masses on a window covering ``-n..n`` (tails unrolled in floats)."""
+    """Float masses on a window covering ``-n..n`` (tails unrolled in floats, one array
+    operation per tail)."""
     w = np.array([float(x) for x in form.weights]) / float(form.denominator)
     lo, hi = form.lo, form.lo + w.size - 1
     if form.right is not None and hi < n:
         r, period = float(form.right[0]), int(form.right[1])
         block, t = w[-period:], math.ceil((n - hi) / period)
-        w = np.concatenate([w] + [block * r ** i for i in range(1, t + 1)])
+        w = np.concatenate([w, (np.power(r, np.arange(1, t + 1, dtype=float))[:, None] * block[None, :]).ravel()])
     if form.left is not None and lo > -n:
         r, period = float(form.left[0]), int(form.left[1])
         block, t = w[:period].copy(), math.ceil((lo + n) / period)
-        w = np.concatenate([block * r ** i for i in range(t, 0, -1)] + [w])
+        w = np.concatenate([(np.power(r, np.arange(t, 0, -1, dtype=float))[:, None] * block[None, :]).ravel(), w])
         lo -= t * period
     pad_lo, pad_hi = max(0, lo - (-n)), max(0, n - (lo + w.size - 1))
     return np.concatenate((np.zeros(pad_lo), w, np.zeros(pad_hi))), lo - pad_lo

@@ -106,8 +106,7 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
         for stat in spec.statistics:
             mask, group, key, value = counted_rows(sub, sub_rows, stat, out.counts[stat.name])
             keys = stat.keys.size if stat.keys else 1
-            totals[stat.name].add(sub_codes[mask], group[mask] * keys + key[mask], value[mask], index.size,
-                                  stat.scaled_clamp if stat.value_column else (0, 0))
+            totals[stat.name].add(sub_codes[mask], group[mask] * keys + key[mask], value[mask], index.size)
     out.units = index.size
     out.parts = {s.name: _frame(totals[s.name].result(), s) for s in spec.statistics}
     return out
@@ -133,12 +132,10 @@ def first_rows(codes: np.ndarray, seen: np.ndarray, in_batch: np.ndarray, m: int
 class Totals:
     """One statistic's rows and value totals per (unit, cell), ``cells`` cells per unit.
 
-    Dense (``unit * cells + cell`` into two growing arrays, summed with ``bincount``) while
-    the units x cells stay within ``limit``; then sparse for good (sorted arrays, folded
-    every :data:`FOLD_EVERY` batches). Exact: value sums are integers, and a batch is summed
-    in floating point (``bincount``'s weights) only when the sum of its absolute values is
-    below ``2^53``, where every partial sum is an exactly represented integer; else with
-    ``np.add.at`` on integers."""
+    Dense (``unit * cells + cell`` into two growing integer arrays, summed with ``np.add.at``:
+    exact, and work linear in the batch's rows) while the units x cells stay within
+    ``limit``; then sparse for good (sorted arrays, folded every :data:`FOLD_EVERY`
+    batches)."""
 
     def __init__(self, cells: int, limit: int) -> None:
         self.cells, self.limit = cells, limit
@@ -146,8 +143,7 @@ class Totals:
         self.value = np.zeros(0, np.int64)
         self.pending: list = []
 
-    def add(self, unit: np.ndarray, cell: np.ndarray, value: np.ndarray, units: int,
-            bounds: tuple[int, int]) -> None:
+    def add(self, unit: np.ndarray, cell: np.ndarray, value: np.ndarray, units: int) -> None:
         """Add one batch's counted rows (``units``: the units indexed so far)."""
         if self.rows is not None and units * self.cells > self.limit:
             self.pending, self.rows = [self._sparse()], None
@@ -162,12 +158,8 @@ class Totals:
             self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
             self.value = np.concatenate([self.value, np.zeros(grow, np.int64)])
         code = unit * self.cells + cell
-        n = len(self.rows)
-        self.rows += np.bincount(code, minlength=n)
-        if len(value) * max(abs(int(bounds[0])), abs(int(bounds[1]))) < 2 ** 53:
-            if len(value) and value.any():
-                self.value += np.rint(np.bincount(code, weights=value, minlength=n)).astype(np.int64)
-        elif value.any():
+        np.add.at(self.rows, code, 1)
+        if value.any():
             np.add.at(self.value, code, value)
 
     def _sparse(self) -> tuple[np.ndarray, ...]:
