@@ -313,6 +313,7 @@ _REF_SPEC = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": 
     "h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": [1, 2], "epsilon": 1.0},
     "s": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "resolution": 0.5, "by": "g",
           "groups": [1, 2], "epsilon": 1.0},
+    "c": {"kind": "histogram", "key": "g", "keys": [1, 2], "epsilon": 1.0},   # the sum's rows and cells
     "n": {"kind": "count", "where": {"k": [0, 1]}, "epsilon": 1.0},
     "r": {"kind": "count", "of": "rows", "where": {"k": [0, 1]}, "epsilon": 1.0}}})
 
@@ -336,14 +337,16 @@ def _reference(rows: list[tuple]) -> dict:
         best = max(cells, key=lambda c: (sum(1 for r in mine if (r[1], r[2]) == c), -c[0], -c[1]))
         hist[best] += 1
     in_groups = [(u, groups.index(g), 0, v) for u, k, g, v in kept if g in groups]   # the sum has no key
+    per_group = np.zeros((1, 2), np.int64)
     for unit in {u for u, *_ in in_groups}:
         mine = [r for r in in_groups if r[0] == unit]
         home = max({r[1] for r in mine}, key=lambda gi: (sum(1 for r in mine if r[1] == gi), -gi))
         total[home, 0] += sum(min(4, max(0, round(v / 0.5))) for _, gi, _, v in mine if gi == home)
+        per_group[0, home] += 1
     counted = [r for r in kept if r[1] in (0, 1)]
-    return {"h": hist, "s": total, "n": np.array([[len({r[0] for r in counted})]]),
+    return {"h": hist, "s": total, "c": per_group, "n": np.array([[len({r[0] for r in counted})]]),
             "r": np.array([[len(counted)]]), "units": len(seen), "kept": len(kept),
-            "undeclared": len(kept) - len(declared)}
+            "undeclared": len(kept) - len(declared), "outside_groups": len(kept) - len(in_groups)}
 
 
 _ROW = st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(1, 3), st.sampled_from([-1.0, 0.0, 0.7, 1.25, 2.0, 3.0]))
@@ -368,6 +371,9 @@ def test_fast_aggregate_equals_a_plain_loop(rows, text, cut, dense):
     ref = _reference(rows)
     assert (agg.units, agg.kept, agg.rows) == (ref["units"], ref["kept"], len(rows))
     assert agg.counts["h"].get("rows_undeclared_key_or_group", 0) == ref["undeclared"]
+    for name in ("s", "c"):   # one layout, computed once: both statistics' counts as if apart
+        assert agg.counts[name].get("rows_undeclared_key_or_group", 0) == ref["outside_groups"]
+        assert agg.counts[name].get("rows_counted_before_unit_rules", 0) == ref["kept"] - ref["outside_groups"]
     for stat in _REF_SPEC.statistics:
         assert np.array_equal(answers(agg, stat).cells, ref[stat.name]), stat.name
 

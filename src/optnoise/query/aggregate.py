@@ -83,8 +83,9 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     index = UnitIndex()
     seen = np.zeros(0, np.int64)
     limit = DENSE_CELLS if dense_cells is None else dense_cells
+    shared = layouts(spec.statistics)
     totals = {s.name: Totals((s.groups.size if s.groups else 1) * (s.keys.size if s.keys else 1), limit)
-              for s in spec.statistics}
+              for group in shared for s in carriers(group)}
     m = spec.unit.rows_bound
     for batch in batches:
         df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
@@ -103,13 +104,49 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
         else:
             out.kept += int(kept.sum())
             sub, sub_codes, sub_rows = df[kept], codes[kept], rows[kept]
-        for stat in spec.statistics:
-            mask, group, key, value = counted_rows(sub, sub_rows, stat, out.counts[stat.name])
-            keys = stat.keys.size if stat.keys else 1
-            totals[stat.name].add(sub_codes[mask], group[mask] * keys + key[mask], value[mask], index.size)
+        for stats in shared:
+            first = stats[0]
+            mask, group, key, tallies = cell_rows(sub, first)
+            keys = first.keys.size if first.keys else 1
+            unit, cell = sub_codes[mask], group[mask] * keys + key[mask]
+            counted = int(mask.sum())
+            for stat in stats:
+                counts = out.counts[stat.name]
+                for name, n in tallies:
+                    bump(counts, name, n)
+                if stat in carriers(stats):
+                    value = _values(sub[stat.value_column], mask, sub_rows, stat, counts) if stat.value_column \
+                        else np.zeros(len(sub), np.int64)
+                    totals[stat.name].add(unit, cell, value[mask], index.size)
+                bump(counts, "rows_counted_before_unit_rules", counted)
     out.units = index.size
-    out.parts = {s.name: _frame(totals[s.name].result(), s) for s in spec.statistics}
+    results = {s.name: totals[s.name].result() for group in shared for s in carriers(group)}
+    out.parts = {s.name: _frame(results[s.name] if s.name in results else _no_values(results[carriers(group)[0].name]),
+                                s) for group in shared for s in group}
     return out
+
+
+def layouts(stats: Iterable[Statistic]) -> list[list[Statistic]]:
+    """The statistics grouped by what decides their counted rows and cells (``where``, and
+    the ``by`` and ``key`` columns with their declared values, in that order): a group's
+    rows, cells and counts are computed once per batch, and its row counters per (unit,
+    cell) kept once (:func:`carriers`)."""
+    out: dict[tuple, list[Statistic]] = {}
+    for stat in stats:
+        dims = tuple((col, keys) for col, keys in ((stat.by, stat.groups), (stat.key, stat.keys)) if col is not None)
+        out.setdefault((stat.where, dims), []).append(stat)
+    return list(out.values())
+
+
+def carriers(group: list[Statistic]) -> list[Statistic]:
+    """The statistics of a layout that keep totals: every one that sums a column, or else the
+    first (the others read its row counters: same rows, same cells)."""
+    return [s for s in group if s.value_column] or group[:1]
+
+
+def _no_values(part: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    unit, cell, rows, _ = part
+    return unit, cell, rows, np.zeros(len(unit), np.int64)
 
 
 #: Dense per (unit, cell) totals up to this many units x cells (two int64 arrays: 256 MB).
@@ -339,19 +376,27 @@ def bump(counts: dict[str, int], key: str, n: int) -> None:
         counts[key] = counts.get(key, 0) + int(n)
 
 
+def cell_rows(df: "pd.DataFrame", stat: Statistic) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """One batch's rows counted by ``stat`` (``where``, declared keys and groups) with each
+    row's group and key index, and the counts of the rows left out, as ``(name, n)``."""
+    mask = np.ones(len(df), dtype=bool)
+    for cond in stat.where:
+        mask &= matches(df[cond.column], cond)
+    tallies = [("rows_not_matching_where", int((~mask).sum()))]
+    group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
+    key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
+    undeclared = mask & ((group < 0) | (key < 0))
+    tallies.append(("rows_undeclared_key_or_group", int(undeclared.sum())))
+    return mask & ~undeclared, group, key, tallies
+
+
 def counted_rows(df: "pd.DataFrame", rows: np.ndarray, stat: Statistic,
                  counts: dict[str, int]) -> tuple[np.ndarray, ...]:
     """One batch's per-row rules for one statistic: the rows counted (``where``, declared
     keys and groups), each row's group and key index and its clamped, rounded value."""
-    mask = np.ones(len(df), dtype=bool)
-    for cond in stat.where:
-        mask &= matches(df[cond.column], cond)
-    bump(counts, "rows_not_matching_where", (~mask).sum())
-    group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
-    key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
-    undeclared = mask & ((group < 0) | (key < 0))
-    bump(counts, "rows_undeclared_key_or_group", undeclared.sum())
-    mask &= ~undeclared
+    mask, group, key, tallies = cell_rows(df, stat)
+    for name, n in tallies:
+        bump(counts, name, n)
     value = np.zeros(len(df), np.int64)
     if stat.value_column:
         value = _values(df[stat.value_column], mask, rows, stat, counts)
@@ -491,5 +536,5 @@ def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "aggregate", "answers", "bump", "counted_rows", "declared_index",
+__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "layouts", "aggregate", "answers", "bump", "counted_rows", "declared_index",
            "first_rows", "from_cells", "matches", "partial", "position_in_unit", "unit_ids"]
