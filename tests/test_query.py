@@ -385,3 +385,19 @@ def test_a_missing_id_is_refused_naming_its_row(ids, at):
     frame = pd.DataFrame({"u": [None if i == at else u for i, u in enumerate(ids)], "k": 0, "g": 1, "v": 1.0})
     with pytest.raises(InvalidParameterError, match=f"missing value at data row {at + 1}"):
         aggregate([frame.iloc[:1], frame.iloc[1:]], _REF_SPEC)
+
+
+def test_identical_cells_are_designed_and_certified_once():
+    """Statistics equal but for their name and ``where`` share one mechanism object (designed,
+    quantized and certified once); another epsilon gets its own; both names stay in the
+    document."""
+    from optnoise.query.release import plan
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 2}, "statistics": {
+        "a": {"kind": "count", "where": {"k": [0]}, "epsilon": 0.5},
+        "b": {"kind": "count", "where": {"k": [1]}, "epsilon": 0.5},
+        "c": {"kind": "count", "epsilon": 0.7}}})
+    frame = pd.DataFrame({"u": [1, 1, 2, 3], "k": [0, 1, 1, 0]})
+    a, b, c = plan(spec, aggregate([frame], spec))
+    assert (a.cell.name, b.cell.name, c.cell.name) == ("a", "b", "c")
+    assert a.cell.noise is b.cell.noise and a.cell.noise is not c.cell.noise
+    assert a.answers.cells.tolist() == [[2]] and b.answers.cells.tolist() == [[2]]

@@ -16,7 +16,7 @@ aggregated (and before any noise is drawn); under ``add-remove`` from ``max_unit
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -85,6 +85,7 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
         raise InvalidParameterError("unit.max_units", unit.max_units, f"a public bound at least the number of units "
                                     f"in the data ({agg.units})")
     out = []
+    built: dict[tuple, Cell] = {}
     for stat in spec.statistics:
         derived = derive(stat, unit)
         exact = answers(agg, stat)
@@ -93,10 +94,22 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
                 out.append(Planned(stat, derived, exact, None, score_sensitivity(stat, unit)))
                 continue
             offset, n = cell_domain(stat, unit, agg.units)
-            out.append(Planned(stat, derived, exact, cell_for(stat, derived, n, offset)))
+            key = cell_key(stat, derived, n, offset)
+            if key not in built:
+                built[key] = cell_for(stat, derived, n, offset)
+            out.append(Planned(stat, derived, exact, replace(built[key], name=stat.name)))
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
     return out
+
+
+def cell_key(stat: Statistic, derived: Derived, n: int, offset: int) -> tuple:
+    """What :func:`~.mechanisms.cell_for` may build a cell from: the statistic but for its
+    name and ``where`` (which only select rows), its derived neighbourhood and its domain.
+    Statistics with equal keys get one mechanism, designed and certified once (the same
+    object is sampled and certified for both); any field a later mechanism reads is in the
+    key by construction."""
+    return replace(stat, name="", where=()), derived, n, offset
 
 
 def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
@@ -428,4 +441,4 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["Planned", "TheoremPart", "build_document", "plan", "query", "seeded", "statement", "unit_total"]
+__all__ = ["Planned", "TheoremPart", "build_document", "cell_key", "plan", "query", "seeded", "statement", "unit_total"]
