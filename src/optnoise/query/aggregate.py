@@ -404,17 +404,6 @@ def counted_rows(df: "pd.DataFrame", rows: np.ndarray, stat: Statistic,
     return mask, group, key, value
 
 
-def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
-            counts: dict[str, int]) -> "pd.DataFrame":
-    """One batch's aggregate per (unit, group, key) for one statistic, as a frame (the Spark
-    engine's per-batch function; any id type)."""
-    import pandas as pd
-    mask, group, key, value = counted_rows(df, rows, stat, counts)
-    part = pd.DataFrame({"unit": ids[mask], "group": group[mask], "key": key[mask],
-                         "rows": np.ones(int(mask.sum()), np.int64), "value": value[mask]})
-    return part.groupby(["unit", "group", "key"], sort=False, as_index=False)[["rows", "value"]].sum()
-
-
 def _numbers(col: "pd.Series") -> np.ndarray:
     import pandas as pd
     if col.dtype == bool:
@@ -537,4 +526,4 @@ def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
 
 
 __all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "layouts", "aggregate", "answers", "bump", "counted_rows", "declared_index",
-           "first_rows", "from_cells", "matches", "partial", "position_in_unit", "unit_ids"]
+           "first_rows", "from_cells", "matches", "position_in_unit", "unit_ids"]
