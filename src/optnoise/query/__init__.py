@@ -14,14 +14,22 @@ import sys
 import types
 from typing import Any
 
-from .release import query
 
 
 class _Door(types.ModuleType):
-    """The package's module type: calling the package is calling :func:`query`."""
+    """The package's module type: calling the package is calling :func:`query`. The release
+    (design, certificates: scipy, mpmath) is imported on first use, so that a Spark worker
+    unpickling :mod:`.spark`'s per-partition function imports only the aggregation."""
 
     def __call__(self, frame: Any, spec: Any, **options: Any) -> dict:
+        from .release import query
         return query(frame, spec, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "query":
+            from .release import query
+            return query
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
 
 sys.modules[__name__].__class__ = _Door

@@ -90,6 +90,26 @@ def _grid_shape(stat: Statistic) -> tuple[int, int]:
     return stat.groups.size if stat.groups else 1, stat.keys.size if stat.keys else 1
 
 
+#: Rows per batch handed to the local engine on an executor (Arrow sends batches of 10,000).
+BATCH_ROWS = 1 << 17
+
+
+def rebatch(frames: Iterator[Any], rows: int = BATCH_ROWS) -> Iterator[Any]:
+    """The frames joined into batches of at least ``rows`` rows (the last one shorter), in
+    order: fewer, larger batches for :func:`.aggregate.aggregate` (memory: one batch)."""
+    import pandas as pd
+    held: list = []
+    size = 0
+    for frame in frames:
+        held.append(frame)
+        size += len(frame)
+        if size >= rows:
+            yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+            held, size = [], 0
+    if held:
+        yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+
+
 def _per_partition(spec: QuerySpec) -> Any:
     """The executors' function: the local engine over one partition's batches (every unit's
     rows in this partition, in input order), yielding its totals and counts as rows."""
@@ -98,7 +118,7 @@ def _per_partition(spec: QuerySpec) -> Any:
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
         try:
-            agg = aggregate(frames, spec, row_column=ROW)
+            agg = aggregate(rebatch(frames), spec, row_column=ROW)
             found = [answers(agg, stat) for stat in stats]
         except InvalidParameterError as exc:
             raise RuntimeError(BAD_VALUE + json.dumps({"parameter": exc.parameter, "value": str(exc.value),
