@@ -88,7 +88,7 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
               for group in shared for s in carriers(group)}
     m = spec.unit.rows_bound
     for batch in batches:
-        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
+        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas(split_blocks=True)   # no block copy
         rows = (df[row_column].to_numpy(np.int64) if row_column is not None
                 else np.arange(out.rows + 1, out.rows + 1 + len(df)))
         codes = index.codes(unit_ids(df, spec, rows=rows))
