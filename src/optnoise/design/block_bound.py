@@ -25,6 +25,8 @@ from below in ``O(B^2)`` time (uniform prior) with a relative gap of order ``1 /
   noise ``eta`` (the clamped geometric: Ghosh et al.'s range-restricted mechanism) in ``O(n)``
   from prefix sums of the noise's masses, inflated by a bound on the float error so the
   reported gap is never smaller than the true one.
+
+Proof: docs/proofs/channel-lower-bounds.md
 """
 
 from __future__ import annotations
@@ -173,6 +175,16 @@ def block_lower_bound(n: int, epsilon: float, cost: str = "abs-error",
     return BlockBound(value, size - 1, m, sum(counts.values()), len(found), time.perf_counter() - t0)
 
 
+def worst_case_bound(bound: BlockBound) -> float:
+    """A proven lower bound on the optimal *worst-case* cost from a uniform prior's
+    :class:`BlockBound`: every channel's ``max_q cost_q >= sum_q p cost_q / ((n + 1) p)`` with
+    ``p`` the float uniform weight; ``(n + 1) p`` rounded up, the quotient rounded down."""
+    size = bound.n + 1
+    p = 1.0 / size
+    total = float(np.nextafter(size * p, np.inf))
+    return max(0.0, float(down(bound.value / total)))
+
+
 # ------------------------------------------------------------------ above: clamped noise in O(n)
 def _beyond(pmf: IntegerPMF, edge: int, sign: int) -> float:
     """``P(eta * sign > edge)`` for ``edge >= |window|``: the window's masses beyond ``edge`` and
@@ -248,4 +260,4 @@ def clamped_costs(pmf: IntegerPMF, n: int, cost: str = "abs-error",
 
 
 __all__ = ["BLOCK", "MONOTONE_COSTS", "PRIOR_BLOCK", "BlockBound", "ClampedCosts", "block_chain_bound",
-           "block_lower_bound", "check_monotone_cost", "clamped_costs", "clamped_row_costs"]
+           "block_lower_bound", "check_monotone_cost", "clamped_costs", "clamped_row_costs", "worst_case_bound"]

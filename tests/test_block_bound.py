@@ -1,0 +1,166 @@
+"""The block relaxation's lower bound (optnoise.design.block_bound) against independent optima.
+
+Each optimum below is a plain ``scipy.optimize.linprog`` of the channel problem written here
+(not the package's model builder): the bound must never exceed it, on fixed cases, on a
+hypothesis fuzz over n, eps, priors and block sizes, and against the chain design's own
+proven bound at n = 2,000. The clamped noise's O(n) cost is checked against the dense clamped
+channel and against the closed form of the clamped geometric's absolute error.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from optnoise.design.block_bound import (
+    BLOCK, block_lower_bound, clamped_costs, clamped_row_costs, worst_case_bound,
+)
+from optnoise.errors import InvalidParameterError
+from optnoise.families.baselines import clamp_channel
+from optnoise.families.geometric import geometric_pmf
+
+
+def loss(cost: str, n: int) -> np.ndarray:
+    d = np.abs(np.subtract.outer(np.arange(n + 1), np.arange(n + 1))).astype(float)
+    return {"abs-error": d, "sq-error": d ** 2, "er": (d > 0).astype(float)}[cost]
+
+
+def plain_lp(n: int, eps: float, cost: str, prior: np.ndarray | None, worst: bool = False) -> float:
+    """min sum_q prior_q sum_y P[q, y] L[q, y] (or max over q) over channels on {0..n} with
+    P[q, y] <= e^eps P[q +- 1, y]: the LP written from scratch."""
+    s = n + 1
+    L = loss(cost, n)
+    nv = s * s + (1 if worst else 0)
+    idx = lambda q, y: q * s + y  # noqa: E731
+    rows, cols, vals = [], [], []
+    r = 0
+    for q in range(n):
+        for a, b in ((q, q + 1), (q + 1, q)):
+            for y in range(s):
+                rows += [r, r]
+                cols += [idx(a, y), idx(b, y)]
+                vals += [1.0, -math.exp(eps)]
+                r += 1
+    b_ub = [0.0] * r
+    if worst:
+        for q in range(s):
+            for y in range(s):
+                rows.append(r)
+                cols.append(idx(q, y))
+                vals.append(L[q, y])
+            rows.append(r)
+            cols.append(s * s)
+            vals.append(-1.0)
+            b_ub.append(0.0)
+            r += 1
+    a_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, nv))
+    a_eq = sp.csr_matrix((np.ones(s * s), (np.repeat(np.arange(s), s), np.arange(s * s))), shape=(s, nv))
+    if worst:
+        c = np.zeros(nv)
+        c[-1] = 1.0
+    else:
+        w = np.full(s, 1.0 / s) if prior is None else np.asarray(prior) / np.sum(prior)
+        c = (w[:, None] * L).ravel()
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(s), bounds=(0, None), method="highs")
+    assert res.status == 0
+    return float(res.fun)
+
+
+#: The LP's own tolerance (HiGHS: primal/dual feasibility 1e-7): its optimum may sit that far
+#: below the true one, so the bound is compared with that much room.
+LP_TOL = 1e-7
+
+
+@pytest.mark.parametrize("cost", ["abs-error", "sq-error", "er"])
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 9])
+def test_bound_below_the_plain_lp(cost, block):
+    n, eps = 8, 0.7
+    opt = plain_lp(n, eps, cost, None)
+    b = block_lower_bound(n, eps, cost, block=block)
+    assert b.value <= opt + LP_TOL
+    if block >= n + 1:   # one block: the chain certificate itself, tight
+        assert b.value == pytest.approx(opt, rel=1e-6)
+    if block == 1:       # every block one answer: nothing is left
+        assert b.value == 0.0
+    assert b.blocks == math.ceil((n + 1) / min(block, n + 1))
+
+
+def test_bound_tightens_with_the_block_and_the_worst_case_bound_holds():
+    n, eps = 11, 1.0
+    values = [block_lower_bound(n, eps, block=m).value for m in (2, 4, 12)]
+    assert values[0] < values[1] < values[2]
+    worst = plain_lp(n, eps, "abs-error", None, worst=True)
+    for m in (3, 6, 12):
+        assert worst_case_bound(block_lower_bound(n, eps, block=m)) <= worst + LP_TOL
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 7), eps=st.floats(0.05, 3.0), block=st.integers(1, 8),
+       cost=st.sampled_from(["abs-error", "sq-error", "er"]),
+       weights=st.lists(st.floats(0.0, 1.0), min_size=8, max_size=8), worst=st.booleans())
+def test_bound_valid_under_random_requests(n, eps, block, cost, weights, worst):
+    w = np.array(weights[: n + 1]) + 1e-3
+    prior = None if worst else w
+    b = block_lower_bound(n, eps, cost, prior=prior, block=block)
+    opt = plain_lp(n, eps, cost, prior, worst=worst)
+    value = worst_case_bound(b) if worst else b.value
+    assert 0.0 <= value <= opt + LP_TOL
+
+
+def test_bound_below_the_chain_designs_own_bound_and_close_to_it():
+    from optnoise.design.chain import solve_chain
+
+    n, m = 2_000, 500
+    chain = solve_chain(n, 1.0).bound.value
+    b = block_lower_bound(n, 1.0, block=m)
+    assert b.value <= chain
+    # the relaxation loses the cost the blocks' own ends save: about 1.6 / B relative here
+    assert b.value >= chain * (1 - 3.0 / m)
+    assert b.solved == 2 and b.blocks == 5
+
+
+def test_identical_blocks_are_certified_once():
+    n = 10 * 64 - 1
+    b = block_lower_bound(n, 0.5, block=64)
+    assert (b.blocks, b.solved) == (10, 1)
+    step = np.repeat([1.0, 2.0], 320)   # two constant halves: two distinct blocks
+    assert block_lower_bound(n, 0.5, prior=step, block=64).solved == 2
+
+
+def test_a_loss_that_is_not_monotone_in_the_distance_is_refused():
+    with pytest.raises(InvalidParameterError, match="non-decreasing"):
+        block_lower_bound(10, 1.0, "circular-abs")
+    with pytest.raises(InvalidParameterError):
+        block_lower_bound(10, 1.0, block=0)
+
+
+@pytest.mark.parametrize("cost", ["abs-error", "sq-error", "er"])
+@pytest.mark.parametrize("n", [1, 2, 9])
+def test_clamped_row_costs_equal_the_dense_clamped_channel(cost, n):
+    pmf = geometric_pmf(math.exp(-0.8))
+    dense = (np.array(clamp_channel(pmf, n).matrix) * loss(cost, n)).sum(axis=1)
+    np.testing.assert_allclose(clamped_row_costs(pmf, n, cost), dense, rtol=1e-12, atol=0)
+
+
+def test_clamped_geometric_abs_error_equals_its_closed_form_and_is_rounded_up():
+    # side of a true value a answers from the end: sum_{k=1}^{a} P(Z <= -k) = alpha (1 - alpha^a) / (1 - alpha^2)
+    a, n = math.exp(-1.0), 100_000
+    q = np.arange(n + 1)
+    closed = a * (2 - a ** q - a ** (n - q)) / (1 - a * a)
+    pmf = geometric_pmf(a)
+    np.testing.assert_allclose(clamped_row_costs(pmf, n), closed, rtol=1e-13)
+    c = clamped_costs(pmf, n)
+    assert c.average >= float(np.mean(closed)) and c.average <= float(np.mean(closed)) * (1 + 1e-9)
+    assert c.worst >= float(closed.max())
+
+
+def test_large_n_gap_of_the_clamped_geometric_is_of_order_one_over_b():
+    n, eps = 200_000, 1.0
+    b = block_lower_bound(n, eps, block=BLOCK // 4)
+    c = clamped_costs(geometric_pmf(math.exp(-eps)), n)
+    gap = (c.average - b.value) / c.average
+    assert 0 < gap < 3.0 / (BLOCK // 4)
