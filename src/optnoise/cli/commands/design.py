@@ -211,6 +211,9 @@ PRINT_CHANNEL_UP_TO = 12
 def _print_channel(p: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
+    if "channel" not in p:   # a large domain: the clamped noise, no matrix
+        _print_clamped(p)
+        return
     P = np.asarray(p["channel"])
     t = p["target"]
     say((f"optimal channel on {{0..{p['n']}}}", "bold"),
@@ -237,6 +240,26 @@ def _print_channel(p: dict[str, Any]) -> None:
     cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
     say((f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
          f"constraints: {cons}", "dim"))
+    _print_bound(p)
+    notes(list(p["notes"]) + [CERTIFIED])
+
+
+def _print_clamped(p: dict[str, Any]) -> None:
+    """A channel on a domain too large for a matrix: the clamped noise, its cost and the proven
+    bound on every channel's cost (issue 23)."""
+    from rich.table import Table
+    t = p["target"]
+    say((f"channel on {{0..{p['n']}}}: {p['method']}", "bold"),
+        f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(t['delta'])}, neighbours one apart; "
+        f"released: {p['released']}")
+    summary = Table(show_header=False)
+    summary.add_column("k")
+    summary.add_column("v", justify="right")
+    for key, v in [("expected cost (rounded up)", p["expected_cost"]), *_privacy_rows(p["report"])]:
+        summary.add_row(key, fmt(v))
+    out.print(summary)
+    _print_released(p)
+    say((f"{p['solve_seconds']:.3f} s, of which the bound {p['bound_seconds']:.3f} s", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
 

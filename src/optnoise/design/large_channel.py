@@ -1,0 +1,165 @@
+"""Channels on ``{0..n}`` beyond the dense designs (a count over a million households): the
+calibrated clamped noise, with its proven distance from the optimum.
+
+For ``n > LARGE_FROM`` no ``(n+1) x (n+1)`` channel is formed. A request under pure DP with
+neighbours one apart and a loss of ``|y - q|`` non-decreasing in it (``er``, ``abs-error``,
+``sq-error``; prior-averaged or worst case) is answered by the clamped geometric mechanism,
+``clamp(q + eta, 0, n)`` with two-sided geometric ``eta`` calibrated to the target (Ghosh,
+Roughgarden & Sundararajan 2009's range-restricted geometric mechanism; for ``abs-error``
+under a uniform prior it is their optimal geometric-plus-remap up to the ends). It is:
+
+* **certified exactly** as the noise at distance 1 (the calibrated family's quantized weights,
+  :mod:`optnoise.design.calibrate`): clamping is post-processing, and pure DP is closed under
+  post-processing (the query package releases its huge counts the same way);
+* **costed** in ``O(n)`` and rounded up (:func:`optnoise.design.block_bound.clamped_costs`);
+* **bounded** below by the block relaxation (:func:`optnoise.design.block_bound.block_lower_bound`:
+  a proven lower bound on the optimal channel's cost), so ``gap`` says how much any channel
+  could still save.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..costs import describe_cost
+from ..errors import InvalidParameterError
+from ..mechanism import Mechanism
+from ..neighbourhood import InputPairs, Neighbourhood
+from ..target import Target
+from .block_bound import MONOTONE_COSTS, BlockBound, block_lower_bound, clamped_costs, worst_case_bound
+from .report import DesignResult, OfTarget, ProvenBound
+from .request import Request
+
+#: Domains above this size (``n > LARGE_FROM``) are answered here when the request allows it
+#: (:func:`large_request`): the chain design's ``(n+1)^2`` channel would take over 3 GB and minutes.
+LARGE_FROM = 20_000
+
+
+@dataclass(frozen=True, eq=False)
+class LargeChannelDesign(ProvenBound, OfTarget, DesignResult):
+    """The calibrated clamped noise on ``{0..n}`` with its cost and a proven bound on the optimum.
+
+    Attributes
+    ----------
+    mechanism:
+        The noise ``eta`` on the integer line (what is sampled and certified, distance 1); the
+        released value is ``clamp(q + eta, 0, n)``.
+    n, cost, prior, worst_case:
+        The objective (``prior`` ``None``: uniform).
+    expected_cost, cost_average, cost_worst:
+        The objective on the mechanism, and its prior average and worst case (rounded up).
+    lower_bound, bound_method, block:
+        The proven lower bound on the optimal channel's objective, what gave it, the block bound.
+    """
+
+    mechanism: Mechanism
+    n: int
+    cost: str
+    prior: np.ndarray | None
+    worst_case: bool
+    expected_cost: float
+    cost_average: float
+    cost_worst: float
+    target: Target
+    lower_bound: float | None
+    bound_method: str
+    block: BlockBound
+    solve_seconds: float
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    method = "clamped-geometric"
+
+    def report_json(self) -> dict:
+        """The report (docs/cli.md ``design --form channel``, large ``n``), without the mechanism's keys."""
+        return {
+            "form": "channel", "n": self.n, "released": f"clamp(q + eta, 0, {self.n}) with eta the mechanism's noise",
+            "boundary": "clamp", "cost": self.cost, "cost_meaning": describe_cost(self.cost),
+            "prior": "uniform" if self.prior is None else self.prior.tolist(), "worst_case": self.worst_case,
+            "expected_cost": self.expected_cost,
+            "released_error": {self.cost: {"average": self.cost_average, "worst": self.cost_worst}},
+            **self.solver_json({"distances": [1], "directed": False}, bound_method=self.bound_method),
+            "block": self.block.block, "blocks": self.block.blocks, "bound_seconds": self.block.seconds,
+            "notes": list(self.notes),
+        }
+
+
+def one_apart(request: Request) -> bool:
+    """Whether the request protects exactly the neighbours one apart, both ways (read from the
+    neighbourhood given where it is one, without listing the pairs)."""
+    if request.unit == "record":
+        return False
+    nb = request.neighbourhood
+    if nb is None:
+        return True
+    if isinstance(nb, Neighbourhood):
+        return nb.dimension == 1 and nb.integer_shifts() == [-1, 1]
+    n = request.largest
+    pairs = tuple(nb.ordered(n + 1)) if isinstance(nb, InputPairs) else ()
+    return len(pairs) == 2 * n and set(pairs) == {p for q in range(n) for p in ((q, q + 1), (q + 1, q))}
+
+
+def _named_cost(request: Request) -> tuple[str, np.ndarray | None, bool] | None:
+    """``(name, prior or None, worst case)`` of a named monotone cost, else ``None``."""
+    from ..costs import ReleasedCost, check_prior
+    cost = request.cost if request.cost is not None else "abs-error"
+    if isinstance(cost, ReleasedCost):
+        name, prior, worst = cost.name, cost.prior, cost.worst_case
+    elif isinstance(cost, str):
+        name, prior, worst = cost.strip(), request.prior, bool(request.worst_case)
+    else:
+        return None
+    if name not in MONOTONE_COSTS:
+        return None
+    return name, None if prior is None else check_prior(prior, request.size), worst
+
+
+def large_request(request: Request) -> bool:
+    """Whether :func:`solve_large_channel` answers the request: ``space="channel"``, ``n >
+    LARGE_FROM``, pure DP, neighbours one apart, no structural constraint, a named cost of
+    :data:`~optnoise.design.block_bound.MONOTONE_COSTS`."""
+    t = request.target
+    return (request.space == "channel" and request.largest > LARGE_FROM and t.delta == 0  # type: ignore[union-attr]
+            and not request.constraints and _named_cost(request) is not None and one_apart(request))
+
+
+def clamped_geometric(n: int, target: Target) -> Mechanism:
+    """The geometric noise calibrated to ``target`` at distance 1 (its quantized weights certified
+    exactly), to be released clamped to ``{0..n}``."""
+    from .calibrate import calibrate
+    return calibrate("geometric", Request(space="integer", n=n, target=target, neighbourhood=Neighbourhood.sd(1),
+                                          family="geometric", boundary="clamp")).mechanism
+
+
+def solve_large_channel(request: Request) -> LargeChannelDesign:
+    """The clamped geometric for a large channel request (module docstring), with its cost
+    and the block relaxation's proven bound on the optimum."""
+    t0 = time.perf_counter()
+    if not large_request(request):
+        raise InvalidParameterError("request", "a channel request", f"n > {LARGE_FROM}, pure DP, neighbours one "
+                                    "apart, no constraint, a cost of " + ", ".join(MONOTONE_COSTS))
+    name, prior, worst = _named_cost(request)  # type: ignore[misc]
+    n, target = request.largest, request.target
+    mech = clamped_geometric(n, target)  # type: ignore[arg-type]
+    mech.quantize()   # certified now (refused here if it cannot be)
+    costs = clamped_costs(mech.pmf, n, name, prior)  # type: ignore[arg-type]
+    bound = block_lower_bound(n, target.epsilon, name, None if worst else prior)  # type: ignore[union-attr]
+    value = worst_case_bound(bound) if worst else bound.value
+    notes = ("the clamped geometric: clamp(q + eta, 0, n), eta the geometric noise certified exactly at distance 1 "
+             "(clamping is post-processing: pure DP keeps its epsilon); sample eta and clamp",
+             f"no {n + 1} x {n + 1} channel is formed: the cost is computed in O(n) (rounded up) and the lower "
+             f"bound on every channel's cost by the block relaxation with blocks of {bound.block} answers",
+             *(("the worst case is bounded by the uniform average (every channel's worst case is at least it)",)
+               if worst else ()))
+    return LargeChannelDesign(
+        mechanism=mech, n=n, cost=name, prior=prior, worst_case=worst,
+        expected_cost=costs.worst if worst else costs.average, cost_average=costs.average, cost_worst=costs.worst,
+        target=target, lower_bound=value if math.isfinite(value) else None,  # type: ignore[arg-type]
+        bound_method=bound.method, block=bound, solve_seconds=time.perf_counter() - t0, notes=notes)
+
+
+__all__ = ["LARGE_FROM", "LargeChannelDesign", "clamped_geometric", "large_request", "one_apart",
+           "solve_large_channel"]
