@@ -164,3 +164,53 @@ def test_large_n_gap_of_the_clamped_geometric_is_of_order_one_over_b():
     c = clamped_costs(geometric_pmf(math.exp(-eps)), n)
     gap = (c.average - b.value) / c.average
     assert 0 < gap < 3.0 / (BLOCK // 4)
+
+
+# ------------------------------------------------------------------ the design beyond LARGE_FROM
+def large(**kw):
+    from optnoise import Neighbourhood, Target
+    from optnoise.design import Request, design
+    from optnoise.design.large_channel import LARGE_FROM
+
+    args = dict(space="channel", n=LARGE_FROM + 5_000, target=Target(1.0), neighbourhood=Neighbourhood.sd(1),
+                cost="abs-error")
+    return design(Request(**{**args, **kw}))
+
+
+def test_a_large_count_gets_the_clamped_geometric_with_its_proven_gap():
+    d = large()
+    r = d.report
+    assert r.method == "clamped-geometric" and d.mechanism.kind == "integer"
+    assert r.certificate.exact and r.certificate.epsilon_pure <= 1.0
+    n = d.details.n
+    a = d.mechanism.pmf.right_tail.ratio
+    q = np.arange(n + 1)
+    closed = float(np.mean(a * (2 - a ** q - a ** (n - q)) / (1 - a * a)))
+    assert closed <= r.expected_cost <= closed * (1 + 1e-9)
+    assert 0 < r.lower_bound < r.expected_cost and 0 < r.gap < 3.0 / BLOCK
+    assert "block relaxation (B = 2048" in d.details.bound_method and r.optimal is False
+    worst = large(worst_case=True)
+    assert worst.report.expected_cost >= r.expected_cost and worst.report.lower_bound <= worst.report.expected_cost
+
+
+def test_a_large_request_the_clamped_noise_does_not_answer_is_refused_by_its_memory_estimate():
+    with pytest.raises(InvalidParameterError, match="entries; beyond n = "):
+        large(cost="circular-abs", max_memory=2 ** 30)
+
+
+def test_cli_design_channel_at_large_n_reports_the_bound():
+    import json
+
+    from typer.testing import CliRunner
+
+    from optnoise.cli import app
+    from optnoise.design.large_channel import LARGE_FROM
+
+    r = CliRunner().invoke(app, ["design", "--form", "channel", "--n", str(LARGE_FROM + 1), "--sd", "1",
+                                 "--epsilon", "1", "--cost", "abs-error", "--json"])
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["method"] == "clamped-geometric" and out["boundary"] == "clamp" and out["kind"] == "integer"
+    assert out["lower_bound"] <= out["expected_cost"] and out["gap"] == pytest.approx(
+        (out["expected_cost"] - out["lower_bound"]) / out["expected_cost"])
+    assert "block relaxation" in out["bound_method"] and out["block"] == BLOCK
