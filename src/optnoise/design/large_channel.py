@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -126,12 +127,13 @@ def large_request(request: Request) -> bool:
             and not request.constraints and _named_cost(request) is not None and one_apart(request))
 
 
-def clamped_geometric(n: int, target: Target) -> Mechanism:
-    """The geometric noise calibrated to ``target`` at distance 1 (its quantized weights certified
-    exactly), to be released clamped to ``{0..n}``."""
+def clamped_geometric(n: int, target: Target) -> Any:
+    """The geometric noise calibrated to ``target`` at distance 1
+    (:class:`~optnoise.design.calibrate.CalibratedDesign`: its parameter and mechanism, whose
+    quantized weights are certified exactly), to be released clamped to ``{0..n}``."""
     from .calibrate import calibrate
     return calibrate("geometric", Request(space="integer", n=n, target=target, neighbourhood=Neighbourhood.sd(1),
-                                          family="geometric", boundary="clamp")).mechanism
+                                          family="geometric", boundary="clamp"))
 
 
 def solve_large_channel(request: Request) -> LargeChannelDesign:
@@ -143,7 +145,7 @@ def solve_large_channel(request: Request) -> LargeChannelDesign:
                                     "apart, no constraint, a cost of " + ", ".join(MONOTONE_COSTS))
     name, prior, worst = _named_cost(request)  # type: ignore[misc]
     n, target = request.largest, request.target
-    mech = clamped_geometric(n, target)  # type: ignore[arg-type]
+    mech = clamped_geometric(n, target).mechanism  # type: ignore[arg-type]
     mech.quantize()   # certified now (refused here if it cannot be)
     costs = clamped_costs(mech.pmf, n, name, prior)  # type: ignore[arg-type]
     bound = block_lower_bound(n, target.epsilon, name, None if worst else prior)  # type: ignore[union-attr]
@@ -161,5 +163,43 @@ def solve_large_channel(request: Request) -> LargeChannelDesign:
         bound_method=bound.method, block=bound, solve_seconds=time.perf_counter() - t0, notes=notes)
 
 
-__all__ = ["LARGE_FROM", "LargeChannelDesign", "clamped_geometric", "large_request", "one_apart",
+#: The mechanisms ``compare --form channel`` scores beyond :data:`LARGE_FROM` (no channel matrix
+#: is formed: the others' costs need one).
+LARGE_MECHANISMS: tuple[str, ...] = ("optimal-channel", "clamped-geometric")
+
+
+@dataclass(frozen=True)
+class LargeRow:
+    """One mechanism of a large comparison: its parameter and its costs (rounded up)."""
+
+    name: str
+    parameter: float | None
+    parameter_name: str | None
+    average: float
+    worst: float
+    error_rate: float
+
+
+def large_rows(request: Request, names: tuple[str, ...]) -> tuple[LargeChannelDesign, tuple[LargeRow, ...]]:
+    """The design of a large request (:func:`solve_large_channel`) and each of ``names``
+    (:data:`LARGE_MECHANISMS`) scored in ``O(n)``: the design itself, and the calibrated clamped
+    geometric (the same noise: Ghosh et al.'s mechanism is what the design returns here)."""
+    bad = [m for m in names if m not in LARGE_MECHANISMS]
+    if bad or not names:
+        raise InvalidParameterError("mechanisms", ",".join(bad or names), f"at n > {LARGE_FROM} (no channel matrix is "
+                                    "formed): " + ", ".join(LARGE_MECHANISMS))
+    d = solve_large_channel(request)
+    er = clamped_costs(d.mechanism.pmf, d.n, "er").worst  # type: ignore[arg-type]
+    rows = []
+    for name in names:
+        if name == "optimal-channel":
+            rows.append(LargeRow(name, None, None, d.cost_average, d.cost_worst, er))
+        else:
+            found = clamped_geometric(d.n, d.target)
+            c = clamped_costs(found.mechanism.pmf, d.n, d.cost, d.prior)
+            rows.append(LargeRow(name, found.parameter, found.parameter_name, c.average, c.worst, er))
+    return d, tuple(rows)
+
+
+__all__ = ["LARGE_FROM", "LARGE_MECHANISMS", "LargeRow", "large_rows", "LargeChannelDesign", "clamped_geometric", "large_request", "one_apart",
            "solve_large_channel"]
