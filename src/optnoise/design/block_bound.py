@@ -212,20 +212,42 @@ def _side_costs(near: np.ndarray, beyond: float, f: np.ndarray) -> np.ndarray:
     return side
 
 
+#: Added to a rounded-up cost for the masses that underflow (:func:`clamped_costs`).
+TINY = 2.0 ** -900
+#: Below this a float mass is 0 (half the least subnormal is ``2^-1075``).
+UNDERFLOW_BITS = 1080
+
+
+def _reach(pmf: IntegerPMF) -> int:
+    """``|k|`` beyond which every float mass of ``pmf`` is 0: past its window, a tail's mass after
+    ``b`` blocks is at most ``ratio^b < 2^-UNDERFLOW_BITS`` once ``b > UNDERFLOW_BITS ln 2 / -ln ratio``."""
+    reach = max(-pmf.lo, pmf.hi)
+    for tail in (pmf.left_tail, pmf.right_tail):
+        if tail is not None:
+            blocks = math.ceil(UNDERFLOW_BITS * math.log(2.0) / -math.log(tail.ratio)) + 1
+            reach = max(reach, max(-pmf.lo, pmf.hi) + tail.period * blocks)
+    return reach
+
+
 def clamped_row_costs(pmf: IntegerPMF, n: int, cost: str = "abs-error") -> np.ndarray:
     """``r[q] = E L(q, clamp(q + eta, 0, n))`` for ``q = 0..n`` in ``O(n)`` (float; see
     :func:`clamped_costs` for the rounded-up figures). ``L`` one of :data:`MONOTONE_COSTS`
-    (``L(q, q) = 0``). The two sides of ``q`` add: ``r[q] = side_-(q) + side_+(n - q)``."""
+    (``L(q, q) = 0``). The two sides of ``q`` add: ``r[q] = side_-(q) + side_+(n - q)``.
+    Masses beyond :func:`_reach` are 0 in floats and are not computed."""
     cost = check_monotone_cost(cost)
     size = int(n) + 1
     f = loss_rows(cost, n, np.array([0]))[0]          # f[d] = L at distance d, d = 0..n
-    lo, hi = min(pmf.lo, -size), max(pmf.hi, size)
+    span = min(size, _reach(pmf))
+    lo, hi = min(pmf.lo, -span), max(pmf.hi, span)
     window = pmf.window(lo, hi)                        # masses of lo..hi
     ks = np.arange(lo, hi + 1)
-    right = window[(ks >= 0) & (ks <= n)]
-    left = window[(ks <= 0) & (ks >= -n)][::-1]
-    beyond_r = float(window[ks > n].sum()) + _beyond(pmf, hi, 1)
-    beyond_l = float(window[ks < -n].sum()) + _beyond(pmf, -lo, -1)
+    right, left = np.zeros(size), np.zeros(size)
+    inside = (ks >= 0) & (ks <= n)
+    right[ks[inside]] = window[inside]
+    inside = (ks <= 0) & (ks >= -n)
+    left[-ks[inside]] = window[inside]
+    beyond_r = float(window[ks > n].sum()) + (_beyond(pmf, hi, 1) if hi >= n else 0.0)
+    beyond_l = float(window[ks < -n].sum()) + (_beyond(pmf, -lo, -1) if -lo >= n else 0.0)
     low, high = _side_costs(left, beyond_l, f), _side_costs(right, beyond_r, f)
     return low + high[::-1]
 
@@ -250,13 +272,15 @@ def clamped_costs(pmf: IntegerPMF, n: int, cost: str = "abs-error",
     is below ``(3 n + 10) u / (1 - (3 n + 10) u)`` (Higham, *Accuracy and Stability*, Sect. 3.1,
     with the masses taken as given); ``slack = 2 (3 n + 10) u`` covers it for ``n < 10^14``.
     The masses are the noise's float masses: the cost of the mechanism as designed, as every
-    design's ``expected_cost`` is.
+    design's ``expected_cost`` is. Masses that underflow to 0 (each below ``2^-1075``, at most
+    ``2 n + 2`` of them, each costing at most ``f(n) <= n^2``) are covered by the absolute
+    ``TINY = 2^-900 >= (2 n + 2) n^2 2^-1075`` for ``n < 10^15``.
     """
     r = clamped_row_costs(pmf, n, cost)
     pi = check_prior(prior, r.size)
     slack = 2.0 * (3.0 * n + 10.0) * UNIT
     up = 1.0 + slack
-    return ClampedCosts(float(pi @ r) * up, float(r.max()) * up, slack)
+    return ClampedCosts(float(pi @ r) * up + TINY, float(r.max()) * up + TINY, slack)
 
 
 __all__ = ["BLOCK", "MONOTONE_COSTS", "PRIOR_BLOCK", "BlockBound", "ClampedCosts", "block_chain_bound",
