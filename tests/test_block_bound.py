@@ -214,3 +214,19 @@ def test_cli_design_channel_at_large_n_reports_the_bound():
     assert out["lower_bound"] <= out["expected_cost"] and out["gap"] == pytest.approx(
         (out["expected_cost"] - out["lower_bound"]) / out["expected_cost"])
     assert "block relaxation" in out["bound_method"] and out["block"] == BLOCK
+
+
+def test_a_query_count_beyond_the_channel_says_its_proven_gap():
+    from optnoise import Target
+    from optnoise.query.mechanisms import CHANNEL_MAX_N, count_cell
+
+    n = CHANNEL_MAX_N + 1_000
+    cell = count_cell("households", n, 0, 1, Target(1.0))
+    assert cell.space == "clamped-line"
+    got = cell.to_json()
+    a = cell.noise.pmf.right_tail.ratio
+    q = np.arange(n + 1)
+    closed = float(np.mean(a * (2 - a ** q - a ** (n - q)) / (1 - a * a)))
+    assert closed <= got["expected_cost"] <= closed * (1 + 1e-9)
+    assert 0 < got["lower_bound"] < got["expected_cost"] and 0 < got["gap"] < 5.0 / 512
+    assert "block relaxation" in got["bound_method"]

@@ -204,8 +204,10 @@ def count_cell(name: str, n: int, offset: int, distance: int, target: Target, ch
     mech = own if rep is own.pmf else Mechanism(rep, own.neighbourhood, own.target, own.name)
     mech.quantize()   # certified exactly now, refused here if it cannot be
     why = "" if choice != "optimal" else f" (the optimal channel is designed up to n * distance = {CHANNEL_MAX_WORK})"
+    from ..design.large_channel import proven_gap   # E|y - q| above the best channel's (issue 23)
+    gap = proven_gap(mech.pmf, n, target.epsilon) if fam == "geometric" and target.pure and distance == 1 else {}
     return Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
-                + (f"; {note}" if note else ""), _report(found))
+                + (f"; {note}" if note else ""), {**_report(found), **gap})
 
 
 def _chained_geometric(name: str, n: int, offset: int, distance: int, target: Target) -> Cell:
