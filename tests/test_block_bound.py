@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from optnoise.design.block_bound import (
-    BLOCK, block_lower_bound, clamped_costs, clamped_row_costs, worst_case_bound,
+    BLOCK, block_lower_bound, clamped_costs, clamped_row_costs, window_chain_bound, window_values, worst_case_bound,
 )
 from optnoise.errors import InvalidParameterError
 from optnoise.families.baselines import clamp_channel
@@ -187,10 +187,18 @@ def test_a_large_count_gets_the_clamped_geometric_with_its_proven_gap():
     q = np.arange(n + 1)
     closed = float(np.mean(a * (2 - a ** q - a ** (n - q)) / (1 - a * a)))
     assert closed <= r.expected_cost <= closed * (1 + 1e-9)
-    assert 0 < r.lower_bound < r.expected_cost and 0 < r.gap < 3.0 / BLOCK
-    assert "block relaxation (B = 2048" in d.details.bound_method and r.optimal is False
+    # the whole chain's windowed certificate proves the clamped geometric optimal (Ghosh et al.)
+    assert 0 < r.lower_bound < r.expected_cost and r.gap < 1e-8 and r.optimal is True
+    assert "window of 25" in d.details.bound_method and "block relaxation (B = 2048)" in d.details.bound_method
+    assert d.details.block.value < r.lower_bound and (r.expected_cost - d.details.block.value) < 3.0 / BLOCK
     worst = large(worst_case=True)
     assert worst.report.expected_cost >= r.expected_cost and worst.report.lower_bound <= worst.report.expected_cost
+    # bounded by the uniform average: the ends' saving, about 1.6 / n, is left in the gap
+    assert 0 < worst.report.gap < 3.0 / d.details.n
+    prior = np.tile([1.0, 3.0], (d.details.n + 2) // 2)[: d.details.n + 1]
+    skewed = large(prior=prior)   # a prior: the block relaxation alone (blocks of 256, one problem)
+    assert skewed.details.window is None and "block relaxation (B = 256" in skewed.details.bound_method
+    assert 0 < skewed.report.gap < 0.05
 
 
 def test_a_large_request_the_clamped_noise_does_not_answer_is_refused_by_its_memory_estimate():
@@ -213,7 +221,8 @@ def test_cli_design_channel_at_large_n_reports_the_bound():
     assert out["method"] == "clamped-geometric" and out["boundary"] == "clamp" and out["kind"] == "integer"
     assert out["lower_bound"] <= out["expected_cost"] and out["gap"] == pytest.approx(
         (out["expected_cost"] - out["lower_bound"]) / out["expected_cost"])
-    assert "block relaxation" in out["bound_method"] and out["block"] == BLOCK
+    assert "block relaxation" in out["bound_method"] and out["block"] == BLOCK and out["window"] == 25
+    assert out["block_bound"] < out["lower_bound"] and out["optimal"] is True
 
 
 def test_a_query_count_beyond_the_channel_says_its_proven_gap():
@@ -230,3 +239,52 @@ def test_a_query_count_beyond_the_channel_says_its_proven_gap():
     assert closed <= got["expected_cost"] <= closed * (1 + 1e-9)
     assert 0 < got["lower_bound"] < got["expected_cost"] and 0 < got["gap"] < 5.0 / 512
     assert "block relaxation" in got["bound_method"]
+
+
+# ------------------------------------------------------------------ the windowed chain certificate
+def test_window_values_bound_the_full_chain_values_from_below():
+    from optnoise.design.bounds import chain_values, exp_up
+    from optnoise.design.chain import best_remap, geometric_dual
+
+    n, eps = 150, 1.0
+    p = 1.0 / (n + 1)
+    alpha = math.exp(-eps)
+    u = geometric_dual(best_remap("abs-error", np.full(n + 1, p), alpha)[1], alpha)
+    rng = np.random.default_rng(7)
+    u = u * (1 + 0.05 * rng.standard_normal(n + 1))   # a candidate that fails somewhere
+    f = np.arange(n + 1, dtype=float)
+    full = chain_values(lambda lo, hi: p * np.abs(np.subtract.outer(np.arange(lo, hi), np.arange(n + 1))), u,
+                        exp_up(eps))
+    assert np.any(full < 0)
+    for window in (3, 10, 40):   # valid: p (window + 1) >= max u
+        assert p * (window + 1) >= u.max()
+        got = window_values(u, p, f, exp_up(eps), window)
+        assert np.all(got <= full + 1e-15)
+    np.testing.assert_allclose(window_values(u, p, f, exp_up(eps), 40), full, rtol=0, atol=1e-12 * p)
+
+
+@pytest.mark.parametrize("cost", ["abs-error", "sq-error", "er"])
+@pytest.mark.parametrize("eps", [0.4, 1.0, 2.5])
+def test_window_chain_bound_below_the_plain_lp(cost, eps):
+    n = 24
+    got = window_chain_bound(n, eps, cost, edge=4)
+    assert got is not None
+    opt = plain_lp(n, eps, cost, None)
+    assert got[0] <= opt + LP_TOL
+    assert worst_case_bound(got[0], n) <= plain_lp(n, eps, cost, None, worst=True) + LP_TOL
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(8, 20), eps=st.floats(0.2, 3.0), edge=st.integers(1, 3),
+       cost=st.sampled_from(["abs-error", "sq-error", "er"]))
+def test_window_chain_bound_valid_under_random_requests(n, eps, edge, cost):
+    got = window_chain_bound(n, eps, cost, edge=edge)
+    if got is not None:
+        assert 0.0 <= got[0] <= plain_lp(n, eps, cost, None) + LP_TOL
+
+
+def test_window_chain_bound_proves_the_clamped_geometric_optimal_at_a_million():
+    n = 1_000_000
+    bound, window = window_chain_bound(n, 2.0)
+    c = clamped_costs(geometric_pmf(math.exp(-2.0)), n)
+    assert window == 13 and 0 < (c.average - bound) / c.average < 1e-8

@@ -175,14 +175,92 @@ def block_lower_bound(n: int, epsilon: float, cost: str = "abs-error",
     return BlockBound(value, size - 1, m, sum(counts.values()), len(found), time.perf_counter() - t0)
 
 
-def worst_case_bound(bound: BlockBound) -> float:
-    """A proven lower bound on the optimal *worst-case* cost from a uniform prior's
-    :class:`BlockBound`: every channel's ``max_q cost_q >= sum_q p cost_q / ((n + 1) p)`` with
-    ``p`` the float uniform weight; ``(n + 1) p`` rounded up, the quotient rounded down."""
-    size = bound.n + 1
+def worst_case_bound(bound: BlockBound | float, n: int | None = None) -> float:
+    """A proven lower bound on the optimal *worst-case* cost from a uniform prior's bound (a
+    :class:`BlockBound`, or a value with its ``n``): every channel's ``max_q cost_q >= sum_q p
+    cost_q / ((n + 1) p)`` with ``p`` the float uniform weight; ``(n + 1) p`` rounded up, the
+    quotient rounded down."""
+    value, n = (bound.value, bound.n) if isinstance(bound, BlockBound) else (float(bound), int(n))  # type: ignore[arg-type]
+    size = n + 1
     p = 1.0 / size
     total = float(np.nextafter(size * p, np.inf))
-    return max(0.0, float(down(bound.value / total)))
+    return max(0.0, float(down(value / total)))
+
+
+# ------------------------------------------------------------------ the whole chain, windowed (uniform prior)
+#: Largest window of :func:`window_chain_bound` (``O(n W)`` vector steps).
+MAX_WINDOW = 400
+#: Half the size of the small problem whose geometric-plus-remap multipliers give the ends of
+#: the candidate (the middle is their constant value).
+EDGE = 1024
+
+
+def step(a: np.ndarray, inv_lo: float, e_up: float) -> np.ndarray:
+    """A lower bound of ``min(a / E, E a)`` for every ``E <= e_up`` (``inv_lo <= 1 / e_up``),
+    rounded down; non-decreasing in ``a`` and 0 at 0 (the chain certificate's step)."""
+    return down(np.where(a >= 0, a * inv_lo, a * e_up))
+
+
+def window_values(u: np.ndarray, p: float, f: np.ndarray, e_up: float, window: int) -> np.ndarray:
+    """For each column ``y``: a lower bound of ``min {<c[:, y] - u, x> : x in K, x_y = 1}`` with
+    ``c[q, y] = p f(|q - y|)`` (uniform weight ``p``), when every ``c[j, y] - u_j >= 0`` for
+    ``|j - y| > window`` (the caller checks it).
+
+    Derivation (as :func:`optnoise.design.bounds.chain_values`, whose steps are reused): the
+    backward quantity ``F_k`` (least ``sum_{j <= k} w_j x_j`` with ``x_k = 1``) is ``>= 0``
+    wherever every ``w_j``, ``j <= k``, is ``>= 0`` (``x >= 0``), so at ``k0 = y - window``
+    ``F_{k0} = w_{k0} + s(F_{k0 - 1}) >= w_{k0} + s(0) = w_{k0}`` (``s`` non-decreasing,
+    ``s(0) = 0``): the recursion may start at ``k0`` as if the domain began there, and likewise
+    from the top. Every step rounds down. ``O(n window)``, vectorised over the columns.
+    """
+    size = u.size
+    inv_lo = float(down(1.0 / e_up))
+    c = down(p * f[: window + 1])   # c(t) rounded down: a lower bound of the cost at distance t
+    left, right = np.zeros(size), np.zeros(size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(min(window, size - 1), 0, -1):   # columns y >= t (q = y - t), y <= n - t (q = y + t)
+            left[t:] = down(down(c[t] - u[:size - t]) + step(left[t:], inv_lo, e_up))
+            right[:size - t] = down(down(c[t] - u[t:]) + step(right[:size - t], inv_lo, e_up))
+        out = down(down(down(c[0] - u) + step(left, inv_lo, e_up)) + step(right, inv_lo, e_up))
+    return np.where(np.isnan(out), -np.inf, out)
+
+
+def window_chain_bound(n: int, epsilon: float, cost: str = "abs-error", edge: int = EDGE) -> tuple[float, int] | None:
+    """A proven lower bound on the optimal cost of a channel on ``{0..n}`` for a *uniform*
+    prior (pure ``epsilon``-DP, neighbours one apart; ``cost`` of :data:`MONOTONE_COSTS`): the
+    chain certificate of the whole problem, each column checked over a window (:func:`window_values`).
+    ``(bound, window)``, or ``None`` where no window up to :data:`MAX_WINDOW` is valid.
+
+    The candidate multipliers: Ghosh et al.'s geometric-plus-remap dual on ``{0..2 edge}`` gives
+    the ends, its middle value the rest (far from the ends the problem is translation
+    invariant); :func:`~optnoise.design.chain.geometric_dual` maps it to ``u`` in ``O(n)``. The
+    candidate is not trusted: :func:`window_values` checks every column and
+    :func:`~optnoise.design.bounds.repair` lowers ``u`` where one fails. The window is valid
+    when ``p f(window + 1)`` (rounded down) is at least ``max u``: then every cost beyond the
+    window exceeds its multiplier (``f`` non-decreasing). It is widened to ``25 / epsilon`` (the
+    truncation then costs about ``e^-25`` of a column's value). Proof:
+    docs/proofs/channel-lower-bounds.md ("Windowed chain certificate").
+    """
+    from .bounds import exp_up, repair
+    cost = check_monotone_cost(cost)
+    size = int(n) + 1
+    p = 1.0 / size
+    if size <= 2 * edge + 1:
+        return None
+    alpha = math.exp(-epsilon) / (1.0 - RATIO_MARGIN)
+    _, v_small = best_remap(cost, np.full(2 * edge + 1, p), alpha)
+    v = np.concatenate((v_small[:edge], np.full(size - 2 * edge, v_small[edge]), v_small[edge + 1:]))
+    u = geometric_dual(v, alpha)
+    f = loss_rows(cost, min(n, MAX_WINDOW + 1), np.array([0]))[0]
+    valid = [w for w in range(1, min(n - 1, MAX_WINDOW) + 1) if float(down(p * f[w + 1])) >= float(np.max(u))]
+    if not valid:
+        return None
+    window = min(max(valid[0], math.ceil(25.0 / epsilon)), min(n - 1, MAX_WINDOW))
+    values = window_values(u, p, f, exp_up(epsilon), window)
+    if not np.all(np.isfinite(values)):
+        return None
+    fixed, _ = repair(u, values)
+    return max(0.0, sum_down(fixed)), window
 
 
 # ------------------------------------------------------------------ above: clamped noise in O(n)
@@ -283,5 +361,6 @@ def clamped_costs(pmf: IntegerPMF, n: int, cost: str = "abs-error",
     return ClampedCosts(float(pi @ r) * up + TINY, float(r.max()) * up + TINY, slack)
 
 
-__all__ = ["BLOCK", "MONOTONE_COSTS", "PRIOR_BLOCK", "BlockBound", "ClampedCosts", "block_chain_bound",
-           "block_lower_bound", "check_monotone_cost", "clamped_costs", "clamped_row_costs", "worst_case_bound"]
+__all__ = ["BLOCK", "EDGE", "MAX_WINDOW", "MONOTONE_COSTS", "PRIOR_BLOCK", "BlockBound", "ClampedCosts", "block_chain_bound",
+           "block_lower_bound", "check_monotone_cost", "clamped_costs", "clamped_row_costs", "window_chain_bound", "window_values",
+           "worst_case_bound"]

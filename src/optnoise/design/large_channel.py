@@ -31,7 +31,9 @@ from ..errors import InvalidParameterError
 from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..target import Target
-from .block_bound import MONOTONE_COSTS, BlockBound, block_lower_bound, clamped_costs, worst_case_bound
+from .block_bound import (
+    MONOTONE_COSTS, BlockBound, block_lower_bound, clamped_costs, window_chain_bound, worst_case_bound,
+)
 from .report import DesignResult, OfTarget, ProvenBound
 from .request import Request
 
@@ -71,6 +73,7 @@ class LargeChannelDesign(ProvenBound, OfTarget, DesignResult):
     block: BlockBound
     solve_seconds: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    window: int | None = None
 
     method = "clamped-geometric"
 
@@ -83,7 +86,8 @@ class LargeChannelDesign(ProvenBound, OfTarget, DesignResult):
             "expected_cost": self.expected_cost,
             "released_error": {self.cost: {"average": self.cost_average, "worst": self.cost_worst}},
             **self.solver_json({"distances": [1], "directed": False}, bound_method=self.bound_method),
-            "block": self.block.block, "blocks": self.block.blocks, "bound_seconds": self.block.seconds,
+            "block": self.block.block, "blocks": self.block.blocks, "block_bound": self.block.value,
+            "window": self.window, "block_seconds": self.block.seconds,
             "notes": list(self.notes),
         }
 
@@ -149,18 +153,29 @@ def solve_large_channel(request: Request) -> LargeChannelDesign:
     mech.quantize()   # certified now (refused here if it cannot be)
     costs = clamped_costs(mech.pmf, n, name, prior)  # type: ignore[arg-type]
     bound = block_lower_bound(n, target.epsilon, name, None if worst else prior)  # type: ignore[union-attr]
-    value = worst_case_bound(bound) if worst else bound.value
+    value, method, window = bound.value, bound.method, None
+    if prior is None or worst:   # the uniform prior: the whole chain's certificate, windowed
+        found = window_chain_bound(n, target.epsilon, name)  # type: ignore[union-attr]
+        if found is not None and found[0] > value:
+            value, window = found
+            method = (f"chain-dual of the whole domain, each column checked over a window of {window} (outward "
+                      f"rounded, at e^eps; docs/proofs/channel-lower-bounds.md); the block relaxation (B = "
+                      f"{bound.block}) gives {bound.value!r}")
+    if worst:
+        value = worst_case_bound(value, n)
     notes = ("the clamped geometric: clamp(q + eta, 0, n), eta the geometric noise certified exactly at distance 1 "
              "(clamping is post-processing: pure DP keeps its epsilon); sample eta and clamp",
              f"no {n + 1} x {n + 1} channel is formed: the cost is computed in O(n) (rounded up) and the lower "
-             f"bound on every channel's cost by the block relaxation with blocks of {bound.block} answers",
+             f"bound on every channel's cost by the block relaxation with blocks of {bound.block} answers"
+             + ("" if window is None else f" and, better, the whole chain's dual certificate checked over windows "
+                                         f"of {window}"),
              *(("the worst case is bounded by the uniform average (every channel's worst case is at least it)",)
                if worst else ()))
     return LargeChannelDesign(
         mechanism=mech, n=n, cost=name, prior=prior, worst_case=worst,
         expected_cost=costs.worst if worst else costs.average, cost_average=costs.average, cost_worst=costs.worst,
         target=target, lower_bound=value if math.isfinite(value) else None,  # type: ignore[arg-type]
-        bound_method=bound.method, block=bound, solve_seconds=time.perf_counter() - t0, notes=notes)
+        bound_method=method, block=bound, window=window, solve_seconds=time.perf_counter() - t0, notes=notes)
 
 
 #: Largest domain :func:`proven_gap` scores (a few arrays of ``n`` floats).

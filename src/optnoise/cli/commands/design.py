@@ -259,7 +259,7 @@ def _print_clamped(p: dict[str, Any]) -> None:
         summary.add_row(key, fmt(v))
     out.print(summary)
     _print_released(p)
-    say((f"{p['solve_seconds']:.3f} s, of which the bound {p['bound_seconds']:.3f} s", "dim"))
+    say((f"{p['solve_seconds']:.3f} s, of which the block relaxation {p['block_seconds']:.3f} s", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
 
