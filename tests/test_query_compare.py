@@ -107,6 +107,24 @@ def test_profiles_and_units():
         compare(mode_spec(change="add-remove", max_units=500), units=501)
     with pytest.raises(InvalidParameterError, match="peak or mode"):
         compare({"statistics": {"n": {"kind": "count", "epsilon": 1.0}}})
+    one_key = mode_spec()
+    one_key["statistics"]["fuel"]["keys"] = ["gas"]
+    with pytest.raises(InvalidParameterError, match="statistics.fuel.keys"):
+        compare(one_key)
+
+
+def test_a_clamp_below_zero_keeps_each_profile_s_peak():
+    """Rows at -6 (the middle of -10..-2): the key with the fewest rows has the largest total, so
+    the shares are mirrored and the profile's peak (position 3 * 5 // 4 = 3) stays the argmax;
+    twice the same peak (once per method in the spec) gives the same numbers."""
+    peak = {"kind": "peak", "key": "k", "keys": {"lower": 0, "upper": 4}, "of": "v",
+            "clamp": {"lower": -10, "upper": -2}, "epsilon": 1.0}
+    doc = compare({"unit": {"id": "h", "max_rows": 3}, "statistics": {
+        "a": peak, "b": {**peak, "method": "report-noisy-max"}}}, units=100)
+    a, b = doc["statistics"]["a"], doc["statistics"]["b"]
+    one = a["profiles"]["one-peak"]["scores"]
+    assert all(x < 0 for x in one) and int(np.argmax(one)) == 3 and a["profiles"]["two-near-tied"]["true_key"] == "3"
+    assert a["profiles"] == b["profiles"] and b["chosen_method"] == "report-noisy-max"
 
 
 def test_cli_json_output_and_refusals(tmp_path):

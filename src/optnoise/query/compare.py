@@ -154,15 +154,24 @@ def summary(law: np.ndarray | list, true: int, distances: np.ndarray) -> dict:
 
 
 # ------------------------------------------------------------------ one statistic
-def _methods(stat: Statistic, unit: Unit) -> tuple[dict, Cell, int, float, int]:
+def _methods(stat: Statistic, unit: Unit, designed: dict) -> tuple[dict, Cell, int, float, int]:
     """Both methods' mechanism and guarantee (no data): the answer-noise cell, the scores'
-    sensitivity, the cell epsilon of report-noisy-max and the cells one unit moves."""
+    sensitivity, the cell epsilon of report-noisy-max and the cells one unit moves.
+    ``designed``: answer-noise cells already built, by keys and cell target (a spec often
+    asks the same peak twice, once per method)."""
     from ..analysis.outward import sum_up
     target: Target = stat.target  # type: ignore[assignment]
+    if stat.keys.size < 2:  # type: ignore[union-attr]
+        raise InvalidParameterError("keys", list(stat.keys.values), "at least 2 declared keys (with one, the "  # type: ignore
+                                    "answer is known without the data: nothing to compare)")
     noise_stat = replace(stat, method="answer-noise")
     derived = derive(noise_stat, unit)
     cells = derived.cells
-    cell = key_cell(stat.name, noise_stat, cell_target(target, cells))
+    at = cell_target(target, cells)
+    memo = (stat.keys, at.epsilon, at.delta, at.notion)
+    if memo not in designed:
+        designed[memo] = key_cell(stat.name, noise_stat, at)
+    cell = designed[memo]
     sens = score_sensitivity(replace(stat, method="report-noisy-max"), unit)
     eps = cell_target(Target(target.epsilon), cells).epsilon
     docs = {
@@ -178,12 +187,13 @@ def _methods(stat: Statistic, unit: Unit) -> tuple[dict, Cell, int, float, int]:
     return docs, cell, sens, eps, cells
 
 
-def compare_statistic(stat: Statistic, unit: Unit, units: int) -> dict:
-    """Both methods of one peak or mode on each synthetic profile (module docstring)."""
+def compare_statistic(stat: Statistic, unit: Unit, units: int, designed: dict | None = None) -> dict:
+    """Both methods of one peak or mode on each synthetic profile (module docstring);
+    ``designed``: a cache of answer-noise cells shared by the statistics of one spec."""
     k = stat.keys.size  # type: ignore[union-attr]
     groups = stat.groups.size if stat.groups else 1
     per_group = max(1, units // groups)
-    docs, cell, sens, eps, cells = _methods(stat, unit)
+    docs, cell, sens, eps, cells = _methods(stat, unit, {} if designed is None else designed)
     distances = key_distances(k, stat.keys.integer)  # type: ignore[union-attr]
     noise_law = answer_noise_law(cell)
     labels = stat.keys.labels()  # type: ignore[union-attr]
@@ -260,10 +270,11 @@ def compare(spec: Any, *, units: int | None = None) -> dict:
         raise InvalidParameterError("spec", "no peak or mode statistic", "a spec with at least one statistic of kind "
                                     "'peak' or 'mode' (compare shows their two methods)")
     count, source = units_for(parsed.unit, units)
-    stats = {}
+    stats: dict[str, dict] = {}
+    designed: dict = {}
     for stat in chosen:
         try:
-            stats[stat.name] = compare_statistic(stat, parsed.unit, count)
+            stats[stat.name] = compare_statistic(stat, parsed.unit, count, designed)
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
     u = parsed.unit
