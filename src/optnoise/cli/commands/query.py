@@ -34,7 +34,8 @@ def query(
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:
-    """Release statistics of a table with optimal, certified noise per person (unit), under one budget."""
+    """Release statistics of a table with optimal, certified noise per person (unit), under one budget
+    (--compare: both methods of each peak and mode on synthetic data of the spec's shape instead)."""
     from ...query.files import query_file
     from ...query.spec import load_query_spec
     _check_mode(compare, input_path, units, csv=csv, seed=seed, engine=engine, spark_master=spark_master)
