@@ -175,10 +175,14 @@ def _methods(stat: Statistic, unit: Unit, designed: dict) -> tuple[dict, Cell, i
     sens = score_sensitivity(replace(stat, method="report-noisy-max"), unit)
     eps = cell_target(Target(target.epsilon), cells).epsilon
     docs = {
-        "answer-noise": {"mechanism": cell.to_json(), "neighbourhood": derived.to_json(noise_stat),
+        "answer-noise": {"law": "the true key shifted (around the declared keys) by the quantized noise that is "
+                                "sampled: the same on every profile",
+                         "mechanism": cell.to_json(), "neighbourhood": derived.to_json(noise_stat),
                          "certificate": {"exact": True, "cell": cell.certificate_json(), "cells_per_unit": cells,
                                          "epsilon_pure": sum_up([cell.epsilon_pure] * cells)}},
-        "report-noisy-max": {"mechanism": {"name": "report-noisy-max", "rule": RULE, "score_sensitivity": sens},
+        "report-noisy-max": {"law": f"permute-and-flip's closed form over the profile's scores at epsilon {eps:g} "
+                                    f"per group, sensitivity {sens}",
+                             "mechanism": {"name": "report-noisy-max", "rule": RULE, "score_sensitivity": sens},
                              "certificate": rnm_guarantee(target.epsilon, sens, cells)},
     }
     if target.delta:

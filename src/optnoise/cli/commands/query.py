@@ -114,7 +114,8 @@ def _render_compare(doc: dict, output: Optional[Path]) -> None:
         for row in rows:
             table.add_row(*(escape(c) for c in row))
         out.print(table)
-        notes([f"distance: {s['distance']}", f"scores: {s['scores']}"])
+        notes([f"distance: {s['distance']}", f"scores: {s['scores']}",
+               "answer-noise: the same law on every profile (the true key shifted by the noise)"])
     skipped = f"; not compared (not a peak or mode): {', '.join(doc['skipped'])}" if doc["skipped"] else ""
     source = {"default": "the default: under replace the spec holds no number of units; --units to change it",
               "unit.max_units": "the spec's unit.max_units", "units": "--units"}[doc["units_from"]]
