@@ -104,7 +104,9 @@ def block_chain_bound(weights: np.ndarray, epsilon: float, cost: str) -> float:
     margin (:func:`~optnoise.design.chain.best_remap`, :func:`~optnoise.design.chain.geometric_dual`);
     :func:`~optnoise.design.bounds.chain_bound` checks and repairs them at ``e^eps`` in
     outward-rounded arithmetic, so the weights enter as the exact floats given (not
-    renormalised). A non-negative loss makes 0 a bound too; one answer costs ``L(q, q) = 0``.
+    renormalised), and each cost coefficient ``weight x loss`` rounded down (lowering a
+    coefficient only lowers the optimum it bounds: ``P >= 0``). A non-negative loss makes 0 a
+    bound too; one answer costs ``L(q, q) = 0``.
     """
     w = np.asarray(weights, dtype=np.float64)
     if w.size == 1 or not np.any(w > 0):
@@ -112,7 +114,8 @@ def block_chain_bound(weights: np.ndarray, epsilon: float, cost: str) -> float:
     alpha = math.exp(-epsilon) / (1.0 - RATIO_MARGIN)
     _, v = best_remap(cost, w, alpha)
     top = w.size - 1
-    bound = chain_bound(lambda lo, hi: w[lo:hi, None] * loss_rows(cost, top, np.arange(lo, hi)),
+    # the cost coefficients rounded down: lower bounds of the exact products weight x loss
+    bound = chain_bound(lambda lo, hi: down(w[lo:hi, None] * loss_rows(cost, top, np.arange(lo, hi))),
                         geometric_dual(v, alpha), epsilon)
     return max(0.0, bound.value) if math.isfinite(bound.value) else 0.0
 
