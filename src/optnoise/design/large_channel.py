@@ -178,8 +178,9 @@ def solve_large_channel(request: Request) -> LargeChannelDesign:
         bound_method=method, block=bound, window=window, solve_seconds=time.perf_counter() - t0, notes=notes)
 
 
-#: Largest domain :func:`proven_gap` scores (a few arrays of ``n`` floats).
-PROVEN_GAP_MAX_N = 2_000_000
+#: Largest domain :func:`proven_gap` scores: a release's cell pays it once (about 0.5 s at this
+#: size on 2 loaded cores; 6.6 s at n = 10^6, mostly ``np.nextafter`` over arrays of ``n``).
+PROVEN_GAP_MAX_N = 200_000
 #: Answers per block of :func:`proven_gap`'s block relaxation, twice its windowed candidate's edge
 #: (a release's cell: well under a second).
 CELL_BLOCK = 512
