@@ -1,0 +1,190 @@
+"""``unbiased = true`` for counts, histograms and sums (issue 22, item 4).
+
+Unbiasedness is checked exactly on the certified (sampled) weights, in rationals; the draws
+against that law by chi-square at ALPHA (the false-alarm rate per test), with fixed seeds and
+a power check against a wrong law; the price against closed forms computed here; the refusal
+for a peak or a mode. docs/proofs/unbiased-counts.md has the arguments.
+"""
+
+import math
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import chisquare
+
+from optnoise.design import Request, design
+from optnoise.errors import InvalidParameterError
+from optnoise.neighbourhood import Neighbourhood
+from optnoise.query.intervals import expected_abs_error, interval, unbiased_price
+from optnoise.query.mechanisms import unbiased_cell
+from optnoise.query.release import query
+from optnoise.query.spec import parse_query_spec
+from optnoise.query.unbiased import exact_mean, is_symmetric, symmetric_noise
+from optnoise.randomness import SeededRandomSource
+from optnoise.target import Target
+
+ALPHA = 1e-3
+
+warnings.filterwarnings("ignore", message=".*not private.*")
+
+
+# ------------------------------------------------------------------ exact unbiasedness
+@pytest.mark.parametrize("distance,target", [(1, Target(1.0)), (1, Target(0.5, 1e-6)), (3, Target(1.0))])
+def test_unbiased_cell_has_mean_zero_noise_exactly(distance, target):
+    """sum_y y P(y | q) = q in rationals for the weights that are sampled: the noise is
+    palindromic about 0 with equal tails, and its exact mean (closed-form tails) is 0."""
+    cell = unbiased_cell("c", 20, 0, distance, target)
+    assert cell.space == "line"
+    q = cell.noise.quantize()
+    assert is_symmetric(q) and exact_mean(q) == 0
+    for truth in (0, 7, 20):            # E[q + eta] = q + E[eta]
+        assert truth + exact_mean(q) == truth
+    # the certificate is of these weights, and meets the target
+    assert q.certificate.exact and (cell.epsilon_pure <= target.epsilon if target.pure else
+                                    q.certificate.delta_dp <= target.delta)
+
+
+def test_mirroring_is_what_makes_it_unbiased():
+    """The quantized two-sided geometric at (1, 1e-6) is off by a rounding unit (its exact
+    mean is not 0); mirrored (W + reversed W), it is exactly 0, and certified again."""
+    found = design(Request(space="integer", target=Target(1.0, 1e-6), neighbourhood=Neighbourhood.bd(1),
+                           family="geometric"))
+    raw = found.mechanism.quantize()
+    assert not is_symmetric(raw) and exact_mean(raw) != 0
+    sym = symmetric_noise(found.mechanism, Target(1.0, 1e-6)).quantize()
+    assert is_symmetric(sym) and exact_mean(sym) == 0 and sym.certificate.delta_dp <= 1e-6
+
+
+def test_exact_mean_against_a_cell_by_cell_sum():
+    """exact_mean's closed-form tails against a direct sum over the cells (tails cut where
+    their remaining mass times the distance is below 1e-30), on an asymmetric noise."""
+    found = design(Request(space="integer", target=Target(1.0, 1e-6), neighbourhood=Neighbourhood.bd(1),
+                           family="geometric"))
+    q = found.mechanism.quantize()
+    w = [int(x) for x in q.weights]
+    (a, m, _), (a2, m2, _) = q.left, q.right
+    r_l, r_r = Fraction(a, 1 << m), Fraction(a2, 1 << m2)
+    z = sum(w) + w[0] * r_l / (1 - r_l) + w[-1] * r_r / (1 - r_r)
+    total = sum((q.lo + i) * x for i, x in enumerate(w))
+    total += sum((q.hi + t) * w[-1] * r_r ** t + (q.lo - t) * w[0] * r_l ** t for t in range(1, 160))
+    assert abs(float(total / z - exact_mean(q))) < 1e-30
+    assert exact_mean(q) != 0
+
+
+# ------------------------------------------------------------------ draws against the law
+def test_unbiased_draws_follow_the_certified_law():
+    """20,000 releases of the true count 0 (N = 20): values below 0 occur (not clamped); the
+    frequencies of y - q match the certified noise (chi-square at ALPHA, cells with expected
+    count >= 5, the rest pooled each side); power: against the geometric at eps 1.3, rejected.
+    The sample mean is within 4 standard errors of the truth (false alarm 6e-5)."""
+    cell = unbiased_cell("c", 20, 0, 1, Target(1.0))
+    q = cell.noise.quantize()
+    size = 20_000
+    y = cell.release(np.zeros(size, dtype=np.int64), SeededRandomSource(5))
+    assert y.min() < 0 and y.dtype.kind == "i"
+    r = Fraction(q.right[0], 1 << q.right[1])
+    w = [int(x) for x in q.weights]
+    z = sum(w) + 2 * w[-1] * r / (1 - r)
+    ks = np.arange(-6, 7)
+    p = np.array([float(Fraction(w[k - q.lo], 1) / z) if q.lo <= k <= q.hi else
+                  float(w[-1] * r ** (abs(k) - q.hi) / z) for k in ks])
+    side = (1 - p.sum()) / 2
+    obs = np.array([np.sum(y < -6)] + [np.sum(y == k) for k in ks] + [np.sum(y > 6)])
+    exp = np.concatenate([[side], p, [side]]) * size
+    assert chisquare(obs, exp).pvalue > ALPHA
+    a = math.exp(-1.3)
+    wrong = np.array([(1 - a) / (1 + a) * a ** abs(k) for k in ks])
+    exp_w = np.concatenate([[(1 - wrong.sum()) / 2], wrong, [(1 - wrong.sum()) / 2]]) * size
+    assert chisquare(obs, exp_w).pvalue < ALPHA
+    sd = math.sqrt(2 * math.exp(-1) / (1 - math.exp(-1)) ** 2)       # the geometric's standard deviation
+    assert abs(y.mean()) < 4 * sd / math.sqrt(size)
+
+
+def test_unbiased_intervals_cover_and_stay_in_the_domain():
+    """Released values above N occur at q = N; the intervals lie inside 0..N and cover the
+    truth at least 1 - alpha of the time (3 binomial standard errors)."""
+    n = 20
+    cell = unbiased_cell("c", n, 0, 1, Target(0.5))
+    src = SeededRandomSource(8)
+    for truth in (0, 10, n):
+        y = cell.release(np.full(3000, truth), src)
+        low, high, how = interval(cell, y, 0.05)
+        assert low.min() >= 0 and high.max() <= n and "integers" in how
+        assert np.mean((low <= truth) & (truth <= high)) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 3000)
+        if truth == n:
+            assert y.max() > n
+
+
+# ------------------------------------------------------------------ the price
+def test_price_against_closed_forms():
+    """eps = 1, N = 30, distance 1: the unbiased error is the two-sided geometric's
+    E|eta| = 2a / (1 - a^2), a = e^-eps; the default (the optimal channel) has the clamped
+    geometric's errors (Ghosh et al. 2009): worst case in the middle, average
+    mean_q [sum_{j=1}^{N-q} a^j / (1 + a) + sum_{j=1}^{q} a^j / (1 + a)], computed here."""
+    n, a = 30, math.exp(-1.0)
+    cell = unbiased_cell("c", n, 0, 1, Target(1.0))
+    price = unbiased_price(cell)
+    geo = 2 * a / (1 - a * a)
+    per_q = [sum(a ** j / (1 + a) for j in range(1, n - q + 1)) + sum(a ** j / (1 + a) for j in range(1, q + 1))
+             for q in range(n + 1)]
+    assert price["expected_abs_error"] == pytest.approx(geo, rel=1e-6)
+    assert price["bounded_expected_abs_error"] == pytest.approx(max(per_q), rel=1e-6)
+    assert price["bounded_average_abs_error"] == pytest.approx(sum(per_q) / (n + 1), rel=1e-6)
+    assert price["average_ratio"] == pytest.approx(geo * (n + 1) / sum(per_q), rel=1e-5)
+    assert price["average_ratio"] > 1.05 and "biased near its ends" in price["price"]
+
+
+def test_price_of_a_sum_is_in_the_column_units():
+    """A sum's price is scaled by the resolution, like its error."""
+    cell = unbiased_cell("s", 50, 0, 4, Target(1.0))
+    assert cell.chained == 4 and cell.epsilon_pure <= 1.0
+    one, tenth = unbiased_price(cell), unbiased_price(cell, 0.1)
+    assert tenth["expected_abs_error"] == pytest.approx(one["expected_abs_error"] / 10)
+    assert one["expected_abs_error"] == pytest.approx(expected_abs_error(cell)[0])
+
+
+# ------------------------------------------------------------------ the document and refusals
+def test_document_says_unbiased_and_its_price():
+    frame = pd.DataFrame({"u": [1, 1, 2, 3, 4], "k": [0, 1, 1, 0, 1], "v": [0.5, 1.0, 2.0, 0.0, 1.5]})
+    spec = {"unit": {"id": "u", "max_rows": 2},
+            "statistics": {"c": {"kind": "count", "where": {"k": 1}, "epsilon": 1.0, "unbiased": True},
+                           "s": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "resolution": 0.5,
+                                 "epsilon": 1.0, "unbiased": True}}}
+    doc = query(frame, spec, seed=4)
+    c = doc["statistics"]["c"]
+    assert isinstance(c["value"], int) and c["mechanism"]["space"] == "line"
+    assert c["unbiased"]["unbiased"] is True and c["unbiased"]["ratio"] is not None
+    assert 0 <= c["interval"][0] <= c["interval"][1] <= 4
+    assert "may be negative" in c["unbiased"]["values"]
+    assert "not unbiased" in doc["statistics"]["s"]["note"]
+
+
+@pytest.mark.parametrize("stat,match", [
+    ({"kind": "peak", "key": "k", "keys": [0, 1], "of": "v", "clamp": {"lower": 0, "upper": 2}},
+     "statistics.s.unbiased"),
+    ({"kind": "mode", "key": "k", "keys": [0, 1]}, "statistics.s.unbiased"),
+    ({"kind": "count", "mechanism": "clamped-geometric"}, "not clamped"),
+    ({"kind": "count", "unbiased": "yes"}, "true or false"),
+])
+def test_unbiased_refusals(stat, match):
+    spec = {"unit": {"id": "u", "max_rows": 2}, "statistics": {"s": {"epsilon": 1.0, "unbiased": True, **stat}}}
+    with pytest.raises(InvalidParameterError, match=match):
+        parse_query_spec(spec)
+
+
+def test_cli_refuses_unbiased_peak_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from optnoise.cli.app import app
+    pd.DataFrame({"u": [1, 2], "k": [0, 1], "v": [1.0, 2.0]}).to_csv(tmp_path / "r.csv", index=False)
+    spec = tmp_path / "s.toml"
+    spec.write_text('unit = { id = "u", max_rows = 1 }\n[statistics.top]\nkind = "peak"\nkey = "k"\n'
+                    'keys = [0, 1]\nof = "v"\nclamp = { lower = 0, upper = 2 }\nepsilon = 1.0\nunbiased = true\n')
+    run = CliRunner().invoke(app, ["query", "--input", str(tmp_path / "r.csv"), "--spec", str(spec), "--output",
+                                   str(tmp_path / "o.json")])
+    assert run.exit_code == 2 and "statistics.top.unbiased" in run.output
+    assert len(run.output.strip().splitlines()) == 1 and "Traceback" not in run.output
+    assert not (tmp_path / "o.json").exists()
