@@ -17,6 +17,8 @@ exactly, on the very weights that are sampled (:class:`SymmetricLine`).
 Why unbiased, exactly: with ``p(k) = p(-k)`` for every ``k`` and ``E|eta| < infinity``
 (geometric tails), ``E[eta] = sum_k k p(k) = 0``, so ``E[q + eta] = q``. The test
 (tests/test_query_unbiased.py) sums ``y P(y | q)`` in rationals, tails by their closed form.
+
+Proof: docs/proofs/unbiased-counts.md
 """
 
 from __future__ import annotations
