@@ -47,6 +47,17 @@ def test_unbiased_cell_has_mean_zero_noise_exactly(distance, target):
                                     q.certificate.delta_dp <= target.delta)
 
 
+def test_a_pdp_target_gets_pure_noise_just_below_it():
+    """PDP (1, 1e-6): the geometric at pure eps (1 - 1e-6), whose loss never exceeds eps, so
+    its PDP delta is 0; exactly unbiased; no bounded mechanism at n = 20 (the PDP channel
+    stops at n = 16), and the price says so instead of a ratio."""
+    cell = unbiased_cell("c", 20, 0, 1, Target(1.0, 1e-6, "pdp"))
+    q = cell.noise.quantize()
+    assert exact_mean(q) == 0 and q.certificate.epsilon_pure < 1.0 and q.certificate.delta_pdp == 0
+    price = unbiased_price(cell)
+    assert price["ratio"] is None and "none certified" in price["bounded_mechanism"]
+
+
 def test_mirroring_is_what_makes_it_unbiased():
     """The quantized two-sided geometric at (1, 1e-6) is off by a rounding unit (its exact
     mean is not 0); mirrored (W + reversed W), it is exactly 0, and certified again."""

@@ -61,6 +61,8 @@ CHANNEL_MAX_N = 2_000
 CHANNEL_MAX_WORK = 2_000
 #: Largest distance certified exactly for an approximate-DP target on the line.
 MAX_EXACT_DISTANCE = 64
+#: An unbiased cell with a PDP target is pure at ``eps (1 - PDP_MARGIN)`` (:func:`unbiased_cell`).
+PDP_MARGIN = 1e-6
 #: Relative room under a chained cell's target that rounding the weights may use.
 CHAIN_MARGINS = (1e-6, 1e-4, 1e-3, 1e-2)
 
@@ -238,9 +240,15 @@ def unbiased_cell(name: str, n: int, offset: int, distance: int, target: Target)
         bounded = None
     if distance > 1:
         return replace(_chained_geometric(name, n, offset, distance, target, unbiased=True), bounded=bounded)
+    if target.notion == "pdp":
+        # A pure eps' < eps has privacy loss <= eps' < eps on every output, so it meets
+        # (eps, delta)-PDP for every delta; the geometric calibrated to PDP itself has loss
+        # exactly eps, which the outward-rounded certificate cannot place below eps.
+        target = Target(target.epsilon * (1 - PDP_MARGIN))
     families = ("geometric",) if target.pure else ("geometric", "discrete-gaussian")
-    _, fam, found, noise = min(family_designs(target, Neighbourhood.bd(1), families, None,
-                                              lambda m: symmetric_noise(coarse(m)[0], target)), key=lambda e: e[0])
+    line = target
+    _, fam, found, noise = min(family_designs(line, Neighbourhood.bd(1), families, None,
+                                              lambda m: symmetric_noise(coarse(m)[0], line)), key=lambda e: e[0])
     note = coarse(found.mechanism)[1]
     return Cell(name, noise, "line", n, offset,
                 f"calibrated {fam} noise on the integers, exactly symmetric: unbiased, not clamped (released values "
