@@ -32,11 +32,16 @@ warnings.filterwarnings("ignore", message=".*not private.*")
 
 
 # ------------------------------------------------------------------ exact unbiasedness
-@pytest.mark.parametrize("distance,target", [(1, Target(1.0)), (1, Target(0.5, 1e-6)), (3, Target(1.0))])
-def test_unbiased_cell_has_mean_zero_noise_exactly(distance, target):
+@pytest.mark.parametrize("distance,target,built", [(1, Target(1.0), "geometric"),
+                                                   (1, Target(0.5, 1e-6), "geometric"),
+                                                   (3, Target(1.0), "staircase"),
+                                                   (80, Target(1.0), "alpha = e^(-eps/80)")])
+def test_unbiased_cell_has_mean_zero_noise_exactly(distance, target, built):
     """sum_y y P(y | q) = q in rationals for the weights that are sampled: the noise is
-    palindromic about 0 with equal tails, and its exact mean (closed-form tails) is 0."""
-    cell = unbiased_cell("c", 20, 0, distance, target)
+    palindromic about 0 with equal tails, and its exact mean (closed-form tails) is 0 --
+    the geometric (distance 1), the discrete staircase (2..64), the chained geometric."""
+    cell = unbiased_cell("c", 20 if distance < 80 else 100, 0, distance, target)
+    assert built in cell.built
     assert cell.space == "line"
     q = cell.noise.quantize()
     assert is_symmetric(q) and exact_mean(q) == 0
@@ -148,11 +153,31 @@ def test_price_against_closed_forms():
     assert price["average_ratio"] > 1.05 and "biased near its ends" in price["price"]
 
 
-def test_price_of_a_sum_is_in_the_column_units():
-    """A sum's price is scaled by the resolution, like its error."""
-    cell = unbiased_cell("s", 50, 0, 4, Target(1.0))
-    assert cell.chained == 4 and cell.epsilon_pure <= 1.0
+def test_staircase_price_against_its_closed_form_and_units():
+    """Distance 24 (a count of rows, 24 per unit), eps 1, N = 2,400: the unbiased error is
+    E|eta| of Geng & Viswanath's P_r (computed here from (82)-(83): p(i) ~ b^(i // D) and one
+    more b where i % D >= r, b = e^-eps; min over r), against the default (the clamped chained
+    geometric, beyond the channel's size) whose worst case is about E|eta| of the geometric
+    alpha = e^(-eps / 24), 2 alpha / (1 - alpha^2): the staircase is cheaper (ratio < 1).
+    A sum's price is scaled by its resolution, like its error."""
+    eps, d = 1.0, 24
+    cell = unbiased_cell("s", 2400, 0, d, Target(eps))
+    assert "staircase" in cell.built and cell.epsilon_pure <= eps
+    b = math.exp(-eps)
+    i = np.arange(0, 200 * d)
+
+    def abs_err(r: int) -> float:
+        p = b ** (i // d) * np.where(i % d < r, 1.0, b)
+        return 2 * float((p * i).sum()) / (2 * float(p.sum()) - p[0])
+
+    staircase = min(abs_err(r) for r in range(1, d + 1))
+    alpha = math.exp(-eps / d)
     one, tenth = unbiased_price(cell), unbiased_price(cell, 0.1)
+    assert one["expected_abs_error"] == pytest.approx(staircase, rel=1e-5)
+    # the default is calibrated a little below eps (by the margin its built text names, at most 1 %)
+    ideal = 2 * alpha / (1 - alpha ** 2)
+    assert ideal * (1 - 1e-9) <= one["bounded_expected_abs_error"] <= ideal * 1.011
+    assert one["ratio"] < 0.97
     assert tenth["expected_abs_error"] == pytest.approx(one["expected_abs_error"] / 10)
     assert one["expected_abs_error"] == pytest.approx(expected_abs_error(cell)[0])
 

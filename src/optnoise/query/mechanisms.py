@@ -25,7 +25,8 @@ domain is unbiased under a useful target (docs/proofs/unbiased-counts.md), so th
 ``q + eta`` on the integers, ``eta`` exactly symmetric (:mod:`.unbiased`): the two-sided
 geometric (Ghosh et al. 2009; the optimal additive noise for absolute error at distance 1,
 Geng & Viswanath), for ``delta > 0`` the discrete Gaussian instead where its ``E|eta|`` is
-smaller; beyond distance 1 the chained geometric. The released value may be negative or
+smaller; at distances 2..MAX_EXACT_DISTANCE Geng & Viswanath's discrete staircase (optimal
+there), beyond that the chained geometric. The released value may be negative or
 above ``n``. The cell keeps the default (bounded) mechanism at the same target in
 ``bounded``: the price of unbiasedness is read against it.
 
@@ -238,13 +239,15 @@ def unbiased_cell(name: str, n: int, offset: int, distance: int, target: Target)
         bounded: Cell | None = count_cell(name, n, offset, distance, target)
     except InvalidParameterError:   # a PDP target beyond the optimal channel's size: no bounded mechanism
         bounded = None
-    if distance > 1:
-        return replace(_chained_geometric(name, n, offset, distance, target, unbiased=True), bounded=bounded)
     if target.notion == "pdp":
         # A pure eps' < eps has privacy loss <= eps' < eps on every output, so it meets
         # (eps, delta)-PDP for every delta; the geometric calibrated to PDP itself has loss
         # exactly eps, which the outward-rounded certificate cannot place below eps.
         target = Target(target.epsilon * (1 - PDP_MARGIN))
+    if 1 < distance <= MAX_EXACT_DISTANCE:
+        return replace(_staircase(name, n, offset, distance, Target(target.epsilon)), bounded=bounded)
+    if distance > 1:
+        return replace(_chained_geometric(name, n, offset, distance, target, unbiased=True), bounded=bounded)
     families = ("geometric",) if target.pure else ("geometric", "discrete-gaussian")
     line = target
     _, fam, found, noise = min(family_designs(line, Neighbourhood.bd(1), families, None,
@@ -254,6 +257,27 @@ def unbiased_cell(name: str, n: int, offset: int, distance: int, target: Target)
                 f"calibrated {fam} noise on the integers, exactly symmetric: unbiased, not clamped (released values "
                 "may be negative or above the domain)" + (f"; {note}" if note else ""), _report(found),
                 bounded=bounded)
+
+
+def _staircase(name: str, n: int, offset: int, distance: int, target: Target) -> Cell:
+    """Geng & Viswanath's discrete staircase ``P_r`` (2016, (82)-(83), ``r*`` of Theorem 13: the
+    least ``E|eta|`` of all pure eps-DP noise on the integers for sensitivity ``distance``),
+    symmetric, calibrated just below the pure ``target`` and certified exactly under the
+    distances ``1..distance`` on its mirrored quantized weights (:func:`.unbiased.symmetric_noise`)."""
+    from ..design.staircase import design_staircase
+    from ..errors import OptnoiseError
+    for margin in CHAIN_MARGINS:
+        found = design_staircase(target.epsilon * (1 - margin), distance, "abs", discrete=True)
+        own = Mechanism(found.mechanism.pmf, Neighbourhood.bd(distance), target, f"staircase P_r, D = {distance}")
+        try:
+            noise = symmetric_noise(own, target)
+        except (DesignError, OptnoiseError):
+            continue
+        return Cell(name, noise, "line", n, offset,
+                    f"discrete staircase noise (Geng & Viswanath 2016, r = {found.report.get('r')}, eps less "
+                    f"{margin:g}) on the integers, exactly symmetric: unbiased, not clamped (released values may be "
+                    "negative or above the domain)", {"method": "staircase", "r": found.report.get("r")})
+    raise DesignError(f"no discrete staircase for distance {distance} is certified at {target.describe()}")
 
 
 def coarse(own: Mechanism) -> tuple[Mechanism, str | None]:
