@@ -98,7 +98,7 @@ def symmetric_noise(mechanism: Mechanism, target: Target | None) -> SymmetricLin
                                                                    delta=target.delta)
         q = QuantizedInteger(w, lo, q.left, q.right, nb, cert, target)
     pmf = exact_integer_pmf(q.weights, q.lo, q.left, q.right)
-    return SymmetricLine(pmf, nb, target, f"symmetric {mechanism.name}", quantized=q)
+    return SymmetricLine(pmf, nb, target, f"unbiased {mechanism.name}", quantized=q)
 
 
 def exact_mean(q: QuantizedInteger) -> Fraction:
