@@ -18,12 +18,14 @@ from scipy.stats import chisquare
 from optnoise.design import Request, design
 from optnoise.errors import InvalidParameterError
 from optnoise.neighbourhood import Neighbourhood
+from optnoise.analysis.intervals import noise_window
 from optnoise.query.intervals import expected_abs_error, interval, unbiased_price
 from optnoise.query.mechanisms import unbiased_cell
 from optnoise.query.release import query
 from optnoise.query.spec import parse_query_spec
 from optnoise.query.unbiased import exact_mean, is_symmetric, symmetric_noise
 from optnoise.randomness import SeededRandomSource
+from optnoise.sampling.quantize import integer_line_form
 from optnoise.target import Target
 
 ALPHA = 1e-3
@@ -132,6 +134,25 @@ def test_unbiased_intervals_cover_and_stay_in_the_domain():
         assert np.mean((low <= truth) & (truth <= high)) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 3000)
         if truth == n:
             assert y.max() > n
+
+
+def test_chained_unbiased_intervals_cover_and_are_not_trivial():
+    """Distance 80 (the chained geometric, alpha = e^(-1/80), tails grouped in blocks), N = 5,000:
+    the window from the floating-point tails covers the truth at least 1 - alpha of the time,
+    its median width is below twice the Laplace 95 % width 2 ln(20) * 80 (not trivially wide),
+    and it is the exact equal-tailed window (rational masses) widened by one value."""
+    n = 5000
+    cell = unbiased_cell("c", n, 0, 80, Target(1.0))
+    assert cell.chained == 80
+    y = cell.release(np.full(3000, n // 2), SeededRandomSource(9))
+    low, high, how = interval(cell, y, 0.05)
+    assert np.mean((low <= n // 2) & (n // 2 <= high)) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 3000)
+    assert np.median(high - low) < 2 * 2 * math.log(20) * 80
+    q = cell.noise.quantize()           # the float window (tails of period > 1) against the exact one, widened by 1
+    assert q.right[2] > 1
+    exact = noise_window(integer_line_form(q.weights, q.lo, q.left, q.right), 0.05, method="equal-tailed")
+    assert f"[{exact.low - 1}, {exact.high + 1}]" in how
+    assert abs(float(y.mean()) - n // 2) < 4 * math.sqrt(2) * 80 / math.sqrt(3000)   # sd of Laplace(80)
 
 
 # ------------------------------------------------------------------ the price

@@ -58,24 +58,19 @@ def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray
 def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
     """The chained geometric of a sum has tails far wider than the exact window routine's
     integers can hold in time: its noise window ``[l, u]`` is found in floating point from the
-    quantized window weights and the geometric tails' closed form (``P(eta > hi + t) =
-    p(hi) r^(t+1) / (1 - r)``), widened by one value on each side for round-off; the interval
-    is then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals`."""
+    quantized window weights and the geometric tails' closed form (:func:`_right_quantile`;
+    tails of any period), widened by one value on each side for round-off; the interval is
+    then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals` (an
+    unbiased cell's, released on the integers, the line rule kept inside the domain)."""
     q = cell.noise.quantize()
     w = np.asarray(q.weights, dtype=float)
-    (a, m, _), (a2, m2, _) = q.left, q.right
+    (a, m, pl), (a2, m2, pr) = q.left, q.right
     left, right = a / 2.0**m, a2 / 2.0**m2
-    z = w.sum() + w[0] * left / (1 - left) + w[-1] * right / (1 - right)
+    z = w.sum() + w[:pl].sum() * left / (1 - left) + w[-pr:].sum() * right / (1 - right)
     p = w / z
     half = alpha / 2
-    beyond_right = p[-1] * right / (1 - right)      # P(eta > hi)
-    above = beyond_right + np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])   # P(eta > lo + i)
-    i = int(np.flatnonzero(above <= half)[0]) if (above <= half).any() else None
-    hi_val = q.lo + i if i is not None else q.lo + w.size - 1 + _tail_steps(p[-1], right, half)
-    beyond_left = p[0] * left / (1 - left)
-    below = beyond_left + np.concatenate([[0.0], np.cumsum(p)[:-1]])                # P(eta < lo + i)
-    j = np.flatnonzero(below <= half)
-    lo_val = q.lo + int(j[-1]) if j.size and j[-1] > 0 else q.lo - _tail_steps(p[0], left, half)
+    hi_val = _right_quantile(p, q.lo, (right, pr), half)
+    lo_val = -_right_quantile(p[::-1], -(q.lo + w.size - 1), (left, pl), half)   # the mirror image
     u, l_ = max(0, hi_val + 1), min(0, lo_val - 1)
     n = cell.n
     if cell.space == "line":    # y = q + eta: q in [y - u, y - l], kept inside the domain (the nearest end if empty)
@@ -88,15 +83,31 @@ def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarr
                        f"value each side: [{l_}, {u}]")
 
 
+def _right_quantile(p: np.ndarray, lo: int, tail: tuple[float, int], half: float) -> int:
+    """Smallest ``u`` with ``P(eta > u) <= half`` (floating point): ``p`` the masses on the
+    window ``lo..hi``; beyond it the cell ``hi + (t - 1) P + s`` (``s = 1..P``, ``t >= 1``)
+    weighs ``p[hi - P + s] r^t``, so ``P(eta > hi + t P) = B r^(t + 1) / (1 - r)`` with ``B``
+    the end block's mass: the block holding ``u`` in closed form, then ``u`` within it."""
+    import math
+    r, period = tail
+    block = p[-period:]
+    hi = lo + p.size - 1
+    b = float(block.sum())
+    beyond = b * r / (1 - r)                                                    # P(eta > hi)
+    if beyond <= half:
+        above = beyond + np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])   # P(eta > lo + i)
+        return lo + int(np.flatnonzero(above <= half)[0])
+    t = max(1, math.ceil(math.log(half * (1 - r) / b) / math.log(r) - 1))
+    while b * r ** (t + 1) / (1 - r) > half:                                    # round-off in the logarithms
+        t += 1
+    cells = block * r ** t
+    above = b * r ** (t + 1) / (1 - r) + np.concatenate([np.cumsum(cells[::-1])[::-1][1:], [0.0]])
+    return hi + (t - 1) * period + 1 + int(np.flatnonzero(above <= half)[0])
+
+
 #: Above this domain size a clamped cell's error is E|noise| (an upper bound, tight in the
 #: middle of the domain) instead of one float per true value.
 CLAMPED_ERROR_MAX_N = 1_000_000
-
-
-def _tail_steps(edge: float, ratio: float, half: float) -> int:
-    """Steps ``t`` beyond the window with ``edge r^(t+1) / (1 - r) <= half``."""
-    import math
-    return max(0, math.ceil(math.log(half * (1 - ratio) / edge) / math.log(ratio) - 1))
 
 
 def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
@@ -147,12 +158,13 @@ def unbiased_price(cell: Cell, scale: float = 1.0) -> dict:
         out.update(bounded_expected_abs_error=None, ratio=None,
                    bounded_mechanism="none certified at this target (a PDP target beyond the optimal channel's size)")
         return out
-    worst = expected_abs_error(b)[0] * scale  # type: ignore[operator]
-    average = None
+    per_value = None      # E|released - true| of the bounded mechanism per true value, computed once
     if b.space == "channel":
-        average = float(channel_abs_error(b.noise.quantize().weights).per_value.mean()) * scale
-    elif b.n <= CLAMPED_ERROR_MAX_N:
-        average = float(additive_abs_error(_form(b), b.n, output="clamped").per_value.mean()) * scale
+        per_value = channel_abs_error(b.noise.quantize().weights).per_value
+    elif b.space == "clamped-line" and b.n <= CLAMPED_ERROR_MAX_N:
+        per_value = additive_abs_error(_form(b), b.n, output="clamped").per_value
+    worst = (float(per_value.max()) if per_value is not None else expected_abs_error(b)[0]) * scale  # type: ignore
+    average = None if per_value is None else float(per_value.mean()) * scale
     out.update(bounded_expected_abs_error=worst, ratio=err / worst if worst else None,
                bounded_average_abs_error=average, average_ratio=err / average if average else None,
                bounded_mechanism=b.built)

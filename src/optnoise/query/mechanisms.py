@@ -300,8 +300,8 @@ def _chained_geometric(name: str, n: int, offset: int, distance: int, target: Ta
                                family="geometric", boundary="clamp"))
         own = found.mechanism   # without a target: quantized by rounding alone, its exact certificate checked
         noise = Mechanism(own.pmf, own.neighbourhood, None, own.name)
-        if unbiased:
-            noise = symmetric_noise(noise, None)
+        if unbiased:   # tails grouped for the sampler (the same law): every draw is unclamped
+            noise = symmetric_noise(coarse(noise)[0], None)
         where = ("on the integers, exactly symmetric: unbiased, not clamped (released values may be negative or "
                  "above the domain)") if unbiased else "output clamped to the domain"
         cell = Cell(name, noise, "line" if unbiased else "clamped-line", n, offset,
