@@ -6,8 +6,9 @@ coverage ``>= 1 - alpha`` for every true value, checked exactly); clamped intege
 and cyclic noise the interval from the noise window
 (:func:`~optnoise.analysis.intervals.additive_intervals`, ``output="clamped"`` or
 ``"cyclic"``: an arc, ``low > high`` when it wraps); an unbiased cell's noise on the
-integers the same window with ``output="line"`` (the interval kept inside the domain). Intervals and errors cost no budget: they
-are functions of the released value and of the public mechanism.
+integers the same window with ``output="line"`` (the interval kept inside the domain).
+Intervals and errors cost no budget: they are functions of the released value and of the
+public mechanism.
 """
 
 from __future__ import annotations

@@ -319,10 +319,11 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
     doc["bounding"] = agg.counts[stat.name]
     if stat.kind == "sum":
         doc["note"] = ("a mean is post-processing of a released sum and a released count (divide them): it costs no "
-                       "budget and carries both intervals" + ("; it is not unbiased even when both are: E[S / C] is not "
-                                                               "E[S] / E[C], and C may be 0 or negative"
-                                                               if stat.unbiased else ""))
+                       "budget and carries both intervals" + (UNBIASED_MEAN if stat.unbiased else ""))
     return doc
+
+
+UNBIASED_MEAN = "; it is not unbiased even when both are: E[S / C] is not E[S] / E[C], and C may be 0 or negative"
 
 
 def _up_sum(values: list[float]) -> float:

@@ -373,5 +373,5 @@ def _clamp(value: Any, resolution: Any) -> tuple[tuple[Fraction, Fraction], Frac
     return (lo, hi), res
 
 
-__all__ = ["CHANGES", "KINDS", "METHODS", "MECHANISMS", "UNBIASED_KINDS", "Condition", "Keys", "QuerySpec", "Statistic", "Unit",
-           "load_query_spec", "parse_query_spec"]
+__all__ = ["CHANGES", "KINDS", "METHODS", "MECHANISMS", "UNBIASED_KINDS", "Condition", "Keys", "QuerySpec",
+           "Statistic", "Unit", "load_query_spec", "parse_query_spec"]
