@@ -157,7 +157,8 @@ def unbiased_price(cell: Cell, scale: float = 1.0) -> dict:
     b = cell.bounded
     if b is None:
         out.update(bounded_expected_abs_error=None, ratio=None,
-                   bounded_mechanism="none certified at this target (a PDP target beyond the optimal channel's size)")
+                   bounded_mechanism="none certified at this target (the default mechanism is refused there, e.g. a "
+                                     "PDP target beyond the optimal channel's size): no price to show")
         return out
     per_value = None      # E|released - true| of the bounded mechanism per true value, computed once
     if b.space == "channel":

@@ -237,7 +237,7 @@ def unbiased_cell(name: str, n: int, offset: int, distance: int, target: Target)
     certified: a PDP target beyond the optimal channel's size)."""
     try:
         bounded: Cell | None = count_cell(name, n, offset, distance, target)
-    except InvalidParameterError:   # a PDP target beyond the optimal channel's size: no bounded mechanism
+    except (InvalidParameterError, DesignError):   # e.g. a PDP target beyond the optimal channel's size
         bounded = None
     if target.notion == "pdp":
         # A pure eps' < eps has privacy loss <= eps' < eps on every output, so it meets
