@@ -245,3 +245,72 @@ def test_cli_refuses_unbiased_peak_in_one_line(tmp_path):
     assert run.exit_code == 2 and "statistics.top.unbiased" in run.output
     assert len(run.output.strip().splitlines()) == 1 and "Traceback" not in run.output
     assert not (tmp_path / "o.json").exists()
+
+
+# ------------------------------------------------------------------ no unbiased channel beats the geometric
+def _pair_dual(a: Fraction) -> tuple[Fraction, Fraction]:
+    """The dual of docs/proofs/unbiased-counts.md, item 4: ``c = -(1 + a) / (1 - a)`` and
+    ``lambda = 2a / (1 - a^2)`` for the rows 0 and 1."""
+    return -(1 + a) / (1 - a), 2 * a / (1 - a * a)
+
+
+@pytest.mark.parametrize("a", [Fraction(1, 2), Fraction(1, 3), Fraction(9, 10), Fraction(1, 100)])
+def test_pair_bound_dual_is_feasible_exactly(a):
+    """For every output y: A + a B >= 0 and A + B / a >= 0, with A = |y| - c y - lambda and
+    B = |y - 1| + c (y - 1) - lambda (exact rationals, y in -60..60; both are linear in y on
+    y <= 0 and on y >= 1, so the ends and slopes there settle the rest), and one of them is 0:
+    the bound 2 lambda is attained (by the two-sided geometric)."""
+    c, lam = _pair_dual(a)
+    for y in range(-60, 61):
+        A = abs(y) - c * y - lam
+        B = abs(y - 1) + c * (y - 1) - lam
+        assert A + a * B >= 0 and A + B / a >= 0
+        assert A + a * B == 0 if y <= 0 else A + B / a == 0
+    af = float(a)
+    k = np.arange(-3000, 3001)
+    geo = float(np.sum(np.abs(k) * (1 - af) / (1 + af) * af ** np.abs(k)))   # E|eta| of the geometric, summed
+    assert geo == pytest.approx(float(lam), rel=1e-12)
+
+
+def test_no_unbiased_channel_beats_the_geometric_in_the_worst_case():
+    """Floating-point LP (HiGHS), N = 2, eps = 1, outputs -15..17: the least worst-case
+    E|y - q| of an unbiased pure eps-DP channel is the geometric's 2a / (1 - a^2) (the proven
+    bound; the LP's optimum sits at it, up to the truncated tails). Power: without the
+    unbiasedness rows, the LP goes below it (the clamped geometric's remap is biased)."""
+    from scipy.optimize import linprog
+    from scipy.sparse import lil_matrix
+    n, eps, reach = 2, 1.0, 15
+    ys = np.arange(-reach, n + reach + 1)
+    m, rows, e = ys.size, n + 1, math.exp(eps)
+    nv = rows * m + 1
+
+    def solve(unbiased: bool) -> float:
+        ub = lil_matrix((2 * n * m + rows, nv))
+        r = 0
+        for q in range(n):
+            for j in range(m):
+                ub[r, q * m + j], ub[r, (q + 1) * m + j] = 1, -e
+                ub[r + 1, (q + 1) * m + j], ub[r + 1, q * m + j] = 1, -e
+                r += 2
+        for q in range(rows):
+            ub[r, q * m:(q + 1) * m] = np.abs(ys - q)
+            ub[r, nv - 1] = -1
+            r += 1
+        eq = lil_matrix((2 * rows, nv))
+        for q in range(rows):
+            eq[2 * q, q * m:(q + 1) * m] = 1
+            eq[2 * q + 1, q * m:(q + 1) * m] = ys
+        keep = np.arange(0, 2 * rows, 1 if unbiased else 2)       # the mean rows only when unbiased
+        targets = np.array([v for q in range(rows) for v in (1, q)], dtype=float)[keep]
+        cost = np.zeros(nv)
+        cost[-1] = 1
+        res = linprog(cost, A_ub=ub.tocsr(), b_ub=np.zeros(r), A_eq=eq.tocsr()[keep], b_eq=targets,
+                      bounds=(0, None), method="highs")
+        assert res.status == 0
+        return float(res.fun)
+
+    a = math.exp(-eps)
+    bound = 2 * a / (1 - a * a)
+    assert solve(True) >= bound * (1 - 1e-9)
+    assert solve(True) <= bound * (1 + 1e-6)
+    assert solve(False) < bound * 0.99
