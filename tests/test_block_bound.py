@@ -288,3 +288,21 @@ def test_window_chain_bound_proves_the_clamped_geometric_optimal_at_a_million():
     bound, window = window_chain_bound(n, 2.0)
     c = clamped_costs(geometric_pmf(math.exp(-2.0)), n)
     assert window == 13 and 0 < (c.average - bound) / c.average < 1e-8
+
+
+def test_compare_channel_at_large_n_scores_in_o_n_with_each_distance_from_the_bound():
+    from optnoise.compare import compare_channels
+    from optnoise.design.large_channel import LARGE_FROM
+
+    n = LARGE_FROM + 1
+    rows = compare_channels(n, [2.0])
+    assert [r.mechanism for r in rows] == ["optimal-channel", "clamped-geometric"]
+    a = math.exp(-2.0)
+    q = np.arange(n + 1)
+    closed = float(np.mean(a * (2 - a ** q - a ** (n - q)) / (1 - a * a)))
+    for r in rows:
+        assert closed <= r.expected_cost <= closed * (1 + 1e-9) and r.boundary == "clamp"
+        assert r.lower_bound <= r.expected_cost and r.gap < 1e-8 and r.rank == 1
+    assert rows[1].parameter == pytest.approx(a)
+    with pytest.raises(InvalidParameterError, match="optimal-channel, clamped-geometric"):
+        compare_channels(n, [1.0], mechanisms=("randomized-response",))
