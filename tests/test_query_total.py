@@ -118,3 +118,101 @@ def test_document_total_has_the_attack_and_the_statement_says_it():
     assert "total" not in seeded and "attack" in seeded["only_if_unseeded"]["total"]
     removed = query(_frame(), {**spec, "unit": {"id": "u", "max_rows": 1, "change": "add-remove", "max_units": 9}})
     assert "A: in the table, B: left out" in removed["total"]["attack"]["in_words"]
+
+
+# ------------------------------------------------------------------ the chained geometric's interval, exactly
+from fractions import Fraction  # noqa: E402
+
+from optnoise.analysis.intervals import equal_tailed_noise_window  # noqa: E402
+from optnoise.analysis.pairs import IntegerForm  # noqa: E402
+from optnoise.query.intervals import interval  # noqa: E402
+from optnoise.query.mechanisms import count_cell  # noqa: E402
+from optnoise.sampling.quantize import integer_line_form  # noqa: E402
+from optnoise.target import Target  # noqa: E402
+
+
+def _unrolled(form: IntegerForm, cells: int) -> tuple[dict, Fraction, Fraction]:
+    """Brute force: exact masses on the window and ``cells`` blocks of each tail, unrolled one
+    by one, and the exact mass left beyond them on each side (left, right)."""
+    w = [Fraction(int(x), form.denominator) for x in form.weights]
+    lo, hi = form.lo, form.lo + len(w) - 1
+    mass = {lo + i: m for i, m in enumerate(w)}
+    rest = []
+    for side, tail in ((-1, form.left), (1, form.right)):
+        if tail is None:
+            rest.append(Fraction(0))
+            continue
+        r, period = Fraction(tail[0]), int(tail[1])
+        block = w[:period] if side < 0 else w[-period:]
+        for t in range(1, cells + 1):
+            for j, m in enumerate(block):
+                x = (lo - t * period + j) if side < 0 else (hi + (t - 1) * period + j + 1)
+                mass[x] = m * r ** t
+        rest.append(sum(block) * r ** (cells + 1) / (1 - r))
+    return mass, rest[0], rest[1]
+
+
+def _quantiles(form: IntegerForm, alpha: Fraction, cells: int) -> tuple[int, int]:
+    """The largest l with P(eta < l) <= alpha/2 and the smallest u with P(eta > u) <= alpha/2, by definition."""
+    mass, left, right = _unrolled(form, cells)
+    xs = sorted(mass)
+    below, acc = [], left
+    for x in xs:
+        below.append(acc)
+        acc += mass[x]
+    above, acc = [], right
+    for x in reversed(xs):
+        above.append(acc)
+        acc += mass[x]
+    above.reverse()
+    half = alpha / 2
+    assert below[-1] > half and above[0] > half       # enough unrolled: the quantiles are inside
+    return max(x for x, b in zip(xs, below) if b <= half), min(x for x, a in zip(xs, above) if a <= half)
+
+
+@pytest.mark.parametrize("weights, tails, alpha", [
+    ([5, 9, 20, 9, 5], ((1, 1), (1, 1)), "0.05"),            # r = 1/2 both sides, quantiles in the tails
+    ([5, 9, 20, 9, 5], ((3, 2), (3, 2)), "0.2"),             # r = 3/4, period 2
+    ([1, 200, 3, 2], ((1, 1), (5, 1)), "0.1"),               # asymmetric: 1/2 left, 5/6 right
+    ([40, 30, 20, 10], (None, (1, 1)), "0.5"),               # the quantile inside the window
+])
+def test_equal_tailed_window_against_brute_force(weights, tails, alpha):
+    left, right = ((Fraction(t[0], t[0] + 1), t[1]) if t else None for t in tails)
+    den = Fraction(sum(weights))
+    for tail, block in ((left, weights[:left[1]] if left else []), (right, weights[-right[1]:] if right else [])):
+        if tail:
+            den += sum(block) * tail[0] / (1 - tail[0])
+    scale = den.denominator
+    form = IntegerForm("integer", np.array([w * scale for w in weights], dtype=object), int(den * scale), lo=-2,
+                       left=left, right=right)
+    win = equal_tailed_noise_window(form, alpha)
+    l, u = _quantiles(form, Fraction(alpha), 60)
+    assert (win.low, win.high) == (l, u)
+    mass, rest_l, rest_r = _unrolled(form, 60)
+    assert win.mass == 1 - sum(m for x, m in mass.items() if x < l or x > u) - rest_l - rest_r
+
+
+def test_chained_geometric_interval_covers_every_truth_exactly():
+    """A sum cell one unit moves by 3 (the chained geometric), domain 0..12: the exact law of
+    the clamped release for every true q, from the quantized weights unrolled by brute force;
+    P(q in I(Y)) >= 1 - alpha for every q, and the window is the exact equal-tailed one (one
+    step narrower on either side breaks a tail's alpha/2)."""
+    n, alpha = 12, Fraction(1, 10)
+    cell = count_cell("s", n, 0, 3, Target(1.0), choice="clamped-geometric")
+    assert cell.chained == 3
+    q = cell.noise.quantize()
+    form = integer_line_form(q.weights, q.lo, q.left, q.right)
+    mass, left, right = _unrolled(form, 100)
+    assert left < Fraction(1, 10 ** 12) and right < Fraction(1, 10 ** 12)
+    low, high, how = interval(cell, np.arange(n + 1), 0.1)
+    assert "exact equal-tailed" in how
+    for truth in range(n + 1):
+        law = [Fraction(0)] * (n + 1)
+        for x, m in mass.items():
+            law[min(max(truth + x, 0), n)] += m
+        law[0] += left
+        law[n] += right
+        covered = sum(p for y, p in enumerate(law) if low[y] <= truth <= high[y])
+        assert covered >= 1 - alpha
+    l, u = _quantiles(form, alpha, 100)
+    assert f"[{l}, {u}]" in how

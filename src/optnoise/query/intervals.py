@@ -54,43 +54,21 @@ def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray
 
 
 def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """The chained geometric of a sum has tails far wider than the exact window routine's
-    integers can hold in time: its noise window ``[l, u]`` is found in floating point from the
-    quantized window weights and the geometric tails' closed form (``P(eta > hi + t) =
-    p(hi) r^(t+1) / (1 - r)``), widened by one value on each side for round-off; the interval
-    is then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals`."""
-    q = cell.noise.quantize()
-    w = np.asarray(q.weights, dtype=float)
-    (a, m, _), (a2, m2, _) = q.left, q.right
-    left, right = a / 2.0**m, a2 / 2.0**m2
-    z = w.sum() + w[0] * left / (1 - left) + w[-1] * right / (1 - right)
-    p = w / z
-    half = alpha / 2
-    beyond_right = p[-1] * right / (1 - right)      # P(eta > hi)
-    above = beyond_right + np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])   # P(eta > lo + i)
-    i = int(np.flatnonzero(above <= half)[0]) if (above <= half).any() else None
-    hi_val = q.lo + i if i is not None else q.lo + w.size - 1 + _tail_steps(p[-1], right, half)
-    beyond_left = p[0] * left / (1 - left)
-    below = beyond_left + np.concatenate([[0.0], np.cumsum(p)[:-1]])                # P(eta < lo + i)
-    j = np.flatnonzero(below <= half)
-    lo_val = q.lo + int(j[-1]) if j.size and j[-1] > 0 else q.lo - _tail_steps(p[0], left, half)
-    u, l_ = max(0, hi_val + 1), min(0, lo_val - 1)
-    n = cell.n
-    low = np.where(y == 0, 0, np.clip(y - u, 0, n))
-    high = np.where(y == n, n, np.clip(y - l_, 0, n))
-    return low, high, ("noise window of the quantized geometric in floating point (closed-form tails), widened by one "
-                       f"value each side: [{l_}, {u}]")
+    """The chained geometric of a sum: its ratio is close to 1 (``e^(-eps / distance)``), so
+    its tails are summed in closed form rather than unrolled: the exact equal-tailed window of
+    the quantized noise (:func:`~optnoise.analysis.intervals.equal_tailed_noise_window`, exact
+    rational comparisons on the quantized weights and the tails' ratios against the exact
+    ``alpha``), then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals`."""
+    ivs = additive_intervals(_form(cell), cell.n, alpha, output="clamped", method="equal-tailed")
+    low, high = ivs.intervals(y)
+    w = ivs.window
+    return low, high, (f"exact equal-tailed noise window of the quantized geometric (tails in closed form): "
+                       f"[{w.low}, {w.high}]; coverage >= {float(ivs.coverage):.6g} for every true value")
 
 
 #: Above this domain size a clamped cell's error is E|noise| (an upper bound, tight in the
 #: middle of the domain) instead of one float per true value.
 CLAMPED_ERROR_MAX_N = 1_000_000
-
-
-def _tail_steps(edge: float, ratio: float, half: float) -> int:
-    """Steps ``t`` beyond the window with ``edge r^(t+1) / (1 - r) <= half``."""
-    import math
-    return max(0, math.ceil(math.log(half * (1 - ratio) / edge) / math.log(ratio) - 1))
 
 
 def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
