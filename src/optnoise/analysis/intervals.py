@@ -432,7 +432,10 @@ def equal_tailed_noise_window(form: IntegerForm, alpha: float | Fraction = 0.05)
     total = Fraction(sum(w)) + _beyond(w, form.right) + _beyond(w[::-1], form.left)
     half = a / 2 * total
     u, above = _tail_quantile(w, form.right, half)
-    v, below = _tail_quantile(w[::-1], form.left, half)   # the mirrored noise: -eta
+    if w == w[::-1] and form.left == form.right:           # symmetric noise: the mirror is itself
+        v, below = u, above
+    else:
+        v, below = _tail_quantile(w[::-1], form.left, half)   # the mirrored noise: -eta
     hi, lo = form.lo + u, form.lo + len(w) - 1 - v
     mass = 1 - (above + below) / total
     if mass < 1 - a:
