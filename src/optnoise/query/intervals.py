@@ -5,8 +5,10 @@ sampled: a channel gets the exact Neyman interval (:func:`~optnoise.analysis.int
 coverage ``>= 1 - alpha`` for every true value, checked exactly); clamped integer-line noise
 and cyclic noise the interval from the noise window
 (:func:`~optnoise.analysis.intervals.additive_intervals`, ``output="clamped"`` or
-``"cyclic"``: an arc, ``low > high`` when it wraps). Intervals and errors cost no budget: they
-are functions of the released value and of the public mechanism.
+``"cyclic"``: an arc, ``low > high`` when it wraps); an unbiased cell's noise on the
+integers the same window with ``output="line"`` (the interval kept inside the domain).
+Intervals and errors cost no budget: they are functions of the released value and of the
+public mechanism.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .mechanisms import Cell
 
 def _form(cell: Cell) -> IntegerForm:
     q = cell.noise.quantize()
-    if cell.space == "clamped-line":
+    if cell.space in ("clamped-line", "line"):
         return integer_line_form(q.weights, q.lo, q.left, q.right)
     return IntegerForm(cell.noise.kind, q.weights, 1 << q.bits)
 
@@ -43,11 +45,12 @@ def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray
                                         f"{float(ivs.coverage):.6g} for every true value)"
     if cell.chained > 1:
         return _chained_interval(cell, y, alpha)
-    if cell.space in ("clamped-line", "cyclic"):
-        output = "clamped" if cell.space == "clamped-line" else "cyclic"
+    if cell.space in ("clamped-line", "line", "cyclic"):
+        output = {"clamped-line": "clamped", "line": "line", "cyclic": "cyclic"}[cell.space]
         ivs = additive_intervals(_form(cell), cell.n, alpha, output=output)
-        how = "noise window of the quantized noise" + (" (clamped to the domain)" if output == "clamped" else
-                                                       " (an arc: low > high wraps round)")
+        how = "noise window of the quantized noise" + {"clamped": " (clamped to the domain)", "line": " (released on "
+                                                       "the integers; the interval kept inside the domain)",
+                                                       "cyclic": " (an arc: low > high wraps round)"}[output]
         low, high = ivs.intervals(y)
         return low, high, f"{how}; coverage >= {float(ivs.coverage):.6g} for every true value"
     return None, None, "none: randomized response on text keys (a set of keys, not an interval)"
@@ -57,9 +60,12 @@ def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarr
     """The chained geometric of a sum: its ratio is close to 1 (``e^(-eps / distance)``), so
     its tails are summed in closed form rather than unrolled: the exact equal-tailed window of
     the quantized noise (:func:`~optnoise.analysis.intervals.equal_tailed_noise_window`, exact
-    rational comparisons on the quantized weights and the tails' ratios against the exact
-    ``alpha``), then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals`."""
-    ivs = additive_intervals(_form(cell), cell.n, alpha, output="clamped", method="equal-tailed")
+    rational comparisons on the quantized weights and the tails' ratios, of any period,
+    against the exact ``alpha``), then the clamped rule of
+    :class:`~optnoise.analysis.intervals.AdditiveIntervals` (an unbiased cell's, released on
+    the integers, the line rule kept inside the domain)."""
+    output = "line" if cell.space == "line" else "clamped"
+    ivs = additive_intervals(_form(cell), cell.n, alpha, output=output, method="equal-tailed")
     low, high = ivs.intervals(y)
     w = ivs.window
     return low, high, (f"exact equal-tailed noise window of the quantized geometric (tails in closed form): "
@@ -77,6 +83,9 @@ def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
     if cell.space == "channel":
         return channel_abs_error(cell.noise.quantize().weights).worst, "worst case over the true value of " \
                                                                         "E|released - true|"
+    if cell.space == "line":    # unbiased: y - q = eta whatever q
+        return additive_abs_error(_form(cell), cell.n, output="line").worst, \
+            "E|noise| (the same for every true value: the released value is not clamped)"
     if cell.space == "clamped-line":
         if cell.n > CLAMPED_ERROR_MAX_N:
             # |clip(q + eta) - q| <= |eta| for every q in 0..n (clipping to an interval that
@@ -96,4 +105,42 @@ def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
     return None, "none for categories"
 
 
-__all__ = ["expected_abs_error", "interval"]
+def unbiased_price(cell: Cell, scale: float = 1.0) -> dict:
+    """What ``unbiased = true`` costs, in the column's units (``scale``: a sum's resolution).
+
+    The unbiased cell's expected absolute error ``E|eta|`` (the same for every true value)
+    against the default, bounded mechanism built at the same target under the same
+    neighbourhood (``cell.bounded``): its worst case over the true value (``ratio``) and its
+    average over a uniform true value (``average_ratio``). The bounded mechanism's worst case
+    is in the middle of the domain, where its clamp or remap rarely acts, so ``ratio`` is
+    close to 1; its gain is near the domain's ends, which the average shows. Domains above
+    :data:`CLAMPED_ERROR_MAX_N` have no per-value errors: the average is then left out.
+    """
+    err = expected_abs_error(cell)[0] * scale  # type: ignore[operator]
+    out: dict = {"unbiased": True, "expected_abs_error": err,
+                 "values": "released on the integers: a value may be negative or above the domain's upper end (it is "
+                           "not clamped: clamping would bring the bias back)"}
+    b = cell.bounded
+    if b is None:
+        out.update(bounded_expected_abs_error=None, ratio=None,
+                   bounded_mechanism="none certified at this target (the default mechanism is refused there, e.g. a "
+                                     "PDP target beyond the optimal channel's size): no price to show")
+        return out
+    per_value = None      # E|released - true| of the bounded mechanism per true value, computed once
+    if b.space == "channel":
+        per_value = channel_abs_error(b.noise.quantize().weights).per_value
+    elif b.space == "clamped-line" and b.n <= CLAMPED_ERROR_MAX_N:
+        per_value = additive_abs_error(_form(b), b.n, output="clamped").per_value
+    worst = (float(per_value.max()) if per_value is not None else expected_abs_error(b)[0]) * scale  # type: ignore
+    average = None if per_value is None else float(per_value.mean()) * scale
+    out.update(bounded_expected_abs_error=worst, ratio=err / worst if worst else None,
+               bounded_average_abs_error=average, average_ratio=err / average if average else None,
+               bounded_mechanism=b.built)
+    if worst and average:
+        out["price"] = (f"E|released - true| is {err / worst:.4g} times the default mechanism's worst case over the "
+                        f"true value (in the middle of the domain) and {err / average:.4g} times its average over a "
+                        "uniform true value; the default stays inside the domain and is biased near its ends")
+    return out
+
+
+__all__ = ["expected_abs_error", "interval", "unbiased_price"]

@@ -27,7 +27,7 @@ from ..seeded import warn_not_private, withhold
 from ..table.manifest import round_up
 from ..table.plan import over_budget, within
 from .aggregate import Aggregated, Answers, aggregate, answers
-from .intervals import expected_abs_error, interval
+from .intervals import expected_abs_error, interval, unbiased_price
 from .mechanisms import Cell, cell_for, cell_target, dominating_rr
 from .neighbourhood import Derived, cell_domain, derive, score_sensitivity
 from .noisy_max import guarantee as rnm_guarantee
@@ -372,11 +372,16 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
         doc["mechanism"] = {"name": "report-noisy-max", "rule": "permute-and-flip",
                             "score_sensitivity": item.sensitivity}
         doc["certificate"] = rnm_guarantee(target.epsilon, item.sensitivity, item.derived.cells)  # type: ignore
+    if item.cell is not None and item.cell.space == "line":
+        doc["unbiased"] = unbiased_price(item.cell, float(stat.resolution) if stat.kind == "sum" else 1.0)
     doc["bounding"] = agg.counts[stat.name]
     if stat.kind == "sum":
         doc["note"] = ("a mean is post-processing of a released sum and a released count (divide them): it costs no "
-                       "budget and carries both intervals")
+                       "budget and carries both intervals" + (UNBIASED_MEAN if stat.unbiased else ""))
     return doc
+
+
+UNBIASED_MEAN = "; it is not unbiased even when both are: E[S / C] is not E[S] / E[C], and C may be 0 or negative"
 
 
 def _up_sum(values: list[float]) -> float:
