@@ -138,9 +138,9 @@ def test_unbiased_intervals_cover_and_stay_in_the_domain():
 
 def test_chained_unbiased_intervals_cover_and_are_not_trivial():
     """Distance 80 (the chained geometric, alpha = e^(-1/80), tails grouped in blocks), N = 5,000:
-    the window from the floating-point tails covers the truth at least 1 - alpha of the time,
+    the window (exact, tails in closed form) covers the truth at least 1 - alpha of the time,
     its median width is below twice the Laplace 95 % width 2 ln(20) * 80 (not trivially wide),
-    and it is the exact equal-tailed window (rational masses) widened by one value."""
+    and it is the exact equal-tailed window (checked against brute force in test_query_total.py)."""
     n = 5000
     cell = unbiased_cell("c", n, 0, 80, Target(1.0))
     assert cell.chained == 80
@@ -148,10 +148,10 @@ def test_chained_unbiased_intervals_cover_and_are_not_trivial():
     low, high, how = interval(cell, y, 0.05)
     assert np.mean((low <= n // 2) & (n // 2 <= high)) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / 3000)
     assert np.median(high - low) < 2 * 2 * math.log(20) * 80
-    q = cell.noise.quantize()           # the float window (tails of period > 1) against the exact one, widened by 1
+    q = cell.noise.quantize()           # tails of period > 1: the exact equal-tailed window itself
     assert q.right[2] > 1
     exact = noise_window(integer_line_form(q.weights, q.lo, q.left, q.right), 0.05, method="equal-tailed")
-    assert f"[{exact.low - 1}, {exact.high + 1}]" in how
+    assert f"[{exact.low}, {exact.high}]" in how
     assert abs(float(y.mean()) - n // 2) < 4 * math.sqrt(2) * 80 / math.sqrt(3000)   # sd of Laplace(80)
 
 

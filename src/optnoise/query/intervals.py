@@ -57,53 +57,19 @@ def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray
 
 
 def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """The chained geometric of a sum has tails far wider than the exact window routine's
-    integers can hold in time: its noise window ``[l, u]`` is found in floating point from the
-    quantized window weights and the geometric tails' closed form (:func:`_right_quantile`;
-    tails of any period), widened by one value on each side for round-off; the interval is
-    then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals` (an
-    unbiased cell's, released on the integers, the line rule kept inside the domain)."""
-    q = cell.noise.quantize()
-    w = np.asarray(q.weights, dtype=float)
-    (a, m, pl), (a2, m2, pr) = q.left, q.right
-    left, right = a / 2.0**m, a2 / 2.0**m2
-    z = w.sum() + w[:pl].sum() * left / (1 - left) + w[-pr:].sum() * right / (1 - right)
-    p = w / z
-    half = alpha / 2
-    hi_val = _right_quantile(p, q.lo, (right, pr), half)
-    lo_val = -_right_quantile(p[::-1], -(q.lo + w.size - 1), (left, pl), half)   # the mirror image
-    u, l_ = max(0, hi_val + 1), min(0, lo_val - 1)
-    n = cell.n
-    if cell.space == "line":    # y = q + eta: q in [y - u, y - l], kept inside the domain (the nearest end if empty)
-        low, high = np.clip(y - u, 0, n), np.clip(y - l_, 0, n)
-        low = np.minimum(low, high)
-    else:
-        low = np.where(y == 0, 0, np.clip(y - u, 0, n))
-        high = np.where(y == n, n, np.clip(y - l_, 0, n))
-    return low, high, ("noise window of the quantized geometric in floating point (closed-form tails), widened by one "
-                       f"value each side: [{l_}, {u}]")
-
-
-def _right_quantile(p: np.ndarray, lo: int, tail: tuple[float, int], half: float) -> int:
-    """Smallest ``u`` with ``P(eta > u) <= half`` (floating point): ``p`` the masses on the
-    window ``lo..hi``; beyond it the cell ``hi + (t - 1) P + s`` (``s = 1..P``, ``t >= 1``)
-    weighs ``p[hi - P + s] r^t``, so ``P(eta > hi + t P) = B r^(t + 1) / (1 - r)`` with ``B``
-    the end block's mass: the block holding ``u`` in closed form, then ``u`` within it."""
-    import math
-    r, period = tail
-    block = p[-period:]
-    hi = lo + p.size - 1
-    b = float(block.sum())
-    beyond = b * r / (1 - r)                                                    # P(eta > hi)
-    if beyond <= half:
-        above = beyond + np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])   # P(eta > lo + i)
-        return lo + int(np.flatnonzero(above <= half)[0])
-    t = max(1, math.ceil(math.log(half * (1 - r) / b) / math.log(r) - 1))
-    while b * r ** (t + 1) / (1 - r) > half:                                    # round-off in the logarithms
-        t += 1
-    cells = block * r ** t
-    above = b * r ** (t + 1) / (1 - r) + np.concatenate([np.cumsum(cells[::-1])[::-1][1:], [0.0]])
-    return hi + (t - 1) * period + 1 + int(np.flatnonzero(above <= half)[0])
+    """The chained geometric of a sum: its ratio is close to 1 (``e^(-eps / distance)``), so
+    its tails are summed in closed form rather than unrolled: the exact equal-tailed window of
+    the quantized noise (:func:`~optnoise.analysis.intervals.equal_tailed_noise_window`, exact
+    rational comparisons on the quantized weights and the tails' ratios, of any period,
+    against the exact ``alpha``), then the clamped rule of
+    :class:`~optnoise.analysis.intervals.AdditiveIntervals` (an unbiased cell's, released on
+    the integers, the line rule kept inside the domain)."""
+    output = "line" if cell.space == "line" else "clamped"
+    ivs = additive_intervals(_form(cell), cell.n, alpha, output=output, method="equal-tailed")
+    low, high = ivs.intervals(y)
+    w = ivs.window
+    return low, high, (f"exact equal-tailed noise window of the quantized geometric (tails in closed form): "
+                       f"[{w.low}, {w.high}]; coverage >= {float(ivs.coverage):.6g} for every true value")
 
 
 #: Above this domain size a clamped cell's error is E|noise| (an upper bound, tight in the

@@ -46,7 +46,7 @@ STAT_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "wh
                               "groups", "column", "clamp", "resolution", "method", "mechanism", "unbiased")
 #: Which keys each kind takes beyond the target, ``where`` and ``mechanism``.
 KIND_KEYS: dict[str, tuple[str, ...]] = {
-    "count": ("of",), "histogram": ("key", "keys", "by", "groups"),
+    "count": ("of",), "histogram": ("key", "keys", "by", "groups", "of"),
     "sum": ("column", "clamp", "resolution", "by", "groups"),
     "peak": ("key", "keys", "of", "clamp", "resolution", "by", "groups", "method"),
     "mode": ("key", "keys", "by", "groups", "method"),
@@ -231,7 +231,7 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
         raise InvalidParameterError(unknown[0], t[unknown[0]], f"keys of a {kind}: {', '.join(sorted(allowed))}")
     target, share = _target(t, budget)
     fields: dict[str, Any] = {"where": _where(t.get("where", {}))}
-    if kind == "count":
+    if kind in ("count", "histogram"):
         fields["of"] = _choice(t.get("of", "units"), "of", ("units", "rows"))
     if kind in ("histogram", "peak", "mode"):
         fields["key"] = _column(t.get("key"), "key")
@@ -248,10 +248,10 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     fields["mechanism"] = _choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
     fields["unbiased"] = _unbiased(t.get("unbiased", False), kind, fields["mechanism"])
     stat = Statistic(name, kind, target, share, **fields)
-    needs_rows = kind in ("sum", "peak") or (kind == "count" and stat.of == "rows")
+    needs_rows = kind in ("sum", "peak") or (kind in ("count", "histogram") and stat.of == "rows")
     if needs_rows and unit.rows_bound is None:
         raise InvalidParameterError("unit.max_rows", None, f"max_rows in the unit for a {kind}"
-                                    f"{' of rows' if kind == 'count' else ''} (without it one unit can move it "
+                                    f"{' of rows' if kind in ('count', 'histogram') else ''} (without it one unit can move it "
                                     "without bound)")
     if stat.method == "report-noisy-max" and target is not None and not target.pure:
         raise InvalidParameterError("delta", target.delta, "no delta with report-noisy-max (pure DP by theorem)")
