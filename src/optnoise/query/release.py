@@ -97,7 +97,9 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
             key = cell_key(stat, derived, n, offset)
             if key not in built:
                 built[key] = cell_for(stat, derived, n, offset)
-            out.append(Planned(stat, derived, exact, replace(built[key], name=stat.name)))
+            cell = built[key]
+            bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
+            out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded)))
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
     return out
