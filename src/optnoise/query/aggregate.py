@@ -286,7 +286,8 @@ class UnitIndex:
         codes = table[ids]
         new = codes < 0
         if new.any():
-            fresh = np.unique(ids[new])
+            table[ids[new]] = -2                          # the new ids, marked, then read in order:
+            fresh = np.flatnonzero(table[:high + 1] == -2)  # np.unique's sorted ids without its hash
             table[fresh] = np.arange(self.size, self.size + len(fresh))
             self.size += len(fresh)
             codes[new] = table[ids[new]]
