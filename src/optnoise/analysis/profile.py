@@ -354,6 +354,8 @@ def complete_summary(count: int, columns: Summarizer, every_pair: Summarizer) ->
     asked at an epsilon below the pure one, or an epsilon at ``delta > 0``) every pair is
     visited (``every_pair``). Used for channels with at least :data:`STREAM_CELLS` cells over
     the pairs; the tests compare it with the plain analysis.
+
+    Proof: docs/proofs/per-record-certificate.md.
     """
     def summarize(eps: float | None, delta: float | None) -> PairMaxima:
         quick = columns(eps, delta)

@@ -222,6 +222,8 @@ def solve_record_delta(cost: np.ndarray, epsilon: float, delta: float, *,
     time_limit:
         Seconds before the last relaxation's channel is returned (mixed to meet the target;
         its gap says how far from optimal).
+
+    Proof: docs/proofs/per-record-certificate.md.
     """
     t0 = time.perf_counter()
     c = np.asarray(cost, dtype=np.float64)
