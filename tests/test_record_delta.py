@@ -121,3 +121,19 @@ def test_certificate_agrees_with_the_exact_verifier():
                 for a, b in nb.pairs)
     assert float(worst) <= delta
     assert cert.delta_dp == pytest.approx(float(worst), rel=1e-9, abs=1e-15)
+
+
+def test_candidate_meets_every_pair_and_a_stopped_run_keeps_its_bound():
+    """(1 - delta) B + delta I meets every pair's constraint (the argument in its docstring),
+    and a run stopped after its first round returns a feasible channel with a bound below the
+    plain optimum."""
+    import optnoise.design.record_delta as rd
+    n, eps, delta = 6, 1.0, 0.01
+    c = _abs_error(n)
+    e = math.exp(eps)
+    P0 = rd.candidate(c, eps, e, delta)
+    assert hockey_rows(P0, e).max() <= delta * (1 + 1e-9)
+    want = plain_delta_lp(eps, delta, c)
+    stopped = solve_record_delta(c, eps, delta, time_limit=0.0)
+    assert stopped.rounds == 1 and stopped.worst <= delta
+    assert stopped.bound.value <= want * (1 + PLAIN) + 1e-12 <= stopped.cost * (1 + PLAIN) + 2e-12
