@@ -46,6 +46,8 @@ STATS = {
     "count-units": {"kind": "count", "where": {"k": 1}},
     "count-rows": {"kind": "count", "of": "rows", "where": {"k": 1}},
     "histogram": {"kind": "histogram", "key": "k", "keys": [0, 1], "by": "g", "groups": [1, 2]},
+    "histogram-rows": {"kind": "histogram", "of": "rows", "key": "k", "keys": [0, 1], "by": "g", "groups": [1, 2]},
+    "histogram-rows-nogroup": {"kind": "histogram", "of": "rows", "key": "k", "keys": [0, 1]},
     "sum": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "by": "g", "groups": [1, 2]},
     "sum-nogroup": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}},
     "peak-scores": {"kind": "peak", "key": "k", "keys": [0, 1], "of": "v", "clamp": {"lower": 0, "upper": 2},
@@ -102,6 +104,8 @@ def test_derived_neighbourhood_covers_every_neighbouring_table(name, change):
     assert worst == limit                           # reached: the derivation is not loose here
     if name != "peak-scores":
         assert cells_moved <= d.cells
+    if name.startswith("histogram-rows"):
+        assert cells_moved == d.cells                   # every cell the derivation allows is reached
 
 
 def test_sum_neighbourhood_with_a_positive_lower_clamp():

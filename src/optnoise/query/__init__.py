@@ -7,13 +7,15 @@ the document (docs/statistics.md: ``unit``, ``private``, ``statistics.NAME``, ``
 :func:`query` while ``optnoise.query.spec`` and the other modules stay importable (as
 ``optnoise.design``). Modules, in the order data flows: :mod:`.spec`, :mod:`.aggregate`,
 :mod:`.neighbourhood`, :mod:`.mechanisms`, :mod:`.noisy_max`, :mod:`.intervals`,
-:mod:`.release`, :mod:`.files`.
+:mod:`.release`, :mod:`.files`; :func:`compare` (module :mod:`.compare`) shows both methods of
+each peak and mode of a spec on synthetic data of its shape (it never reads data).
 """
 
 import sys
 import types
 from typing import Any
 
+from .compare import compare
 from .release import query
 
 
@@ -26,4 +28,4 @@ class _Door(types.ModuleType):
 
 sys.modules[__name__].__class__ = _Door
 
-__all__ = ["query"]
+__all__ = ["compare", "query"]

@@ -12,7 +12,8 @@ the input's order; later rows are dropped. Then, per statistic:
 * under ``by``, a unit belongs to one group: the group of most of its counted rows (ties: the
   first declared); its rows in other groups are dropped (counted);
 * a histogram or a mode counts a unit once, at the (group, key) of most of its counted rows
-  (ties: the first declared).
+  (ties: the first declared); a histogram ``of = "rows"`` counts each of its counted rows
+  (at most ``max_rows``, spread over the keys of its one group).
 
 These make a unit's contribution lie in the fixed sets of :mod:`.neighbourhood` whatever the
 table. The manifest reports the counts of what was dropped and clamped (never values); those
@@ -365,19 +366,20 @@ def answers(agg: Aggregated, stat: Statistic) -> Answers:
     if stat.kind == "count":
         value = parts["unit"].nunique() if stat.of == "units" else int(parts["rows"].sum())
         return Answers(np.array([[value]], np.int64))
-    if stat.kind in ("histogram", "mode"):
+    if stat.kind in ("histogram", "mode") and stat.of != "rows":
         chosen = _one_per_unit(parts, ["group", "key"])
         bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
         cells = np.zeros((groups, keys), np.int64)
         np.add.at(cells, (chosen["group"].to_numpy(np.int64), chosen["key"].to_numpy(np.int64)), 1)
         return from_cells(stat, cells)
-    if stat.by is not None:   # sum, peak: one group per unit
+    if stat.by is not None:   # sum, peak, histogram of rows: one group per unit
         home = _one_per_unit(parts, ["group"])[["unit", "group"]]
         joined = parts.merge(home, on=["unit", "group"], how="inner")
         bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
         parts = joined
     cells = np.zeros((groups, keys), np.int64)
-    np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts["value"].to_numpy())
+    what = "rows" if stat.kind == "histogram" else "value"    # a histogram of rows counts them
+    np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts[what].to_numpy())
     return from_cells(stat, cells)
 
 

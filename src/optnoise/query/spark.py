@@ -174,20 +174,21 @@ def _answers(parts: Any, stat: Statistic, counts: dict[str, int]) -> Answers:
         agg = F.countDistinct("unit") if stat.of == "units" else F.sum("rows")
         value = parts.agg(agg.alias("n")).collect()[0]["n"]
         return Answers(np.array([[int(value or 0)]], np.int64))
-    if stat.kind in ("histogram", "mode"):
+    if stat.kind in ("histogram", "mode") and stat.of != "rows":
         bump(counts, "units_with_rows_in_several_cells",
               parts.groupBy("unit").count().filter(F.col("count") > 1).count())
         chosen = _majority(parts, ["group", "key"], "rows")
         return from_cells(stat, _grid(chosen.groupBy("group", "key").agg(F.count(F.lit(1)).alias("n")).collect(),
                                       stat))
-    if stat.by is not None:   # sum, peak: one group per unit
+    if stat.by is not None:   # sum, peak, histogram of rows: one group per unit
         home = _majority(parts.groupBy("unit", "group").agg(F.sum("rows").alias("r")), ["group"], "r")
         joined = parts.join(home.select("unit", "group"), ["unit", "group"], "inner")
         total = parts.agg(F.sum("rows").alias("n")).collect()[0]["n"] or 0
         inside = joined.agg(F.sum("rows").alias("n")).collect()[0]["n"] or 0
         bump(counts, "rows_outside_the_units_group", int(total) - int(inside))
         parts = joined
-    return from_cells(stat, _grid(parts.groupBy("group", "key").agg(F.sum("value").alias("n")).collect(), stat))
+    what = "rows" if stat.kind == "histogram" else "value"    # a histogram of rows counts them
+    return from_cells(stat, _grid(parts.groupBy("group", "key").agg(F.sum(what).alias("n")).collect(), stat))
 
 
 __all__ = ["aggregate_spark"]
