@@ -39,20 +39,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DesignError
-from .bounds import GAP_TOLERANCE, Bound, exp_up, lp_bound
+from .bounds import Bound, exp_up, lp_bound, relative_gap
 from .solver import RATIO_MARGIN
 
-#: ``delta`` is designed this much (relative) below the target.
-DELTA_MARGIN = 1e-7
+#: ``delta`` is designed this much (relative) below the target; HiGHS's feasibility
+#: tolerances (:data:`TOLERANCE`) are far below it.
+DELTA_MARGIN, TOLERANCE = 1e-7, 1e-10
 
-#: Rounds of cut generation before the gap is reported as it stands.
-MAX_ROUNDS = 400
-
-#: Cuts added per row and round (the most violated pairs first).
-PER_ROW = 2
-
-#: HiGHS feasibility tolerances.
-TOLERANCE = 1e-10
+#: Rounds of cut generation before the gap is reported as it stands (:data:`MAX_ROUNDS`),
+#: and cuts added per row and round, the most violated pairs first (:data:`PER_ROW`).
+MAX_ROUNDS, PER_ROW = 400, 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +83,8 @@ class RecordDeltaSolution:
 
     @property
     def gap(self) -> float:
-        return self.bound.gap(self.cost)
+        """Relative gap of the channel's cost to the proven bound."""
+        return relative_gap(self.cost, self.bound.value)
 
 
 class _CutMaster:
