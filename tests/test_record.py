@@ -130,6 +130,49 @@ def test_covers_all():
     assert not InputPairs(((0, 5),), directed=True).covers_all(2)
 
 
+def test_every_pair_is_the_complete_graph_in_its_order():
+    from optnoise.analysis.pairs import EveryPair
+    k = 7
+    every = EveryPair(k, lambda a, b: (a, b))
+    listed = InputPairs.complete(k, directed=True).pairs
+    assert len(every) == len(listed) == k * (k - 1)
+    assert tuple(every) == listed == tuple(every[i] for i in range(len(every)))
+    assert every[-1] == listed[-1] and every[3:9] == list(listed[3:9])
+    assert tuple(every.map(lambda p: p[::-1])) == tuple((b, a) for a, b in listed)
+
+
+def test_input_pairs_vectorised_check_equals_the_loop():
+    """The large-tuple check keeps what the loop would, and leaves every bad case to it."""
+    k = 80   # 6,320 ordered pairs: past the vectorised check's threshold
+    listed = tuple((a, b) for a in range(k) for b in range(k) if a != b)
+    fast = InputPairs(listed, directed=True)
+    assert fast.pairs == listed and fast.covers_all(k) and fast.ordered(k) == list(listed)
+    assert fast.to_json()["pairs"] == [list(p) for p in listed]
+    dup = InputPairs(listed + listed[:3], directed=True)     # duplicates dropped by the loop
+    assert dup.pairs == listed
+    mixed = InputPairs(tuple((np.int64(a), b) for a, b in listed), directed=True)   # converted by the loop
+    assert mixed.pairs == listed and all(type(a) is int for a, _ in mixed.pairs)
+    with pytest.raises(Exception, match="distinct"):
+        InputPairs(listed + ((3, 3),), directed=True)
+    with pytest.raises(Exception, match="input indices"):
+        fast.ordered(k - 1)
+
+
+def test_long_lists_are_written_compact_with_the_same_json():
+    import json
+    from optnoise.io import COMPACT_FROM, dumps, jsonable
+    obj = {"pairs": [[a, a + 1] for a in range(COMPACT_FROM)], "floats": np.linspace(0, 1, COMPACT_FROM),
+           "odd": [math.inf] + [1.0] * COMPACT_FROM, "np": [np.int64(2)] * COMPACT_FROM, "short": [1, 2]}
+    text = dumps(obj)
+    assert json.loads(text) == json.loads(json.dumps(jsonable(obj), indent=2))
+    lines = text.split("\n")
+    assert sum(line.startswith('  "pairs": [[0, 1], [1, 2]') for line in lines) == 1   # one line each
+    assert sum(line.startswith('  "floats": [0.0, ') for line in lines) == 1
+    assert len(lines) > 2 * COMPACT_FROM   # "odd" (an infinity) and "np" (numpy scalars) indented as before
+    mimic = {**obj, "text": "\x00\x01" + "0\x01\x00"}   # a string that looks like a marker: the plain path
+    assert json.loads(dumps(mimic)) == json.loads(json.dumps(jsonable(mimic), indent=2))
+
+
 def _channel(k: int, seed: int, zero: bool = False) -> np.ndarray:
     M = np.random.default_rng(seed).uniform(1, 2, (k, k))
     if zero:

@@ -248,9 +248,43 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+#: Lists at least this long are written on one line by the C encoder when they hold only
+#: JSON's own values (a channel's rows, a per-record unit's million pairs).
+COMPACT_FROM = 256
+
+
 def dumps(obj: Any) -> str:
-    """JSON text of ``obj`` (infinite values as ``"inf"``, docs/cli.md)."""
-    return json.dumps(jsonable(obj), indent=2, allow_nan=False)
+    """JSON text of ``obj`` (infinite values as ``"inf"``, docs/cli.md).
+
+    Indented, except that a long list of plain values (numbers, strings, lists of them;
+    numpy arrays as their lists) is written on one line by :func:`json.dumps`'s C encoder:
+    the same JSON value as :func:`jsonable` would give (a non-finite float or a numpy
+    scalar makes the C encoder refuse, and such a list takes the indented path)."""
+    compact: list[str] = []
+
+    def mark(o: Any) -> Any:
+        if isinstance(o, dict):
+            return {k: mark(v) for k, v in o.items()}
+        if isinstance(o, np.ndarray) and o.dtype.kind in "iuf" and o.size >= COMPACT_FROM:
+            o = o.tolist()
+        if isinstance(o, (list, tuple)) and len(o) >= COMPACT_FROM:
+            try:
+                text = json.dumps(o, allow_nan=False)
+            except (TypeError, ValueError):
+                return [mark(v) for v in o]
+            compact.append(text)
+            return f"\x00\x01{len(compact) - 1}\x01\x00"
+        if isinstance(o, (list, tuple)):
+            return [mark(v) for v in o]
+        return o
+
+    text = json.dumps(jsonable(mark(obj)), indent=2, allow_nan=False)
+    if not compact:
+        return text
+    marker = re.compile(r'"\\u0000\\u0001(\d+)\\u0001\\u0000"')
+    if [int(m) for m in marker.findall(text)] != list(range(len(compact))):   # a string of the input mimics one
+        return json.dumps(jsonable(obj), indent=2, allow_nan=False)
+    return marker.sub(lambda m: compact[int(m.group(1))], text)
 
 
 # ------------------------------------------------------------------ the output rule

@@ -16,6 +16,7 @@ For channels a neighbourhood is a set of ordered input pairs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 from .errors import InvalidParameterError
@@ -189,6 +190,8 @@ class InputPairs:
     directed: bool = False
 
     def __post_init__(self) -> None:
+        if self._plain():
+            return
         clean: list[tuple[int, int]] = []
         for p in self.pairs:
             try:
@@ -201,6 +204,45 @@ class InputPairs:
         if not clean:
             raise InvalidParameterError("pairs", [], "at least one neighbouring input pair")
         object.__setattr__(self, "pairs", tuple(dict.fromkeys(clean)))
+
+    def _plain(self) -> bool:
+        """The vectorised check of a large tuple of distinct ``(int, int)`` tuples with no
+        ``(x, x)`` (the per-record unit lists ``n (n + 1)`` of them): ``True`` when the pairs
+        are already what the loop of :meth:`__post_init__` would make of them (2-tuples of
+        Python ints, in the same order, no duplicate to drop); ``False`` sends them to the
+        loop, which names the first bad pair."""
+        import numpy as np
+
+        pairs = self.pairs
+        if not isinstance(pairs, tuple) or len(pairs) < 4096 or type(pairs[0]) is not tuple \
+                or type(pairs[0][0]) is not int:
+            return False
+        try:
+            arr = np.array(pairs, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        if arr.ndim != 2 or arr.shape[1] != 2 or np.any(arr[:, 0] == arr[:, 1]):
+            return False
+        low = int(arr.min())
+        span = int(arr.max()) - low + 1
+        if span > 1 << 31:
+            return False
+        keys = (arr[:, 0] - low) * span + (arr[:, 1] - low)
+        if not np.all(keys[1:] > keys[:-1]):   # listed in order (the complete graph is): distinct
+            keys = np.sort(keys)
+            if np.any(keys[1:] == keys[:-1]):
+                return False
+        if not all(type(a) is int and type(b) is int for a, b in pairs):  # noqa: E721 (exactly int, not bool)
+            return False
+        self.__dict__["array"] = arr
+        return True
+
+    @cached_property
+    def array(self) -> "np.ndarray":
+        """The pairs as an ``(m, 2)`` int64 array (computed once)."""
+        import numpy as np
+
+        return np.array(self.pairs, dtype=np.int64).reshape(-1, 2)
 
     @classmethod
     def from_distances(cls, neighbourhood: Neighbourhood, n_inputs: int) -> "InputPairs":
@@ -239,7 +281,7 @@ class InputPairs:
         k = int(n_inputs)
         if k < 2 or len(self.pairs) < (k * (k - 1) if self.directed else k * (k - 1) // 2):
             return False
-        arr = np.asarray(self.pairs, dtype=np.int64)
+        arr = self.array
         if arr.min() < 0 or arr.max() >= k:
             return False
         if self.directed:
@@ -249,7 +291,13 @@ class InputPairs:
 
     def to_json(self) -> dict:
         """``{"pairs": [[x, x'], ...], "directed": bool}``."""
-        return {"pairs": [list(p) for p in self.pairs], "directed": self.directed}
+        return {"pairs": self._listed, "directed": self.directed}
+
+    @cached_property
+    def _listed(self) -> list[list[int]]:
+        """The pairs as lists, made once (a per-record file writes a million of them three
+        times); callers must not change it."""
+        return self.array.tolist()
 
     @classmethod
     def from_json(cls, data: dict) -> "InputPairs":
@@ -263,6 +311,9 @@ class InputPairs:
 
     def ordered(self, n_inputs: int) -> list[tuple[int, int]]:
         """Ordered pairs, both directions when symmetric, validated against ``n_inputs``."""
+        arr = self.array
+        if self.directed and len(self.pairs) and int(arr.min()) >= 0 and int(arr.max()) < n_inputs:
+            return list(self.pairs)   # distinct already (__post_init__), every index in range
         out: list[tuple[int, int]] = []
         for a, b in self.pairs:
             for x in (a, b):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Literal
+from typing import Any, Callable, Iterator, Literal, Sequence
 
 import numpy as np
 
@@ -93,6 +93,56 @@ class IntegerForm:
 PairBuilder = tuple[str, Callable[[], PairMasses]]
 
 
+@dataclass(frozen=True, eq=False)
+class EveryPair(Sequence):
+    """Every ordered pair of distinct rows ``0..rows-1`` (the per-record unit of a channel),
+    as ``make(a, b)`` for each, made when it is used: ``rows (rows - 1)`` of them without a
+    Python object per pair (a million at ``n = 1,000``). Index ``i`` is the pair ``(a, b)``
+    with ``a = i // (rows - 1)`` and ``b`` the ``i % (rows - 1)``-th row other than ``a`` --
+    the order of :meth:`~optnoise.neighbourhood.InputPairs.complete` (``directed``).
+    ``map(fn)`` gives the same pairs as ``fn(make(a, b))``, still lazily."""
+
+    rows: int
+    make: Callable[[int, int], Any]
+
+    def __len__(self) -> int:
+        return self.rows * (self.rows - 1)
+
+    def pair(self, i: int) -> tuple[int, int]:
+        a, r = divmod(i, self.rows - 1)
+        return a, r + (r >= a)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        j = int(i) + (len(self) if int(i) < 0 else 0)
+        if not 0 <= j < len(self):
+            raise IndexError(i)
+        return self.make(*self.pair(j))
+
+    def __iter__(self) -> Iterator[Any]:
+        for a in range(self.rows):
+            for b in range(self.rows):
+                if a != b:
+                    yield self.make(a, b)
+
+    def map(self, fn: Callable[[Any], Any]) -> "EveryPair":
+        return EveryPair(self.rows, lambda a, b: fn(self.make(a, b)))
+
+
+def lazy_map(builders: Sequence[PairBuilder], fn: Callable[[str, Callable[[], PairMasses]], Any]) -> Sequence[Any]:
+    """``fn(label, build)`` for every builder: lazily over :class:`EveryPair`, else a tuple."""
+    if isinstance(builders, EveryPair):
+        return builders.map(lambda lb: fn(*lb))
+    return tuple(fn(label, build) for label, build in builders)
+
+
+def every_pair_of(nb: Neighbourhood | InputPairs, rows: int) -> bool:
+    """Whether ``nb`` is every ordered pair of ``rows`` inputs, large enough (at least
+    ``2^12`` pairs) to be built lazily by :class:`EveryPair`."""
+    return isinstance(nb, InputPairs) and rows * (rows - 1) >= 1 << 12 and nb.covers_all(rows)
+
+
 def fraction_array(values: np.ndarray | None, floats: np.ndarray) -> np.ndarray:
     """Exact masses: ``values`` if given, else the exact binary value of each float."""
     if values is not None:
@@ -139,6 +189,9 @@ def pair_builders(mechanism: Representation | IntegerForm,
                 for mu in nb.integer_shifts()], nb  # type: ignore[union-attr]
     if isinstance(mechanism, Channel):
         m = fraction_array(mechanism.exact, mechanism.matrix) if exact else mechanism.matrix
+        if every_pair_of(nb, mechanism.n_inputs):
+            return EveryPair(mechanism.n_inputs, lambda a, b: (  # type: ignore[return-value]
+                f"x={a},x'={b}", lambda: PairMasses(m[a], m[b], f"x={a},x'={b}"))), nb
         return [(f"x={a},x'={b}", lambda a=a, b=b: PairMasses(m[a], m[b], f"x={a},x'={b}"))
                 for a, b in nb.ordered(mechanism.n_inputs)], nb  # type: ignore[union-attr]
     raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
@@ -303,6 +356,9 @@ def _integer_form_builders(form: IntegerForm, neighbourhood: Neighbourhood | Inp
                 rows[i] = as_weights(w[i])
             return rows[i]
 
+        if every_pair_of(nb, form.shape[0]):
+            return EveryPair(form.shape[0], lambda a, b: (  # type: ignore[return-value]
+                f"x={a},x'={b}", lambda: PairMasses(row(a), row(b), f"x={a},x'={b}", d))), nb
         return [(f"x={a},x'={b}", lambda a=a, b=b: PairMasses(row(a), row(b), f"x={a},x'={b}", d))
                 for a, b in nb.ordered(form.shape[0])], nb
     nb = neighbourhood if neighbourhood is not None else Neighbourhood((1,))

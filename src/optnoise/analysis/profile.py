@@ -29,7 +29,7 @@ from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, IntegerPMF
 from ..target import Notion, Target, check_delta, check_epsilon, check_notion
 from .floating import FloatPair, LossDistribution, PairAnalysis, PairMaxima
-from .pairs import (IntegerForm, PairMasses, default_neighbourhood, integer_form, integer_form_fits,
+from .pairs import (IntegerForm, PairMasses, default_neighbourhood, integer_form, integer_form_fits, lazy_map,
                     pair_builders)
 
 #: Cells over all pairs (n times the number of pairs) from which a float cyclic profile
@@ -237,7 +237,7 @@ def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
     builders, nb = pair_builders(mechanism, neighbourhood, max_memory=max_memory)
     if isinstance(mechanism, Channel) and len(builders) * mechanism.n_outputs >= STREAM_CELLS \
             and isinstance(nb, InputPairs) and nb.covers_all(mechanism.n_inputs):
-        pairs = tuple(LazyPair(label, lambda b=b: _float_pair(b())) for label, b in builders)
+        pairs = lazy_map(builders, lambda label, b: LazyPair(label, lambda: _float_pair(b())))
         columns = _column_pair(mechanism.matrix, FloatPair)
         return PrivacyProfile(pairs, nb, space="channel", summarize=complete_summary(
             len(pairs), lambda eps, d: PrivacyProfile((columns,), nb).values(eps, d),
@@ -308,7 +308,7 @@ def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs |
             and nb.covers_all(form.shape[0]):
         columns = _column_pair(form.weights, lambda p, q, label: IntegerPair.from_weights(p, q, form.denominator,
                                                                                          label))
-        lazy = tuple(LazyPair(label, lambda b=b: concrete(b())) for label, b in builders)
+        lazy = lazy_map(builders, lambda label, b: LazyPair(label, lambda: concrete(b())))
         return PrivacyProfile(lazy, nb, exact=True, space="channel", summarize=complete_summary(
             len(lazy), lambda eps, d: certify_pairs([columns], epsilon=eps, delta=d),  # type: ignore[list-item]
             lambda eps, d: certify_pairs((concrete(b()) for _, b in builders), epsilon=eps, delta=d)))
@@ -354,6 +354,8 @@ def complete_summary(count: int, columns: Summarizer, every_pair: Summarizer) ->
     asked at an epsilon below the pure one, or an epsilon at ``delta > 0``) every pair is
     visited (``every_pair``). Used for channels with at least :data:`STREAM_CELLS` cells over
     the pairs; the tests compare it with the plain analysis.
+
+    Proof: docs/proofs/per-record-certificate.md.
     """
     def summarize(eps: float | None, delta: float | None) -> PairMaxima:
         quick = columns(eps, delta)

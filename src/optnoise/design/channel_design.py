@@ -106,7 +106,7 @@ class ChannelDesign(ProvenBound, OfTarget, DesignResult):
     def n(self) -> int:
         return int(self.matrix.shape[0]) - 1
 
-    @property
+    @cached_property
     def input_pairs(self) -> InputPairs:
         """The neighbouring pairs the design protects (directed, as given)."""
         return InputPairs(self.pairs, directed=True)
