@@ -88,6 +88,19 @@ def levels(epsilon: float, delta: float, k: int, most: int = MOST_LEVELS) -> tup
     return tuple(out)
 
 
+#: Most half-width of :func:`level_window`.
+WINDOW_MAX = 2000
+
+
+def level_window(epsilon: float, delta: float, k: int, reach: int, most: int = WINDOW_MAX) -> int:
+    """A window ``-L..L`` for :func:`line_releases_bound`: where the geometric of the loosest
+    level's epsilon (``eps / j``, largest ``j`` of :func:`levels`) over distance ``reach`` has
+    about ``e^-24`` left beyond it; at least ``max(8, reach)``, at most ``most`` (a narrower
+    window gives a valid, looser bound)."""
+    jmax = max(x.j for x in levels(epsilon, delta, k))
+    return int(min(most, max(8, reach, math.ceil(24.0 * jmax * reach / epsilon))))
+
+
 def hockey_rows(pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_f: int,
                 lv: Sequence[Level]) -> tuple[sp.csr_matrix, np.ndarray, int]:
     """The rows ``f_a - E f_b - s_ab <= 0`` and ``sum s <= b`` of every level and shift
@@ -167,9 +180,11 @@ def line_releases_bound(half: int, shifts: Sequence[int], epsilon: float, delta:
 def method_name(lv: Sequence[Level], where: str) -> str:
     """``bound_method`` in words: which implied single-release guarantees were used."""
     js = ",".join(str(x.j) for x in lv)
+    if all(x.j == 1 for x in lv):
+        return f"single-release lp-dual ({where}; hockey-stick rows of the target; outward rounded)"
     return (f"k-fold-implies-single lp-dual ({where}; one release (eps/j, delta^(1/j))-DP for j in {{{js}}}; "
             "outward rounded)")
 
 
-__all__ = ["LEVEL_BUDGET", "Level", "MOST_LEVELS", "cyclic_releases_bound", "hockey_rows", "levels",
+__all__ = ["LEVEL_BUDGET", "Level", "MOST_LEVELS", "WINDOW_MAX", "level_window", "cyclic_releases_bound", "hockey_rows", "levels",
            "line_releases_bound", "method_name", "relaxation_bound", "root_up"]
