@@ -26,7 +26,10 @@ e^(eps/j)`` and its budget a float ``b_j`` with ``b_j^j >= delta`` checked in ra
 both only loosen the relaxation. On the integer line the relaxation is over a window
 ``-L..L`` with the masses beyond it in two variables costing ``c(-L-1)`` and ``c(L+1)``
 (:mod:`.line_bound`: valid for a cost non-decreasing in ``|x|``), and the hockey-stick sums
-keep only the pairs inside the window (dropped terms are non-negative).
+keep only the pairs inside the window (dropped terms are non-negative). The binary
+reduction (:func:`binary_levels`) adds single-release guarantees at more slopes.
+
+Proof: docs/proofs/k-release-bound.md
 """
 
 from __future__ import annotations
