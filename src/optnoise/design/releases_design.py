@@ -54,7 +54,7 @@ from .integer import TailedWindow, design_integer
 from .renyi_program import (
     Pmf, RenyiProgram, RenyiSolution, conversion, cyclic_program, integer_program, solve_renyi_program,
 )
-from .bounds import Bound
+from .bounds import GAP_TOLERANCE, Bound
 from .releases_bound import cyclic_releases_bound, line_releases_bound
 from .report import DesignResult, ProvenBound
 from .request import Request
@@ -131,7 +131,8 @@ class ReleasesDesign(ProvenBound, DesignResult):
                "neighbourhood": self.neighbourhood.to_json(), "cost": self.cost,
                "expected_cost": self.expected_cost, "method": self.method, "order": self.order,
                "budget": self.budget, "lower_bound": self.lower_bound, "bound_method": self.bound_method,
-               "gap": self.gap, "optimal": self.optimal, "surrogate_lower_bound": self.surrogate_lower_bound,
+               "gap": self.gap, "optimal": self.optimal, "gap_tolerance": GAP_TOLERANCE,
+               "surrogate_lower_bound": self.surrogate_lower_bound,
                "composed": self.composed.to_json(),
                "epsilon_certified": self.epsilon_certified, "epsilon_pld": self.epsilon_pld,
                "epsilon_rdp": self.epsilon_rdp, "solve_seconds": self.solve_seconds,
