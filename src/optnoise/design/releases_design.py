@@ -154,6 +154,14 @@ class ReleaseCandidate:
     expected_cost: float
     composed: Composed
     note: str = ""
+    lower_bound: float | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap of ``expected_cost`` above ``lower_bound`` (a proven bound on every noise
+        whose K-fold composition meets the target; ``None`` without one)."""
+        from .bounds import relative_gap
+        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
 
     @property
     def error_rate(self) -> float:
@@ -165,6 +173,8 @@ class ReleaseCandidate:
         out = {"mechanism": self.mechanism, "pmf": self.pmf.probs.tolist(), "parameter": self.parameter,
                "parameter_name": self.parameter_name, "expected_cost": self.expected_cost,
                "error_rate": self.error_rate, "composed": self.composed.to_json(), "note": self.note}
+        if self.lower_bound is not None:
+            out.update({"lower_bound": self.lower_bound, "gap": self.gap})
         if isinstance(self.pmf, IntegerPMF):
             out["offset"] = self.pmf.offset
         return out
