@@ -99,7 +99,7 @@ BINARY_SLOPES = 12
 #: Grid points over ``q`` in :func:`binary_levels` before refinement, and at most after it.
 BINARY_GRID, BINARY_GRID_MAX = 40, 480
 #: Largest K the binary reduction is computed for (beyond it, the levels of :func:`levels` only).
-BINARY_MAX_K = 2000
+BINARY_MAX_K = 400
 
 
 @lru_cache(maxsize=8)
