@@ -154,6 +154,9 @@ def test_certified_above_decides_exactly():
     # positive terms N = 2, 3 sum to (15 + 7) / 64 = 22 / 64 exactly
     assert certified_above(0.5, 0.25, 3, 22 / 64 - 2 ** -40, 1.0)
     assert not certified_above(0.5, 0.25, 3, 22 / 64, 1.0)
+    # p = 1: only N = 3 is positive, 1 - 1/64 = 63/64
+    assert certified_above(1.0, 0.25, 3, 63 / 64 - 2 ** -40, 1.0)
+    assert not certified_above(1.0, 0.25, 3, 63 / 64, 1.0)
 
 
 def test_root_up_is_a_rational_upper_root():

@@ -155,7 +155,9 @@ def certified_above(p: float, q: float, k: int, delta: float, e_up: float) -> bo
     for i in terms:
         if i != at:
             xp, xq = xp * a_p ** (i - at), xq * a_q ** (i - at)
-            yp, yq = yp // b_p ** (i - at), yq // b_q ** (i - at)   # exact: b^(K-at) = b^(K-i) b^(i-at)
+            # exact: b^(K-at) = b^(K-i) b^(i-at); a zero b (p or q = 1) by the power itself
+            yp = yp // b_p ** (i - at) if b_p else b_p ** (k - i)
+            yq = yq // b_q ** (i - at) if b_q else b_q ** (k - i)
             at = i
         total += math.comb(k, i) * (scale_p * xp * yp - scale_q * xq * yq)
     # total / (d_p^K d_q^K e_den) > delta  <=>  total * delta_den > delta_num * d_p^K d_q^K e_den
