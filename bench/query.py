@@ -24,7 +24,8 @@ each at eps = 1, mechanisms by default.
   group-bys (hash aggregations, the 12 rows collected, numpy noise on the driver), in the same
   local SparkSession configuration (:func:`optnoise.table.spark.spark_session`).
 
-Each run is a whole, fresh process (imports included). On Spark, as in ``bench/release.py``,
+Each run is a whole, fresh process (imports included; optnoise's bytecode compiled first, as
+an installed package's is). On Spark, as in ``bench/release.py``,
 each process first starts the session (the JVM and a first job, timed apart and **excluded**:
 20-100 s on the shared machine, more than the job), then runs the job: optnoise's command line
 called in that process (it finds the active session), or the plain job.
@@ -41,6 +42,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -220,6 +222,11 @@ def main() -> None:
     ap.add_argument("--keep-output", help="copy the last optnoise output here (to read its manifest)")
     args = ap.parse_args()
     rows = int(float(args.rows))
+    # Bytecode as an installed package has it: with PYTHONDONTWRITEBYTECODE set (as on the
+    # development machine) every optnoise process would otherwise compile its ~90 modules
+    # (0.8-1.8 s), which the baseline, importing only installed packages, never pays.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src" / "optnoise")], check=True,
+                   stdout=subprocess.DEVNULL)
     scratch = Path(tempfile.mkdtemp(prefix="optnoise-bench-query-", dir=args.dir))
     print(f"scratch: {scratch} (free: {shutil.disk_usage(scratch).free / 1e9:.0f} GB); load {os.getloadavg()}")
     try:

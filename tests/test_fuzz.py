@@ -158,9 +158,10 @@ COMMANDS: dict[str, tuple[dict, dict]] = {
                  "--upper": (["2", "5"], COUNTS), "--clamp": None}),
     # issue 22: statistics of a table (--engine spark is left out: a JVM per case is too slow here)
     "query": ({"--input": (["{data.csv}", "{data.parquet}"], BAD_TABLES),
-               "--spec": (["{qspec.toml}", "{qsum.toml}"], QUERY_SPECS)},
+               "--spec": (["{qspec.toml}", "{qsum.toml}", "{qpeak.toml}"], QUERY_SPECS)},
               {"--output": (["{out}/q.json"], OUTPUTS), "--csv": (["{out}/q.csv"], OUTPUTS), "--seed": (["1"], COUNTS),
-               "--engine": (["local"], ["x", ""]), "--force": None}),
+               "--engine": (["local"], ["x", ""]), "--force": None,
+               "--compare": None, "--units": (["5", "50"], COUNTS)}),   # --compare: without --input only
     "reproduce": ({}, {"--list": None, "--out": OUT, "--force": None}),  # no --all: it runs every item (35 s)
 }
 JUNK = [["--bogus"], ["--bogus", "1"], ["extra"], ["--json", "--json"], ["--epsilon"], ["--", "x"], ["-x"]]
@@ -249,6 +250,9 @@ def files(tmp_path_factory) -> dict[str, str]:
         "qspec.toml": '[statistics.c]\nkind = "count"\nwhere = { v = { lower = 1, upper = 2 } }\nepsilon = 1.0\n',
         "qsum.toml": 'unit = { id = "w", max_rows = 2 }\n[statistics.s]\nkind = "sum"\ncolumn = "v"\n'
                      'clamp = { lower = 0, upper = 2 }\nepsilon = 1.0\n',
+        "qpeak.toml": 'unit = { id = "w", max_rows = 2 }\n[statistics.p]\nkind = "peak"\nkey = "v"\n'
+                      'keys = { lower = 0, upper = 2 }\nof = "v"\nclamp = { lower = 0, upper = 2 }\n'
+                      'method = "report-noisy-max"\nepsilon = 1.0\n',
         "qcolumn.toml": '[statistics.c]\nkind = "count"\nwhere = { nope = 1 }\nepsilon = 1.0\n',
         "qrows.toml": 'unit = { id = "w", max_rows = 0 }\n[statistics.c]\nkind = "count"\nepsilon = 1.0\n',
         "qbudget.toml": 'budget = { epsilon = 0.1 }\n[statistics.c]\nkind = "count"\nepsilon = 1.0\n',

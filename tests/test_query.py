@@ -46,6 +46,8 @@ STATS = {
     "count-units": {"kind": "count", "where": {"k": 1}},
     "count-rows": {"kind": "count", "of": "rows", "where": {"k": 1}},
     "histogram": {"kind": "histogram", "key": "k", "keys": [0, 1], "by": "g", "groups": [1, 2]},
+    "histogram-rows": {"kind": "histogram", "of": "rows", "key": "k", "keys": [0, 1], "by": "g", "groups": [1, 2]},
+    "histogram-rows-nogroup": {"kind": "histogram", "of": "rows", "key": "k", "keys": [0, 1]},
     "sum": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "by": "g", "groups": [1, 2]},
     "sum-nogroup": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}},
     "peak-scores": {"kind": "peak", "key": "k", "keys": [0, 1], "of": "v", "clamp": {"lower": 0, "upper": 2},
@@ -102,6 +104,8 @@ def test_derived_neighbourhood_covers_every_neighbouring_table(name, change):
     assert worst == limit                           # reached: the derivation is not loose here
     if name != "peak-scores":
         assert cells_moved <= d.cells
+    if name.startswith("histogram-rows"):
+        assert cells_moved == d.cells                   # every cell the derivation allows is reached
 
 
 def test_sum_neighbourhood_with_a_positive_lower_clamp():
@@ -313,6 +317,7 @@ _REF_SPEC = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": 
     "h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": [1, 2], "epsilon": 1.0},
     "s": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "resolution": 0.5, "by": "g",
           "groups": [1, 2], "epsilon": 1.0},
+    "c": {"kind": "histogram", "key": "g", "keys": [1, 2], "epsilon": 1.0},   # the sum's rows and cells
     "n": {"kind": "count", "where": {"k": [0, 1]}, "epsilon": 1.0},
     "r": {"kind": "count", "of": "rows", "where": {"k": [0, 1]}, "epsilon": 1.0}}})
 
@@ -336,34 +341,43 @@ def _reference(rows: list[tuple]) -> dict:
         best = max(cells, key=lambda c: (sum(1 for r in mine if (r[1], r[2]) == c), -c[0], -c[1]))
         hist[best] += 1
     in_groups = [(u, groups.index(g), 0, v) for u, k, g, v in kept if g in groups]   # the sum has no key
+    per_group = np.zeros((1, 2), np.int64)
     for unit in {u for u, *_ in in_groups}:
         mine = [r for r in in_groups if r[0] == unit]
         home = max({r[1] for r in mine}, key=lambda gi: (sum(1 for r in mine if r[1] == gi), -gi))
         total[home, 0] += sum(min(4, max(0, round(v / 0.5))) for _, gi, _, v in mine if gi == home)
+        per_group[0, home] += 1
     counted = [r for r in kept if r[1] in (0, 1)]
-    return {"h": hist, "s": total, "n": np.array([[len({r[0] for r in counted})]]),
+    return {"h": hist, "s": total, "c": per_group, "n": np.array([[len({r[0] for r in counted})]]),
             "r": np.array([[len(counted)]]), "units": len(seen), "kept": len(kept),
-            "undeclared": len(kept) - len(declared)}
+            "undeclared": len(kept) - len(declared), "outside_groups": len(kept) - len(in_groups)}
 
 
 _ROW = st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(1, 3), st.sampled_from([-1.0, 0.0, 0.7, 1.25, 2.0, 3.0]))
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.lists(_ROW, max_size=30), text=st.sampled_from(["int", "str", "mixed", "int-then-str"]),
-       cut=st.integers(0, 30))
-def test_fast_aggregate_equals_a_plain_loop(rows, text, cut):
+@given(rows=st.lists(_ROW, max_size=30), text=st.sampled_from(["int", "str", "mixed", "int-then-str", "big",
+                                                              "small-then-big", "negative"]),
+       cut=st.integers(0, 30), dense=st.sampled_from([None, 0, 7]))
+def test_fast_aggregate_equals_a_plain_loop(rows, text, cut, dense):
+    """Integer ids by lookup array ("int"), by sorted arrays ("big", "negative") and both
+    ("small-then-big"); totals dense, sparse (dense=0) and switched mid-way (dense=7)."""
     named = {"int": lambda u, i: u, "str": lambda u, i: f"id{u}", "mixed": lambda u, i: str(u) if i % 2 else u,
-             "int-then-str": lambda u, i: u}
+             "int-then-str": lambda u, i: u, "big": lambda u, i: u * 10 ** 15 + 1, "negative": lambda u, i: -u,
+             "small-then-big": lambda u, i: u if i < cut else u + (10 ** 15 if u % 2 else 0)}
     rows = [(named[text](u, i), k, g, v) for i, (u, k, g, v) in enumerate(rows)]
     frame = pd.DataFrame(rows, columns=["u", "k", "g", "v"]) if rows else _table([])
     batches = [frame.iloc[:cut], frame.iloc[cut:]]
     if text == "int-then-str":   # a later batch of text ids: 7 and "7" are one unit
         batches[1] = batches[1].assign(u=batches[1]["u"].astype(str))
-    agg = aggregate(batches, _REF_SPEC)
+    agg = aggregate(batches, _REF_SPEC, dense_cells=dense)
     ref = _reference(rows)
     assert (agg.units, agg.kept, agg.rows) == (ref["units"], ref["kept"], len(rows))
     assert agg.counts["h"].get("rows_undeclared_key_or_group", 0) == ref["undeclared"]
+    for name in ("s", "c"):   # one layout, computed once: both statistics' counts as if apart
+        assert agg.counts[name].get("rows_undeclared_key_or_group", 0) == ref["outside_groups"]
+        assert agg.counts[name].get("rows_counted_before_unit_rules", 0) == ref["kept"] - ref["outside_groups"]
     for stat in _REF_SPEC.statistics:
         assert np.array_equal(answers(agg, stat).cells, ref[stat.name]), stat.name
 
@@ -375,3 +389,19 @@ def test_a_missing_id_is_refused_naming_its_row(ids, at):
     frame = pd.DataFrame({"u": [None if i == at else u for i, u in enumerate(ids)], "k": 0, "g": 1, "v": 1.0})
     with pytest.raises(InvalidParameterError, match=f"missing value at data row {at + 1}"):
         aggregate([frame.iloc[:1], frame.iloc[1:]], _REF_SPEC)
+
+
+def test_identical_cells_are_designed_and_certified_once():
+    """Statistics equal but for their name and ``where`` share one mechanism object (designed,
+    quantized and certified once); another epsilon gets its own; both names stay in the
+    document."""
+    from optnoise.query.release import plan
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 2}, "statistics": {
+        "a": {"kind": "count", "where": {"k": [0]}, "epsilon": 0.5},
+        "b": {"kind": "count", "where": {"k": [1]}, "epsilon": 0.5},
+        "c": {"kind": "count", "epsilon": 0.7}}})
+    frame = pd.DataFrame({"u": [1, 1, 2, 3], "k": [0, 1, 1, 0]})
+    a, b, c = plan(spec, aggregate([frame], spec))
+    assert (a.cell.name, b.cell.name, c.cell.name) == ("a", "b", "c")
+    assert a.cell.noise is b.cell.noise and a.cell.noise is not c.cell.noise
+    assert a.answers.cells.tolist() == [[2]] and b.answers.cells.tolist() == [[2]]

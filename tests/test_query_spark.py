@@ -31,6 +31,8 @@ SPEC = {
         "n": {"kind": "count", "where": {"k": {"lower": 1, "upper": 2}}, "epsilon": 1.0},
         "rows": {"kind": "count", "of": "rows", "where": {"g": [1, 3]}, "epsilon": 1.0},
         "h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": GROUPS, "epsilon": 1.0},
+        "hr": {"kind": "histogram", "of": "rows", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": GROUPS,
+               "epsilon": 1.0},
         "s": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 5}, "resolution": 0.5, "by": "g",
               "groups": GROUPS, "epsilon": 1.0},
         "p": {"kind": "peak", "key": "k", "keys": [0, 1, 2], "of": "v", "clamp": {"lower": 0, "upper": 5},
@@ -74,6 +76,7 @@ def test_spark_bounds_and_aggregates_as_local(tmp_path, spark):
     assert {"rows_undeclared_key_or_group", "values_clamped"} <= set(local.counts["s"])
     assert local.counts["n"]["rows_not_matching_where"] > 0
     assert local.counts["s"].get("rows_outside_the_units_group", 0) > 0
+    assert answers(local, spec.statistics[3]).cells.sum() > answers(local, spec.statistics[2]).cells.sum()  # rows
     # the same document apart from the draws: engine "spark"
     small = {**SPEC, "statistics": {k: SPEC["statistics"][k] for k in ("n", "p")}}   # quick designs
     doc = query_file(tmp_path / "in.csv", small, engine="spark", source=SeededRandomSource(1))

@@ -115,6 +115,29 @@ def test_geometric_from_one_word_is_exact():
     assert stats.chisquare(obs, wrong * draws.size).pvalue < 1e-3
 
 
+def test_geometric_table_is_its_definition():
+    """``S_g = floor(2^64 r^g)`` and the integrality flags, computed from scratch per ``g``,
+    equal the table; the refusal is exactly "more than MAX_THRESHOLDS entries" (ratios on both
+    sides of the boundary, r >= 1 refused)."""
+    from optnoise.sampling.fixed_work import MAX_THRESHOLDS
+
+    def naive_size(a: int, m: int) -> int:      # largest g with 2^64 a^g >= 2^(m g), capped
+        g, power = 0, a
+        while g <= MAX_THRESHOLDS and (power << 64) >> (m * (g + 1)) >= 1:
+            g, power = g + 1, power * a
+        return g
+
+    for a, m in ((3, 2), (1, 1), (4, 3), (12, 4), (1 << 20, 22), (12428869, 24), ((1 << 62) - 3, 62),
+                 (2162748110057303, 51), (0, 5), (5, 2), (4, 2), (16773723, 24)):
+        t, size = geometric_table(a, m), naive_size(a, m)
+        assert (t is None) == (size > MAX_THRESHOLDS or a >= 1 << m), (a, m)
+        if t is not None:
+            s = [(a ** g << 64) >> (m * g) for g in range(1, size + 1)]
+            flags = [((a ** g << 64) & ((1 << (m * g)) - 1)) == 0 for g in range(1, size + 1)]
+            assert t.thresholds.tolist() == [(1 << 64) - 1] + s + [0]
+            assert t.integral.tolist() == [True] + flags + [False]
+
+
 def test_fixed_window_tails_draw_the_certified_law():
     """Chi-square (false-alarm rate 1e-3) of the fixed-work sampler against the exact law of the
     table's cells and geometric blocks, with a power check."""

@@ -355,8 +355,13 @@ def channel_rows(request: Request, epsilons: Sequence[float], *, mechanisms: Seq
     of the released value, averaged over the prior or in the worst case over ``q``.
     ``expected_cost_average`` is the prior average, ``expected_cost_worst`` the worst case,
     ``error_rate`` the worst ``P(y != q)``."""
+    from .design.large_channel import large_request
     names = _check_mechanisms(mechanisms, CHANNEL_MECHANISMS)
+    if large_request(request):
+        return _large_channel_rows(request, epsilons, tuple(names), progress)
     n, t = request.largest, request.target
+    check(channel_bytes(n + 1, n + 1, copies=10), parameter="n", value=n, max_memory=request.max_memory,
+          what=f"channels of {n + 1} x {n + 1} entries")
     objective = request.cost if isinstance(request.cost, ReleasedCost) else ReleasedCost(request.cost or "abs-error")
     L, weights, er = objective.matrix(n), objective.weights(n + 1), loss_matrix("er", n)
     rows = []
@@ -389,6 +394,29 @@ def channel_rows(request: Request, epsilons: Sequence[float], *, mechanisms: Seq
     for eps in dict.fromkeys(r.epsilon for r in rows):   # every channel meets the target on the pairs
         out += _bounded([r for r in rows if r.epsilon == eps], bounds.get(eps), lambda r: True)
     return _ranked(out)
+
+
+def _large_channel_rows(request: Request, epsilons: Sequence[float], names: tuple[str, ...],
+                        progress: Callable[[], None] | None) -> list[CompareRow]:
+    """:func:`channel_rows` beyond :data:`~optnoise.design.large_channel.LARGE_FROM`: the design
+    (the clamped geometric) and the calibrated clamped geometric, scored in ``O(n)``, each with
+    its distance above the block relaxation's proven bound; the default mechanisms narrow to
+    :data:`~optnoise.design.large_channel.LARGE_MECHANISMS`."""
+    from .design.large_channel import LARGE_MECHANISMS, large_rows
+    t = request.target
+    rows: list[CompareRow] = []
+    for eps in check_epsilons(epsilons):
+        r = request.replace(target=Target(eps, t.delta, t.notion))  # type: ignore[union-attr]
+        d, got = large_rows(r, LARGE_MECHANISMS if names == CHANNEL_DEFAULT else names)
+        for g in got:
+            cost = g.worst if d.worst_case else g.average
+            rows.append(CompareRow(g.name, float(eps), 0.0, cost, g.average, g.error_rate, g.parameter, g.parameter_name,
+                                   "clamp", {"cost": d.cost, "average": g.average, "worst": g.worst},
+                                   expected_cost_worst=g.worst))
+            if progress:
+                progress()
+        rows[-len(got):] = _bounded(rows[-len(got):], d.lower_bound, lambda row: True)
+    return _ranked(rows)
 
 
 def compare_channels(n: int, epsilons: Sequence[float], *, delta: float = 0.0, notion: str = "dp",

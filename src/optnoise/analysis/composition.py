@@ -724,7 +724,9 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
     units, _ = _units([len(x) for x in item_lds], cap)
     worst = np.zeros(eps.size)
     for total, allowance in _composed_plds(item_lds, units, counts, discretization):
-        values = np.asarray(total.get_delta_for_epsilon(eps), dtype=float)
+        # one call per epsilon: dp_accounting's array form walks the PLD in a Python loop
+        with np.errstate(over="ignore"):
+            values = np.array([float(total.get_delta_for_epsilon(float(e))) for e in eps])
         up = np.array([nudge_up(float(v), 4 * U, allowance) for v in values])
         worst = np.maximum(worst, np.minimum(1.0, up))
     a_pos = [float(a) for a in orders if float(a) > 1.0]

@@ -398,37 +398,102 @@ def noise_window(form: IntegerForm, alpha: float | Fraction = 0.05, *, method: M
         return NoiseWindow(start, start + hi - lo, Fraction(mass, total))
     if form.kind != "integer":
         raise InvalidParameterError("form", form.kind, "noise of kind 'integer' or 'cyclic'")
+    if method == "equal-tailed":
+        return equal_tailed_noise_window(form, a)
     w, lo, den = noise_masses(form, a)
     cum = _cumulative(w)
-    if method == "shortest":
-        l, u = shortest_window(cum, _need(den, a), centre=-lo)
-    else:
-        l, u = _equal_tailed_exact(w, den, a, form)
+    l, u = shortest_window(cum, _need(den, a), centre=-lo)
     mass = Fraction(int(cum[u + 1]) - int(cum[l]), den)
     if mass < 1 - a:
         raise OptnoiseError("noise_window: the window misses 1 - alpha")  # pragma: no cover
     return NoiseWindow(l + lo, u + lo, mass)
 
 
-def _equal_tailed_exact(w: np.ndarray, den: int, alpha: Fraction, form: IntegerForm) -> tuple[int, int]:
-    """Equal-tailed window (indices into the unrolled masses ``w / den``): at most ``alpha / 2``
-    below and above, counting each side's geometric tail beyond the unrolled window exactly."""
-    ints = [int(x) for x in w]
-    beyond = {}
-    for side, tail, block in (("left", form.left, ints[:int(form.left[1])] if form.left else []),
-                              ("right", form.right, ints[-int(form.right[1]):] if form.right else [])):
-        r = Fraction(tail[0]) if tail else Fraction(0)
-        beyond[side] = Fraction(sum(block), den) * r / (1 - r)
-    half = alpha / 2
-    acc, l = beyond["left"], 0
-    while l < len(ints) - 1 and acc + Fraction(ints[l], den) <= half:
-        acc += Fraction(ints[l], den)
-        l += 1
-    acc, u = beyond["right"], len(ints) - 1
-    while u > l and acc + Fraction(ints[u], den) <= half:
-        acc += Fraction(ints[u], den)
-        u -= 1
-    return l, u
+def equal_tailed_noise_window(form: IntegerForm, alpha: float | Fraction = 0.05) -> NoiseWindow:
+    """The equal-tailed window ``[l, u]`` of integer-line noise, exactly, without unrolling its tails.
+
+    ``l`` is the largest value with ``P(eta < l) <= alpha / 2``, ``u`` the smallest with
+    ``P(eta > u) <= alpha / 2`` (so ``P(eta in [l, u]) >= 1 - alpha``); every comparison is
+    exact, on the integer weights and the tails' rational ratios. Unrolling a geometric tail
+    cell by cell (:func:`noise_masses`) needs ``ln(alpha) / ln(r)`` cells of growing integers,
+    thousands when ``r`` is close to 1 (a sum's geometric, ``r = e^(-eps / distance)``); here
+    a tail is summed in closed form: with ``B`` the weight of the tail's last block of
+    ``period`` cells in the window and ``r`` its ratio, block ``k >= 1`` beyond the window
+    weighs ``B r^k``, everything beyond ``k`` blocks ``B r^(k+1) / (1 - r)``, and within block
+    ``k`` cell ``j`` has ``r^k`` times the weight of the window's cell ``j`` of that block. The
+    quantile's block comes from a float estimate of ``k``, then moved until the exact
+    comparisons at ``k`` and ``k - 1`` hold (:func:`_tail_quantile`). The mass is exact:
+    ``1 - P(eta < l) - P(eta > u)``, over the exact total of the window and both tails.
+    """
+    a = exact_alpha(alpha)
+    if form.kind != "integer":
+        raise InvalidParameterError("form", form.kind, "noise of kind 'integer'")
+    w = [int(x) for x in np.asarray(form.weights).ravel()]
+    total = Fraction(sum(w)) + _beyond(w, form.right) + _beyond(w[::-1], form.left)
+    half = a / 2 * total
+    u, above = _tail_quantile(w, form.right, half)
+    if w == w[::-1] and form.left == form.right:           # symmetric noise: the mirror is itself
+        v, below = u, above
+    else:
+        v, below = _tail_quantile(w[::-1], form.left, half)   # the mirrored noise: -eta
+    hi, lo = form.lo + u, form.lo + len(w) - 1 - v
+    mass = 1 - (above + below) / total
+    if mass < 1 - a:
+        raise OptnoiseError("equal_tailed_noise_window: the window misses 1 - alpha")  # pragma: no cover
+    return NoiseWindow(lo, max(lo, hi), mass)
+
+
+def _beyond(w: list[int], tail: tuple[Fraction, int] | None) -> Fraction:
+    """Weight beyond the window's right end: ``B r / (1 - r)`` (0 without a tail)."""
+    if tail is None:
+        return Fraction(0)
+    r, period = Fraction(tail[0]), int(tail[1])
+    return sum(w[-period:]) * r / (1 - r)
+
+
+def _tail_quantile(w: list[int], tail: tuple[Fraction, int] | None, half: Fraction) -> tuple[int, Fraction]:
+    """The smallest index ``i`` (of the window, or beyond it into the right tail) with weight
+    above it ``<= half``, and that weight exactly. Indices past the window's end ``size - 1``
+    are in the tail (block ``k >= 1`` covers ``size - 1 + (k-1) period + 1 ..``)."""
+    beyond = _beyond(w, tail)
+    above = beyond
+    i = len(w) - 1
+    if above <= half:              # inside the window: walk down while the weight above stays small
+        while i > 0 and above + w[i] <= half:
+            above += w[i]
+            i -= 1
+        return i, above
+    r, period = Fraction(tail[0]), int(tail[1])  # type: ignore[index]
+    block = w[-period:]
+    b = sum(block)
+    rn, rd, hn, hd = r.numerator, r.denominator, half.numerator, half.denominator
+
+    def small(k: int) -> bool:
+        """``past(k) = b r^(k+1) / (1 - r) <= half``, in integers (no rational normalised)."""
+        return b * rn ** (k + 1) * hd <= hn * rd ** k * (rd - rn)
+
+    # the least k >= 1 with small(k): a float estimate, then galloping and bisection, exact
+    x = float(half * (1 - r) / b)
+    est = math.log(x) / math.log(float(r)) - 1 if 0 < x < 1 and 0 < float(r) < 1 else 1.0
+    k = max(1, math.ceil(est) if math.isfinite(est) else 1)
+    step = 1
+    while not small(k):
+        k, step = k + step, 2 * step
+    good, bad, step = k, 0, 1
+    while good - step >= 1 and small(good - step):
+        good, step = good - step, 2 * step
+    bad = max(bad, good - step)                 # small(bad) fails (or bad = 0: past(0) > half)
+    while good - bad > 1:
+        mid = (good + bad) // 2
+        good, bad = (mid, bad) if small(mid) else (good, mid)
+    k = good
+    # in block k: cell j is above everything of block k after it and beyond k blocks
+    above, j = b * r ** (k + 1) / (1 - r), period - 1
+    scale = r ** k
+    while j > 0 and above + block[j] * scale <= half:
+        above += block[j] * scale
+        j -= 1
+    return len(w) - 1 + (k - 1) * period + j + 1, above
 
 
 def additive_intervals(form: IntegerForm, n: int, alpha: float | Fraction = 0.05, *,
@@ -531,17 +596,18 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
 
 
 def _float_masses(form: IntegerForm, n: int) -> tuple[np.ndarray, int]:
-    """Float masses on a window covering ``-n..n`` (tails unrolled in floats)."""
+    """Float masses on a window covering ``-n..n`` (tails unrolled in floats, one array
+    operation per tail)."""
     w = np.array([float(x) for x in form.weights]) / float(form.denominator)
     lo, hi = form.lo, form.lo + w.size - 1
     if form.right is not None and hi < n:
         r, period = float(form.right[0]), int(form.right[1])
         block, t = w[-period:], math.ceil((n - hi) / period)
-        w = np.concatenate([w] + [block * r ** i for i in range(1, t + 1)])
+        w = np.concatenate([w, (np.power(r, np.arange(1, t + 1, dtype=float))[:, None] * block[None, :]).ravel()])
     if form.left is not None and lo > -n:
         r, period = float(form.left[0]), int(form.left[1])
         block, t = w[:period].copy(), math.ceil((lo + n) / period)
-        w = np.concatenate([block * r ** i for i in range(t, 0, -1)] + [w])
+        w = np.concatenate([(np.power(r, np.arange(t, 0, -1, dtype=float))[:, None] * block[None, :]).ravel(), w])
         lo -= t * period
     pad_lo, pad_hi = max(0, lo - (-n)), max(0, n - (lo + w.size - 1))
     return np.concatenate((np.zeros(pad_lo), w, np.zeros(pad_hi))), lo - pad_lo
@@ -579,5 +645,5 @@ def _tail_abs(form: IntegerForm, p: np.ndarray, lo: int) -> float:
 __all__ = [
     "AbsError", "AdditiveIntervals", "ChannelIntervals", "MAX_CHANNEL_CELLS", "NoiseWindow", "additive_abs_error",
     "additive_intervals", "channel_abs_error", "channel_coverage", "equal_tailed_window", "exact_alpha",
-    "neyman_intervals", "noise_masses", "noise_window", "row_totals_below", "shortest_window",
+    "equal_tailed_noise_window", "neyman_intervals", "noise_masses", "noise_window", "row_totals_below", "shortest_window",
 ]

@@ -573,6 +573,92 @@ def is_symmetric(nb: Neighbourhood | InputPairs | None) -> bool:
     return nb is not None and not nb.directed
 
 
+def swap_closed(nb: Neighbourhood | InputPairs | None) -> bool:
+    """Whether a neighbourhood's ordered pairs are closed under swapping: symmetric, or
+    directed input pairs that list every pair both ways (as the query's derived channels do)."""
+    if is_symmetric(nb):
+        return True
+    if isinstance(nb, InputPairs):
+        pairs = set(nb.pairs)
+        return all((b, a) in pairs for a, b in pairs)
+    return False
+
+
+#: ``e^eps`` from :func:`~optnoise.analysis.exact.exp_lower` (within ``2^-250`` below) times
+#: this is at least ``e^eps``: an upper bound of the factor.
+_EXP_UP = 1 + Fraction(1, 2 ** 249)
+
+
+def profile_readout(points: Iterable[tuple[float, float]], *, pure: float, symmetric: bool,
+                    fprs: Iterable[float] = DEFAULT_FPRS) -> AttackReadout:
+    """The best attacker bounded from ``(epsilon, delta)`` guarantees alone: fast, proven, not tight.
+
+    Each point ``(eps_i, delta_i)`` must be a proven guarantee of every ordered pair (for
+    example the composed privacy profile ``delta(eps)`` of
+    :func:`optnoise.analysis.composition.delta_curve` on a grid, or a total's PLD and basic
+    bounds); ``pure`` a proven pure epsilon (``inf`` if none). By DRS Prop. 2.5 each point
+    is a line below the trade-off curve, ``T(alpha) >= 1 - delta_i - e^eps_i alpha``, and,
+    when the pairs are closed under swapping (``symmetric``; the reversed pair has the same
+    guarantee), also ``T(alpha) >= e^-eps_i (1 - delta_i - alpha)``. Any subset of true lines
+    gives a valid bound, so:
+
+    * ``tpr_at_fpr``: ``min(1, min_i e^eps_i alpha + delta_i, min_i 1 - e^-eps_i (1 - delta_i - alpha))``
+      (the second only when ``symmetric``); for a pure total (one point ``(eps, 0)``) this is
+      the closed form ``min(e^eps alpha, 1 - e^-eps (1 - alpha))``;
+    * ``advantage``: ``min_i (e^eps_i - 1 + 2 delta_i) / (e^eps_i + 1)`` (the largest
+      ``1 - f - alpha`` of the symmetric ``f_{eps,delta}``, at its kink
+      ``alpha = (1 - delta) / (e^eps + 1)``), else ``min_i 1 - (1 - delta_i) e^-eps_i``;
+    * ``posterior`` (prior odds 1:1): ``e^pure / (1 + e^pure)``, the likelihood ratio being at
+      most ``e^pure`` (1 without a pure epsilon);
+    * ``mu_gdp``: of the pure curve alone, ``2 Phi^-1(e^pure / (1 + e^pure))`` (docs/attacks.md;
+      infinite without a pure epsilon).
+
+    Exact arithmetic: every ``e^eps`` is a rational above the true value
+    (:func:`~optnoise.analysis.exact.exp_lower` times :data:`_EXP_UP`) and ``e^-eps`` its
+    reciprocal (below); every expression is monotone in them in the safe direction; the
+    values are rationals rounded up to floats (``Phi^-1`` at :data:`PROBIT_BITS` bits plus
+    :data:`PROBIT_MARGIN`). ``method``: ``"privacy profile"``; ``worst_pair`` names the point
+    that gave each value.
+    """
+    from .exact import exp_lower
+    lines = []
+    for eps, dlt in points:
+        eps, dlt = float(eps), float(dlt)
+        if not (0 <= eps < 700 and 0 <= dlt <= 1):   # e^eps beyond a float: a line that never wins
+            continue
+        up = exp_lower(eps) * _EXP_UP
+        lines.append((up, Fraction(dlt), f"epsilon {eps:.6g}, delta {dlt:.3g}"))
+    if math.isfinite(pure) and pure < 700:
+        lines.append((exp_lower(pure) * _EXP_UP, Fraction(0), f"pure epsilon {pure:.6g}"))
+    if not lines:
+        raise InvalidParameterError("points", [], "at least one (epsilon, delta) guarantee with epsilon < 700")
+    tprs, worst = {}, {}
+    for a in fprs:
+        a = check_fpr(a)
+        fa = Fraction(a)
+        cands = [(e * fa + d, label) for e, d, label in lines]
+        if symmetric:
+            cands += [(1 - (1 - d - fa) / e, label) for e, d, label in lines]
+        value, label = min(cands, key=lambda c: c[0])
+        tprs[a] = float_up(min(Fraction(1), value))
+        worst[f"tpr_at_fpr {a:g}"] = label if value < 1 else "none: every line allows a TPR of 1"
+    if symmetric:
+        advs = [((e - 1 + 2 * d) / (e + 1), label) for e, d, label in lines]
+    else:
+        advs = [(1 - (1 - d) / e, label) for e, d, label in lines]
+    adv, worst["advantage"] = min(advs, key=lambda c: c[0])
+    if math.isfinite(pure) and pure < 700:
+        e = lines[-1][0]
+        post, mu = e / (1 + e), 2 * _probit(e / (1 + e)) + PROBIT_MARGIN
+        worst["posterior"] = worst["mu_gdp"] = lines[-1][2]
+        post_up, mu_up = float_up(post), float_up(mu)
+    else:
+        post_up, mu_up = 1.0, math.inf
+        worst["posterior"] = worst["mu_gdp"] = "no pure epsilon"
+    return AttackReadout(tprs, float_up(min(Fraction(1), max(Fraction(0), adv))), mu_up, post_up, 1.0, False,
+                         "privacy profile", worst)
+
+
 def tradeoff(mechanism: CyclicPMF | IntegerPMF | Channel, neighbourhood: Neighbourhood | InputPairs | None = None,
              *, exact: bool = False, max_memory: int | None = None) -> TradeOff:
     """The trade-off curve of a mechanism under a neighbourhood (module docstring).
@@ -689,4 +775,4 @@ def pure_epsilon_for_mu(mu: float) -> float:
 
 __all__ = ["AttackReadout", "DEFAULT_FPRS", "MAX_STATES", "PairCurve", "TradeOff", "attack_words", "check_fpr", "check_odds",
            "Groups", "compose_tradeoff", "curve_from_floats", "curve_from_groups", "curve_from_weights", "dp_tradeoff",
-           "gdp_delta", "gdp_tradeoff", "groups_of", "is_symmetric", "parse_odds", "percent_up", "pure_epsilon_for_mu", "tradeoff", "tradeoff_of"]
+           "gdp_delta", "gdp_tradeoff", "groups_of", "is_symmetric", "parse_odds", "percent_up", "profile_readout", "pure_epsilon_for_mu", "swap_closed", "tradeoff", "tradeoff_of"]

@@ -277,8 +277,13 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
 
 def _check_channel_report(size: int, max_memory: Optional[int]) -> None:
     """Refuse before solving a channel whose report could not be written: it lists every entry
-    twice (the design's keys and the mechanism schema's), as Python floats in lists and as JSON text."""
+    twice (the design's keys and the mechanism schema's), as Python floats in lists and as JSON text.
+    Beyond ``LARGE_FROM`` no channel is listed (the clamped noise answers, or the library refuses
+    the dense design with its own estimate)."""
+    from ..design.large_channel import LARGE_FROM
     from ..resources import channel_bytes, check
+    if size is not None and size > LARGE_FROM:   # no matrix is reported: the clamped noise, or the library refuses
+        return
     check(channel_bytes(size + 1, size + 1, copies=16), parameter="--n", value=size, max_memory=max_memory,
           what=f"the report of a channel on {{0..{size}}} (its {(size + 1) ** 2:.3g} entries listed in JSON; the "
                "library's optnoise.design returns it as an array)")

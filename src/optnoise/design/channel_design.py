@@ -23,7 +23,9 @@ from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..target import Target
+from ..resources import channel_bytes, check
 from .channel_bounds import best_lp_bound
+from .large_channel import LARGE_FROM, large_request, solve_large_channel
 from .channel_model import (
     MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
 )
@@ -378,6 +380,16 @@ def _solve(pb: ChannelProblem) -> _Solved:
     return _Solved(x, obj, n_rows, model.n_cols, model.method, lower_bound=bound, bound_method=how)
 
 
+def _check_dense(request: Request) -> None:
+    """Refuse, before anything is allocated, a channel whose dense ``(n+1) x (n+1)`` matrix and a
+    few working copies would not fit ``max_memory`` (large requests the clamped noise answers
+    never get here: :func:`~optnoise.design.large_channel.large_request`)."""
+    size = request.size
+    check(channel_bytes(size, size, copies=4), parameter="n", value=request.largest, max_memory=request.max_memory,
+          what=f"a channel on {{0..{size - 1}}} ({float(size) ** 2:.3g} entries; beyond n = {LARGE_FROM} only pure "
+               "DP with neighbours one apart and an er, abs-error or sq-error cost is answered without one)")
+
+
 def solve_channel(request: Request) -> ChannelDesign:
     """The optimal channel ``P[q, y]`` of a validated request (:func:`optnoise.design.channel.design_channel`
     documents the problem): solve, repair, report.
@@ -392,6 +404,9 @@ def solve_channel(request: Request) -> ChannelDesign:
     """
     t0 = time.perf_counter()
     target = request.target
+    if request.solver.exploit_structure and large_request(request):
+        return solve_large_channel(request)  # type: ignore[return-value]
+    _check_dense(request)
     if request.solver.exploit_structure and structured_request(
             request.largest, tuple(request.neighbours.pairs), target.delta,  # type: ignore[union-attr]
             request.constraints, request.loss_worst):

@@ -12,7 +12,8 @@ the input's order; later rows are dropped. Then, per statistic:
 * under ``by``, a unit belongs to one group: the group of most of its counted rows (ties: the
   first declared); its rows in other groups are dropped (counted);
 * a histogram or a mode counts a unit once, at the (group, key) of most of its counted rows
-  (ties: the first declared).
+  (ties: the first declared); a histogram ``of = "rows"`` counts each of its counted rows
+  (at most ``max_rows``, spread over the keys of its one group).
 
 These make a unit's contribution lie in the fixed sets of :mod:`.neighbourhood` whatever the
 table. The manifest reports the counts of what was dropped and clamped (never values); those
@@ -61,55 +62,169 @@ class Aggregated:
                         "input, not protected by any certificate"}
 
 
-def aggregate(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
+def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | None = None,
+              row_column: str | None = None) -> Aggregated:
     """Bound every unit's contribution and aggregate, batch by batch (module docstring).
 
-    ``batches``: pandas DataFrames or Arrow record batches with the spec's columns.
+    ``batches``: pandas DataFrames or Arrow record batches with the spec's columns (and
+    ``row_column``, when given: each row's number in the input, for error messages; else the
+    rows are numbered in the order they come).
 
     Every unit gets a dense index the first time it appears (:class:`UnitIndex`: integer ids
     stay integers; other ids compare as text, as ``str`` writes them); a unit's rows seen so
     far are one counter per index, so a row's rank within its unit is that counter plus its
-    position among the unit's rows in the batch (a stable sort). The aggregates per (unit,
-    cell) are sorted integer arrays, summed per batch and folded every :data:`FOLD_EVERY`
-    batches.
+    position among the unit's rows in the batch (a stable sort, only for the units that pass
+    ``max_rows`` in this batch). The aggregates per (unit, cell) are one row counter and one
+    value total per unit and cell (:class:`Totals`: dense arrays while units x cells stays
+    under ``dense_cells``, default :data:`DENSE_CELLS`; beyond that sorted sparse arrays
+    summed per batch and folded every :data:`FOLD_EVERY` batches).
     """
     import pandas as pd
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
     index = UnitIndex()
     seen = np.zeros(0, np.int64)
-    cells = {s.name: (s.groups.size if s.groups else 1) * (s.keys.size if s.keys else 1) for s in spec.statistics}
-    pending: dict[str, list] = {s.name: [] for s in spec.statistics}
-    for i, batch in enumerate(batches):
-        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas()
-        codes = index.codes(unit_ids(df, spec, first_row=out.rows + 1))
+    limit = DENSE_CELLS if dense_cells is None else dense_cells
+    shared = layouts(spec.statistics)
+    totals = {s.name: Totals((s.groups.size if s.groups else 1) * (s.keys.size if s.keys else 1), limit)
+              for group in shared for s in carriers(group)}
+    m = spec.unit.rows_bound
+    for batch in batches:
+        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas(split_blocks=True)   # no block copy
+        rows = (df[row_column].to_numpy(np.int64) if row_column is not None
+                else np.arange(out.rows + 1, out.rows + 1 + len(df)))
+        codes = index.codes(unit_ids(df, spec, rows=rows))
         if len(seen) < index.size:
-            seen = np.concatenate([seen, np.zeros(index.size - len(seen), np.int64)])
-        rank = seen[codes] + position_in_unit(codes)
-        seen += np.bincount(codes, minlength=index.size)
-        m = spec.unit.rows_bound
-        kept = np.ones(len(df), dtype=bool) if m is None else rank < m
-        rows = np.arange(out.rows + 1, out.rows + 1 + len(df))
+            seen = np.concatenate([seen, np.zeros(max(index.size, 2 * len(seen)) - len(seen), np.int64)])
+        in_batch = np.bincount(codes, minlength=len(seen))
+        kept = None if m is None else first_rows(codes, seen, in_batch, m)
+        seen += in_batch
         out.rows += len(df)
-        out.kept += int(kept.sum())
-        sub, sub_codes, sub_rows = df[kept], codes[kept], rows[kept]
-        for stat in spec.statistics:
-            pending[stat.name].append(_partial(sub, sub_codes, sub_rows, stat, out.counts[stat.name], cells[stat.name]))
-            if (i + 1) % FOLD_EVERY == 0:
-                pending[stat.name] = [_fold(pending[stat.name], cells[stat.name])]
+        if kept is None:
+            out.kept += len(df)
+            sub, sub_codes, sub_rows = df, codes, rows
+        else:
+            out.kept += int(kept.sum())
+            sub, sub_codes, sub_rows = df[kept], codes[kept], rows[kept]
+        for stats in shared:
+            first = stats[0]
+            mask, group, key, tallies = cell_rows(sub, first)
+            keys = first.keys.size if first.keys else 1
+            unit, cell = sub_codes[mask], group[mask] * keys + key[mask]
+            counted = int(mask.sum())
+            for stat in stats:
+                counts = out.counts[stat.name]
+                for name, n in tallies:
+                    bump(counts, name, n)
+                if stat in carriers(stats):
+                    value = _values(sub[stat.value_column], mask, sub_rows, stat, counts) if stat.value_column \
+                        else np.zeros(len(sub), np.int64)
+                    totals[stat.name].add(unit, cell, value[mask], index.size)
+                bump(counts, "rows_counted_before_unit_rules", counted)
     out.units = index.size
-    out.parts = {s.name: _frame(_fold(pending[s.name], cells[s.name]), s) for s in spec.statistics}
+    results = {s.name: totals[s.name].result() for group in shared for s in carriers(group)}
+    out.parts = {s.name: _frame(results[s.name] if s.name in results else _no_values(results[carriers(group)[0].name]),
+                                s) for group in shared for s in group}
     return out
 
 
+def layouts(stats: Iterable[Statistic]) -> list[list[Statistic]]:
+    """The statistics grouped by what decides their counted rows and cells (``where``, and
+    the ``by`` and ``key`` columns with their declared values, in that order): a group's
+    rows, cells and counts are computed once per batch, and its row counters per (unit,
+    cell) kept once (:func:`carriers`)."""
+    out: dict[tuple, list[Statistic]] = {}
+    for stat in stats:
+        dims = tuple((col, keys) for col, keys in ((stat.by, stat.groups), (stat.key, stat.keys)) if col is not None)
+        out.setdefault((stat.where, dims), []).append(stat)
+    return list(out.values())
+
+
+def carriers(group: list[Statistic]) -> list[Statistic]:
+    """The statistics of a layout that keep totals: every one that sums a column, or else the
+    first (the others read its row counters: same rows, same cells)."""
+    return [s for s in group if s.value_column] or group[:1]
+
+
+def _no_values(part: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    unit, cell, rows, _ = part
+    return unit, cell, rows, np.zeros(len(unit), np.int64)
+
+
+#: Dense per (unit, cell) totals up to this many units x cells (two int64 arrays: 256 MB).
+DENSE_CELLS = 1 << 24
+
+
+def first_rows(codes: np.ndarray, seen: np.ndarray, in_batch: np.ndarray, m: int) -> np.ndarray | None:
+    """Which rows of a batch are among their unit's first ``m`` rows (``seen``: the unit's
+    rows in earlier batches; ``in_batch``: in this one), or ``None`` when all are: a row's
+    rank is computed only for the units that pass ``m`` in this batch."""
+    over = seen + in_batch > m
+    if not over.any():
+        return None
+    at = np.flatnonzero(over[codes])
+    kept = np.ones(len(codes), dtype=bool)
+    kept[at] = seen[codes[at]] + position_in_unit(codes[at]) < m
+    return kept
+
+
+class Totals:
+    """One statistic's rows and value totals per (unit, cell), ``cells`` cells per unit.
+
+    Dense (``unit * cells + cell`` into two growing integer arrays, summed with ``np.add.at``:
+    exact, and work linear in the batch's rows) while the units x cells stay within
+    ``limit``; then sparse for good (sorted arrays, folded every :data:`FOLD_EVERY`
+    batches)."""
+
+    def __init__(self, cells: int, limit: int) -> None:
+        self.cells, self.limit = cells, limit
+        self.rows: np.ndarray | None = np.zeros(0, np.int64)
+        self.value = np.zeros(0, np.int64)
+        self.pending: list = []
+
+    def add(self, unit: np.ndarray, cell: np.ndarray, value: np.ndarray, units: int) -> None:
+        """Add one batch's counted rows (``units``: the units indexed so far)."""
+        if self.rows is not None and units * self.cells > self.limit:
+            self.pending, self.rows = [self._sparse()], None
+        if self.rows is None:
+            self.pending.append(_group_sum(unit, cell, np.ones(len(unit), np.int64), value, self.cells))
+            if len(self.pending) >= FOLD_EVERY:
+                self.pending = [_fold(self.pending, self.cells)]
+            return
+        size = units * self.cells
+        if len(self.rows) < size:
+            grow = min(self.limit, max(size, 2 * len(self.rows))) - len(self.rows)
+            self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
+            self.value = np.concatenate([self.value, np.zeros(grow, np.int64)])
+        code = unit * self.cells + cell
+        np.add.at(self.rows, code, 1)
+        if value.any():
+            np.add.at(self.value, code, value)
+
+    def _sparse(self) -> tuple[np.ndarray, ...]:
+        rows = self.rows if self.rows is not None else np.zeros(0, np.int64)
+        at = np.flatnonzero(rows)
+        return at // self.cells, at % self.cells, rows[at], self.value[at]
+
+    def result(self) -> tuple[np.ndarray, ...]:
+        """``(unit, cell, rows, value)`` for every (unit, cell) with a counted row, sorted."""
+        if self.rows is not None:
+            return self._sparse()
+        return _fold(self.pending, self.cells) if self.pending else _group_sum(*(np.zeros(0, np.int64),) * 4,
+                                                                               self.cells)
+
+
 class UnitIndex:
-    """A growing map from unit id to a dense index 0, 1, ... (in order of first appearance
-    within a batch's distinct ids). Integer ids are kept as integers (sorted arrays and
-    ``searchsorted``); any other id is compared as text, and integer ids seen before a text
-    batch are then compared as their text too (as ``str`` writes them)."""
+    """A growing map from unit id to a dense index 0, 1, ... (new ids of a batch numbered in
+    increasing order). Integer ids are kept as integers: while they are non-negative and
+    small (below :data:`LOOKUP_MAX`, or a few times the ids seen), a direct lookup array
+    ``id -> index``; otherwise sorted arrays and ``searchsorted``. Any other id is compared
+    as text, and integer ids seen before a text batch are then compared as their text too
+    (as ``str`` writes them)."""
 
     def __init__(self) -> None:
         self.size = 0
-        self._sorted = np.zeros(0, np.int64)   # integer ids, sorted
+        self._lookup: np.ndarray | None = np.zeros(0, np.int64)   # id -> index, -1 unseen
+        self._sorted = np.zeros(0, np.int64)   # integer ids, sorted (without the lookup)
         self._at = np.zeros(0, np.int64)       # their indices
         self._text: dict[str, int] | None = None
 
@@ -118,6 +233,7 @@ class UnitIndex:
         if self._text is None and ids.dtype.kind in "iu" and (ids.dtype.kind == "i" or ids.dtype.itemsize < 8):
             return self._integer_codes(ids.astype(np.int64, copy=False))
         if self._text is None:
+            self._to_sorted()
             self._text = {str(int(v)): int(i) for v, i in zip(self._sorted, self._at)}
         import pandas as pd
         local, uniques = pd.factorize(pd.Series(ids).astype(str), sort=False)
@@ -131,7 +247,20 @@ class UnitIndex:
             mapped[j] = at
         return mapped[local]
 
+    def _to_sorted(self) -> None:
+        """Leave the lookup array for the sorted arrays (for good)."""
+        if self._lookup is not None:
+            ids = np.flatnonzero(self._lookup >= 0)
+            self._sorted, self._at, self._lookup = ids.astype(np.int64), self._lookup[ids], None
+
     def _integer_codes(self, ids: np.ndarray) -> np.ndarray:
+        if self._lookup is not None and len(ids):
+            low, high = int(ids.min()), int(ids.max())
+            if low >= 0 and high < max(LOOKUP_MAX, 4 * (self.size + len(ids))):
+                return self._lookup_codes(ids, high)
+            self._to_sorted()
+        if self._lookup is not None:
+            return np.zeros(0, np.int64)
         uniq, local = np.unique(ids, return_inverse=True)
         pos = np.searchsorted(self._sorted, uniq)
         found = pos < len(self._sorted)
@@ -148,6 +277,25 @@ class UnitIndex:
             self._sorted, self._at = keys[order], np.concatenate([self._at, mapped[new]])[order]
         return mapped[local.reshape(-1)]
 
+    def _lookup_codes(self, ids: np.ndarray, high: int) -> np.ndarray:
+        table = self._lookup
+        assert table is not None
+        if high >= len(table):
+            table = self._lookup = np.concatenate([table, np.full(max(high + 1, 2 * len(table)) - len(table), -1,
+                                                                  np.int64)])
+        codes = table[ids]
+        new = codes < 0
+        if new.any():
+            fresh = np.unique(ids[new])
+            table[fresh] = np.arange(self.size, self.size + len(fresh))
+            self.size += len(fresh)
+            codes[new] = table[ids[new]]
+        return codes
+
+
+#: Integer ids below this (or below 4 x the ids seen) are indexed by a direct lookup array.
+LOOKUP_MAX = 1 << 22
+
 
 def position_in_unit(codes: np.ndarray) -> np.ndarray:
     """Each row's position among the rows of its unit in this batch (0, 1, ... in row order)."""
@@ -161,16 +309,16 @@ def position_in_unit(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, first_row: int) -> np.ndarray:
-    """The unit of every row: its id (integers kept as integers), or its row number when each
-    row is a unit."""
+def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, rows: np.ndarray) -> np.ndarray:
+    """The unit of every row: its id (integers kept as integers), or its row number (``rows``:
+    each row's number in the input) when each row is a unit."""
     uid = spec.unit.id
     if uid is None:
-        return np.arange(first_row, first_row + len(df), dtype=np.int64)
+        return np.asarray(rows, dtype=np.int64)
     col = df[uid]
     missing = col.isna().to_numpy()
     if missing.any():
-        row = first_row + int(np.flatnonzero(missing)[0])
+        row = int(rows[int(np.flatnonzero(missing)[0])])
         raise InvalidParameterError("unit.id", f"column '{uid}': missing value at data row {row}",
                                     "an id in every row (a row without one belongs to no unit)")
     if col.dtype.kind in "iu":
@@ -229,45 +377,32 @@ def bump(counts: dict[str, int], key: str, n: int) -> None:
         counts[key] = counts.get(key, 0) + int(n)
 
 
+def cell_rows(df: "pd.DataFrame", stat: Statistic) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """One batch's rows counted by ``stat`` (``where``, declared keys and groups) with each
+    row's group and key index, and the counts of the rows left out, as ``(name, n)``."""
+    mask = np.ones(len(df), dtype=bool)
+    for cond in stat.where:
+        mask &= matches(df[cond.column], cond)
+    tallies = [("rows_not_matching_where", int((~mask).sum()))]
+    group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
+    key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
+    undeclared = mask & ((group < 0) | (key < 0))
+    tallies.append(("rows_undeclared_key_or_group", int(undeclared.sum())))
+    return mask & ~undeclared, group, key, tallies
+
+
 def counted_rows(df: "pd.DataFrame", rows: np.ndarray, stat: Statistic,
                  counts: dict[str, int]) -> tuple[np.ndarray, ...]:
     """One batch's per-row rules for one statistic: the rows counted (``where``, declared
     keys and groups), each row's group and key index and its clamped, rounded value."""
-    mask = np.ones(len(df), dtype=bool)
-    for cond in stat.where:
-        mask &= matches(df[cond.column], cond)
-    bump(counts, "rows_not_matching_where", (~mask).sum())
-    group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
-    key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
-    undeclared = mask & ((group < 0) | (key < 0))
-    bump(counts, "rows_undeclared_key_or_group", undeclared.sum())
-    mask &= ~undeclared
+    mask, group, key, tallies = cell_rows(df, stat)
+    for name, n in tallies:
+        bump(counts, name, n)
     value = np.zeros(len(df), np.int64)
     if stat.value_column:
         value = _values(df[stat.value_column], mask, rows, stat, counts)
     bump(counts, "rows_counted_before_unit_rules", mask.sum())
     return mask, group, key, value
-
-
-def partial(df: "pd.DataFrame", ids: np.ndarray, rows: np.ndarray, stat: Statistic,
-            counts: dict[str, int]) -> "pd.DataFrame":
-    """One batch's aggregate per (unit, group, key) for one statistic, as a frame (the Spark
-    engine's per-batch function; any id type)."""
-    import pandas as pd
-    mask, group, key, value = counted_rows(df, rows, stat, counts)
-    part = pd.DataFrame({"unit": ids[mask], "group": group[mask], "key": key[mask],
-                         "rows": np.ones(int(mask.sum()), np.int64), "value": value[mask]})
-    return part.groupby(["unit", "group", "key"], sort=False, as_index=False)[["rows", "value"]].sum()
-
-
-def _partial(df: "pd.DataFrame", codes: np.ndarray, rows: np.ndarray, stat: Statistic,
-             counts: dict[str, int], cells: int) -> tuple[np.ndarray, ...]:
-    """One batch's aggregate per (unit, cell) for one statistic, units as dense indices and
-    the cell ``group * keys + key`` (:func:`_group_sum`)."""
-    mask, group, key, value = counted_rows(df, rows, stat, counts)
-    keys = stat.keys.size if stat.keys else 1
-    return _group_sum(codes[mask], group[mask] * keys + key[mask], np.ones(int(mask.sum()), np.int64),
-                      value[mask], cells)
 
 
 def _numbers(col: "pd.Series") -> np.ndarray:
@@ -365,19 +500,20 @@ def answers(agg: Aggregated, stat: Statistic) -> Answers:
     if stat.kind == "count":
         value = parts["unit"].nunique() if stat.of == "units" else int(parts["rows"].sum())
         return Answers(np.array([[value]], np.int64))
-    if stat.kind in ("histogram", "mode"):
+    if stat.kind in ("histogram", "mode") and stat.of != "rows":
         chosen = _one_per_unit(parts, ["group", "key"])
         bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
         cells = np.zeros((groups, keys), np.int64)
         np.add.at(cells, (chosen["group"].to_numpy(np.int64), chosen["key"].to_numpy(np.int64)), 1)
         return from_cells(stat, cells)
-    if stat.by is not None:   # sum, peak: one group per unit
+    if stat.by is not None:   # sum, peak, histogram of rows: one group per unit
         home = _one_per_unit(parts, ["group"])[["unit", "group"]]
         joined = parts.merge(home, on=["unit", "group"], how="inner")
         bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
         parts = joined
     cells = np.zeros((groups, keys), np.int64)
-    np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts["value"].to_numpy())
+    what = "rows" if stat.kind == "histogram" else "value"    # a histogram of rows counts them
+    np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts[what].to_numpy())
     return from_cells(stat, cells)
 
 
@@ -391,5 +527,5 @@ def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["Aggregated", "Answers", "UnitIndex", "aggregate", "answers", "bump", "counted_rows", "declared_index",
-           "from_cells", "matches", "partial", "position_in_unit", "unit_ids"]
+__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "layouts", "aggregate", "answers", "bump", "counted_rows", "declared_index",
+           "first_rows", "from_cells", "matches", "position_in_unit", "unit_ids"]

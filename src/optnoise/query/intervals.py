@@ -5,8 +5,10 @@ sampled: a channel gets the exact Neyman interval (:func:`~optnoise.analysis.int
 coverage ``>= 1 - alpha`` for every true value, checked exactly); clamped integer-line noise
 and cyclic noise the interval from the noise window
 (:func:`~optnoise.analysis.intervals.additive_intervals`, ``output="clamped"`` or
-``"cyclic"``: an arc, ``low > high`` when it wraps). Intervals and errors cost no budget: they
-are functions of the released value and of the public mechanism.
+``"cyclic"``: an arc, ``low > high`` when it wraps); an unbiased cell's noise on the
+integers the same window with ``output="line"`` (the interval kept inside the domain).
+Intervals and errors cost no budget: they are functions of the released value and of the
+public mechanism.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .mechanisms import Cell
 
 def _form(cell: Cell) -> IntegerForm:
     q = cell.noise.quantize()
-    if cell.space == "clamped-line":
+    if cell.space in ("clamped-line", "line"):
         return integer_line_form(q.weights, q.lo, q.left, q.right)
     return IntegerForm(cell.noise.kind, q.weights, 1 << q.bits)
 
@@ -43,54 +45,36 @@ def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray
                                         f"{float(ivs.coverage):.6g} for every true value)"
     if cell.chained > 1:
         return _chained_interval(cell, y, alpha)
-    if cell.space in ("clamped-line", "cyclic"):
-        output = "clamped" if cell.space == "clamped-line" else "cyclic"
+    if cell.space in ("clamped-line", "line", "cyclic"):
+        output = {"clamped-line": "clamped", "line": "line", "cyclic": "cyclic"}[cell.space]
         ivs = additive_intervals(_form(cell), cell.n, alpha, output=output)
-        how = "noise window of the quantized noise" + (" (clamped to the domain)" if output == "clamped" else
-                                                       " (an arc: low > high wraps round)")
+        how = "noise window of the quantized noise" + {"clamped": " (clamped to the domain)", "line": " (released on "
+                                                       "the integers; the interval kept inside the domain)",
+                                                       "cyclic": " (an arc: low > high wraps round)"}[output]
         low, high = ivs.intervals(y)
         return low, high, f"{how}; coverage >= {float(ivs.coverage):.6g} for every true value"
     return None, None, "none: randomized response on text keys (a set of keys, not an interval)"
 
 
 def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
-    """The chained geometric of a sum has tails far wider than the exact window routine's
-    integers can hold in time: its noise window ``[l, u]`` is found in floating point from the
-    quantized window weights and the geometric tails' closed form (``P(eta > hi + t) =
-    p(hi) r^(t+1) / (1 - r)``), widened by one value on each side for round-off; the interval
-    is then the clamped rule of :class:`~optnoise.analysis.intervals.AdditiveIntervals`."""
-    q = cell.noise.quantize()
-    w = np.asarray(q.weights, dtype=float)
-    (a, m, _), (a2, m2, _) = q.left, q.right
-    left, right = a / 2.0**m, a2 / 2.0**m2
-    z = w.sum() + w[0] * left / (1 - left) + w[-1] * right / (1 - right)
-    p = w / z
-    half = alpha / 2
-    beyond_right = p[-1] * right / (1 - right)      # P(eta > hi)
-    above = beyond_right + np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])   # P(eta > lo + i)
-    i = int(np.flatnonzero(above <= half)[0]) if (above <= half).any() else None
-    hi_val = q.lo + i if i is not None else q.lo + w.size - 1 + _tail_steps(p[-1], right, half)
-    beyond_left = p[0] * left / (1 - left)
-    below = beyond_left + np.concatenate([[0.0], np.cumsum(p)[:-1]])                # P(eta < lo + i)
-    j = np.flatnonzero(below <= half)
-    lo_val = q.lo + int(j[-1]) if j.size and j[-1] > 0 else q.lo - _tail_steps(p[0], left, half)
-    u, l_ = max(0, hi_val + 1), min(0, lo_val - 1)
-    n = cell.n
-    low = np.where(y == 0, 0, np.clip(y - u, 0, n))
-    high = np.where(y == n, n, np.clip(y - l_, 0, n))
-    return low, high, ("noise window of the quantized geometric in floating point (closed-form tails), widened by one "
-                       f"value each side: [{l_}, {u}]")
+    """The chained geometric of a sum: its ratio is close to 1 (``e^(-eps / distance)``), so
+    its tails are summed in closed form rather than unrolled: the exact equal-tailed window of
+    the quantized noise (:func:`~optnoise.analysis.intervals.equal_tailed_noise_window`, exact
+    rational comparisons on the quantized weights and the tails' ratios, of any period,
+    against the exact ``alpha``), then the clamped rule of
+    :class:`~optnoise.analysis.intervals.AdditiveIntervals` (an unbiased cell's, released on
+    the integers, the line rule kept inside the domain)."""
+    output = "line" if cell.space == "line" else "clamped"
+    ivs = additive_intervals(_form(cell), cell.n, alpha, output=output, method="equal-tailed")
+    low, high = ivs.intervals(y)
+    w = ivs.window
+    return low, high, (f"exact equal-tailed noise window of the quantized geometric (tails in closed form): "
+                       f"[{w.low}, {w.high}]; coverage >= {float(ivs.coverage):.6g} for every true value")
 
 
 #: Above this domain size a clamped cell's error is E|noise| (an upper bound, tight in the
 #: middle of the domain) instead of one float per true value.
 CLAMPED_ERROR_MAX_N = 1_000_000
-
-
-def _tail_steps(edge: float, ratio: float, half: float) -> int:
-    """Steps ``t`` beyond the window with ``edge r^(t+1) / (1 - r) <= half``."""
-    import math
-    return max(0, math.ceil(math.log(half * (1 - ratio) / edge) / math.log(ratio) - 1))
 
 
 def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
@@ -99,6 +83,9 @@ def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
     if cell.space == "channel":
         return channel_abs_error(cell.noise.quantize().weights).worst, "worst case over the true value of " \
                                                                         "E|released - true|"
+    if cell.space == "line":    # unbiased: y - q = eta whatever q
+        return additive_abs_error(_form(cell), cell.n, output="line").worst, \
+            "E|noise| (the same for every true value: the released value is not clamped)"
     if cell.space == "clamped-line":
         if cell.n > CLAMPED_ERROR_MAX_N:
             # |clip(q + eta) - q| <= |eta| for every q in 0..n (clipping to an interval that
@@ -118,4 +105,42 @@ def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
     return None, "none for categories"
 
 
-__all__ = ["expected_abs_error", "interval"]
+def unbiased_price(cell: Cell, scale: float = 1.0) -> dict:
+    """What ``unbiased = true`` costs, in the column's units (``scale``: a sum's resolution).
+
+    The unbiased cell's expected absolute error ``E|eta|`` (the same for every true value)
+    against the default, bounded mechanism built at the same target under the same
+    neighbourhood (``cell.bounded``): its worst case over the true value (``ratio``) and its
+    average over a uniform true value (``average_ratio``). The bounded mechanism's worst case
+    is in the middle of the domain, where its clamp or remap rarely acts, so ``ratio`` is
+    close to 1; its gain is near the domain's ends, which the average shows. Domains above
+    :data:`CLAMPED_ERROR_MAX_N` have no per-value errors: the average is then left out.
+    """
+    err = expected_abs_error(cell)[0] * scale  # type: ignore[operator]
+    out: dict = {"unbiased": True, "expected_abs_error": err,
+                 "values": "released on the integers: a value may be negative or above the domain's upper end (it is "
+                           "not clamped: clamping would bring the bias back)"}
+    b = cell.bounded
+    if b is None:
+        out.update(bounded_expected_abs_error=None, ratio=None,
+                   bounded_mechanism="none certified at this target (the default mechanism is refused there, e.g. a "
+                                     "PDP target beyond the optimal channel's size): no price to show")
+        return out
+    per_value = None      # E|released - true| of the bounded mechanism per true value, computed once
+    if b.space == "channel":
+        per_value = channel_abs_error(b.noise.quantize().weights).per_value
+    elif b.space == "clamped-line" and b.n <= CLAMPED_ERROR_MAX_N:
+        per_value = additive_abs_error(_form(b), b.n, output="clamped").per_value
+    worst = (float(per_value.max()) if per_value is not None else expected_abs_error(b)[0]) * scale  # type: ignore
+    average = None if per_value is None else float(per_value.mean()) * scale
+    out.update(bounded_expected_abs_error=worst, ratio=err / worst if worst else None,
+               bounded_average_abs_error=average, average_ratio=err / average if average else None,
+               bounded_mechanism=b.built)
+    if worst and average:
+        out["price"] = (f"E|released - true| is {err / worst:.4g} times the default mechanism's worst case over the "
+                        f"true value (in the middle of the domain) and {err / average:.4g} times its average over a "
+                        "uniform true value; the default stays inside the domain and is biased near its ends")
+    return out
+
+
+__all__ = ["expected_abs_error", "interval", "unbiased_price"]

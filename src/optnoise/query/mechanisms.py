@@ -20,6 +20,16 @@ non-negative and integer.
   the domain -- post-processing, so its certificate (the noise's) stands for approximate DP;
   a PDP target needs the channel.
 
+**Unbiased counts and sums** (``unbiased = true``, :func:`unbiased_cell`): no channel inside the
+domain is unbiased under a useful target (docs/proofs/unbiased-counts.md), so the output is
+``q + eta`` on the integers, ``eta`` exactly symmetric (:mod:`.unbiased`): the two-sided
+geometric (Ghosh et al. 2009; the optimal additive noise for absolute error at distance 1,
+Geng & Viswanath), for ``delta > 0`` the discrete Gaussian instead where its ``E|eta|`` is
+smaller; at distances 2..MAX_EXACT_DISTANCE Geng & Viswanath's discrete staircase (optimal
+there), beyond that the chained geometric. The released value may be negative or
+above ``n``. The cell keeps the default (bounded) mechanism at the same target in
+``bounded``: the price of unbiasedness is read against it.
+
 **Peaks and modes** (answer-noise: the papers' model): a key in ``{0..K-1}``; one unit can
 move the argmax to *any* key, so the neighbourhood is every shift: cyclic noise on the keys
 (``unit="record"``: every shift; cost ``circular-abs``) for integer keys, optimal randomized
@@ -28,13 +38,15 @@ response for text keys. ``report-noisy-max`` is in :mod:`.noisy_max`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import cached_property
+from typing import Any, Callable
 
 import numpy as np
 
 from ..design import Request, design
-from ..errors import DesignError, InvalidParameterError, ResourceLimitError
+from ..errors import DesignError, InvalidParameterError, ResourceLimitError, TimeLimitError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..randomness import RandomSource
@@ -43,6 +55,7 @@ from ..table.domain import Domain
 from ..target import Target
 from .neighbourhood import Derived
 from .spec import Statistic
+from .unbiased import symmetric_noise
 
 #: The optimal channel is designed up to this domain for distance 1 under pure DP (the
 #: geometric-plus-remap channel: about 0.5 s at n = 1,400 on the development machine) ...
@@ -51,6 +64,8 @@ CHANNEL_MAX_N = 2_000
 CHANNEL_MAX_WORK = 2_000
 #: Largest distance certified exactly for an approximate-DP target on the line.
 MAX_EXACT_DISTANCE = 64
+#: An unbiased cell with a PDP target is pure at ``eps (1 - PDP_MARGIN)`` (:func:`unbiased_cell`).
+PDP_MARGIN = 1e-6
 #: Relative room under a chained cell's target that rounding the weights may use.
 CHAIN_MARGINS = (1e-6, 1e-4, 1e-3, 1e-2)
 
@@ -78,7 +93,8 @@ class Cell:
     distances (``chained``; report-noisy-max), binary randomized response certified at no less
     than that bound -- it dominates every mechanism with that pure epsilon (Kairouz, Oh &
     Viswanath 2015, Thm 2.2), so composing it is a valid bound. ``offset`` + index is the
-    released value in answer units.
+    released value in answer units. ``space`` ``"line"``: an unbiased cell, released on the
+    integers (no clamp); ``bounded`` then holds the default mechanism at the same target.
     """
 
     name: str
@@ -91,6 +107,7 @@ class Cell:
     chained: int = 1
     standin: Mechanism | None = None
     target: Target | None = None
+    bounded: Cell | None = None
 
     @property
     def mechanism(self) -> Mechanism:
@@ -105,11 +122,16 @@ class Cell:
         t = self.target or self.noise.target
         return (t.epsilon, t.delta) if t is not None else (self.epsilon_pure, 0.0)
 
-    @property
+    @cached_property
     def epsilon_pure(self) -> float:
-        """The cell's proven pure epsilon under its derived distances (rounded up)."""
+        """The cell's proven pure epsilon under its derived distances: ``chained`` times the
+        certified epsilon, multiplied exactly (a :class:`~fractions.Fraction`) and rounded up
+        -- the same float as the sum of ``chained`` copies, without 2,400 Fraction additions."""
+        from fractions import Fraction
+
         from ..analysis.outward import sum_up
-        return sum_up([self.noise.quantize().certificate.epsilon_pure] * self.chained)
+        eps = self.noise.quantize().certificate.epsilon_pure
+        return sum_up([Fraction(eps) * self.chained if math.isfinite(eps) else eps])
 
     def composition_profile(self):
         """The exact profile the unit's total composes: of the quantized weights that are
@@ -143,7 +165,8 @@ class Cell:
     def to_json(self) -> dict:
         m = self.noise
         return {"name": m.name, "kind": m.kind, "space": self.space, "built": self.built, "domain": [0, self.n],
-                "offset": self.offset, "cell_neighbourhood": m.neighbourhood.describe(),
+                "offset": self.offset, "output": "the integers (may be negative or above the domain)"
+                if self.space == "line" else "the domain", "cell_neighbourhood": m.neighbourhood.describe(),
                 "cell_target": None if self.epsilon_delta is None else
                 {"epsilon": self.epsilon_delta[0], "delta": self.epsilon_delta[1]}, **self.design}
 
@@ -179,7 +202,7 @@ def count_cell(name: str, n: int, offset: int, distance: int, target: Target, ch
             return Cell(name, found.mechanism, "channel", n, offset,
                         "optimal channel on the domain (released value's absolute error, uniform prior)",
                         _report(found))
-        except (DesignError, ResourceLimitError):
+        except (DesignError, ResourceLimitError, TimeLimitError):   # too slow for this n x distance: a family
             pass
     if target.notion != "dp":
         raise InvalidParameterError("notion", target.notion, f"'dp' for a domain of {n + 1} values (a PDP target "
@@ -192,34 +215,106 @@ def count_cell(name: str, n: int, offset: int, distance: int, target: Target, ch
                                     f"by {distance} > {MAX_EXACT_DISTANCE}, or a coarser resolution / smaller clamp")
     families = {"clamped-geometric": ("geometric",), "clamped-discrete-gaussian": ("discrete-gaussian",)}.get(
         choice, ("geometric",) if target.pure else ("geometric", "discrete-gaussian"))
-    best = None
-    for fam in families:
-        found = design(Request(space="integer", n=n, target=target, neighbourhood=nb, family=fam, boundary="clamp"))
-        err = noise_abs(found.mechanism)
-        if best is None or err < best[0]:
-            best = (err, fam, found)
-    _, fam, found = best  # type: ignore[misc]
-    own = found.mechanism
-    rep, note = coarse_tails(own.pmf)   # tails whose ratio the exact certificate can carry (as release does)
-    mech = own if rep is own.pmf else Mechanism(rep, own.neighbourhood, own.target, own.name)
+    _, fam, found, _ = min(family_designs(target, nb, families, n), key=lambda e: e[0])
+    mech, note = coarse(found.mechanism)   # tails whose ratio the exact certificate can carry (as release does)
     mech.quantize()   # certified exactly now, refused here if it cannot be
     why = "" if choice != "optimal" else f" (the optimal channel is designed up to n * distance = {CHANNEL_MAX_WORK})"
+    from ..design.large_channel import proven_gap   # E|y - q| above the best channel's (issue 23)
+    gap = proven_gap(mech.pmf, n, target.epsilon) if fam == "geometric" and target.pure and distance == 1 else {}
     return Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
-                + (f"; {note}" if note else ""), _report(found))
+                + (f"; {note}" if note else ""), {**_report(found), **gap})
 
 
-def _chained_geometric(name: str, n: int, offset: int, distance: int, target: Target) -> Cell:
+def family_designs(target: Target, nb: Neighbourhood, families: tuple[str, ...], n: int | None,
+                   shape: Callable[[Mechanism], Mechanism] | None = None) -> list[tuple[float, str, Any, Mechanism]]:
+    """``(E|eta|, family, found, noise)`` for each family calibrated to ``target`` under ``nb``:
+    on ``{0..n}`` clamped, or (``n=None``) on the integer line; ``noise`` is the found
+    mechanism passed through ``shape`` (if given), whose error is taken."""
+    out = []
+    for fam in families:
+        where: dict[str, Any] = {} if n is None else {"n": n, "boundary": "clamp"}
+        found = design(Request(space="integer", target=target, neighbourhood=nb, family=fam, **where))
+        noise = shape(found.mechanism) if shape else found.mechanism
+        out.append((noise_abs(noise), fam, found, noise))
+    return out
+
+
+def unbiased_cell(name: str, n: int, offset: int, distance: int, target: Target) -> Cell:
+    """An unbiased count or sum cell (module docstring): exactly symmetric integer noise on the
+    line, calibrated to ``target`` under the distances ``1..distance``, with the default
+    mechanism at the same target in ``bounded`` for the price (``None`` where none is
+    certified: a PDP target beyond the optimal channel's size)."""
+    try:
+        bounded: Cell | None = count_cell(name, n, offset, distance, target)
+    except (InvalidParameterError, DesignError):   # e.g. a PDP target beyond the optimal channel's size
+        bounded = None
+    if target.notion == "pdp":
+        # A pure eps' < eps has privacy loss <= eps' < eps on every output, so it meets
+        # (eps, delta)-PDP for every delta; the geometric calibrated to PDP itself has loss
+        # exactly eps, which the outward-rounded certificate cannot place below eps.
+        target = Target(target.epsilon * (1 - PDP_MARGIN))
+    if 1 < distance <= MAX_EXACT_DISTANCE:
+        return replace(_staircase(name, n, offset, distance, Target(target.epsilon)), bounded=bounded)
+    if distance > 1:
+        return replace(_chained_geometric(name, n, offset, distance, target, unbiased=True), bounded=bounded)
+    families = ("geometric",) if target.pure else ("geometric", "discrete-gaussian")
+    line = target
+    _, fam, found, noise = min(family_designs(line, Neighbourhood.bd(1), families, None,
+                                              lambda m: symmetric_noise(coarse(m)[0], line)), key=lambda e: e[0])
+    note = coarse(found.mechanism)[1]
+    return Cell(name, noise, "line", n, offset,
+                f"calibrated {fam} noise on the integers, exactly symmetric: unbiased, not clamped (released values "
+                "may be negative or above the domain)" + (f"; {note}" if note else ""), _report(found),
+                bounded=bounded)
+
+
+def _staircase(name: str, n: int, offset: int, distance: int, target: Target) -> Cell:
+    """Geng & Viswanath's discrete staircase ``P_r`` (2016, (82)-(83), ``r*`` of Theorem 13: the
+    least ``E|eta|`` of all pure eps-DP noise on the integers for sensitivity ``distance``),
+    symmetric, calibrated just below the pure ``target`` and certified exactly under the
+    distances ``1..distance`` on its mirrored quantized weights (:func:`.unbiased.symmetric_noise`)."""
+    from ..design.staircase import design_staircase
+    from ..errors import OptnoiseError
+    for margin in CHAIN_MARGINS:
+        found = design_staircase(target.epsilon * (1 - margin), distance, "abs", discrete=True)
+        own = Mechanism(found.mechanism.pmf, Neighbourhood.bd(distance), target, f"staircase P_r, D = {distance}")
+        try:
+            noise = symmetric_noise(own, target)
+        except (DesignError, OptnoiseError):
+            continue
+        return Cell(name, noise, "line", n, offset,
+                    f"discrete staircase noise (Geng & Viswanath 2016, r = {found.report.get('r')}, eps less "
+                    f"{margin:g}) on the integers, exactly symmetric: unbiased, not clamped (released values may be "
+                    "negative or above the domain)", {"method": "staircase", "r": found.report.get("r")})
+    raise DesignError(f"no discrete staircase for distance {distance} is certified at {target.describe()}")
+
+
+def coarse(own: Mechanism) -> tuple[Mechanism, str | None]:
+    """The mechanism with geometric tails grouped so that the exact certificate and the
+    sampler carry them (:func:`~optnoise.sampling.integer_line.coarse_tails`: the same law)."""
+    rep, note = coarse_tails(own.pmf)
+    return (own if rep is own.pmf else Mechanism(rep, own.neighbourhood, own.target, own.name)), note
+
+
+def _chained_geometric(name: str, n: int, offset: int, distance: int, target: Target,
+                       unbiased: bool = False) -> Cell:
     """The geometric mechanism ``alpha = e^(-eps / distance)`` (Ghosh et al. 2009), certified
     exactly at distance 1 for ``eps / distance`` and chained over the distance (pure DP; the
     geometric's loss is linear in the shift, so the chain is tight). Its exact profile under
-    every distance up to ``distance`` would take minutes at a sum's distances."""
+    every distance up to ``distance`` would take minutes at a sum's distances. ``unbiased``:
+    on the integer line, its quantized weights made exactly symmetric (:mod:`.unbiased`)."""
     for margin in CHAIN_MARGINS:
         step = Target(target.epsilon / distance * (1 - margin))
         found = design(Request(space="integer", n=n, target=step, neighbourhood=Neighbourhood.sd(1),
                                family="geometric", boundary="clamp"))
         own = found.mechanism   # without a target: quantized by rounding alone, its exact certificate checked
-        cell = Cell(name, Mechanism(own.pmf, own.neighbourhood, None, own.name), "clamped-line", n, offset,
-                    f"geometric noise (alpha = e^(-eps/{distance}) less {margin:g}), output clamped to the domain",
+        noise = Mechanism(own.pmf, own.neighbourhood, None, own.name)
+        if unbiased:   # tails grouped for the sampler (the same law): every draw is unclamped
+            noise = symmetric_noise(coarse(noise)[0], None)
+        where = ("on the integers, exactly symmetric: unbiased, not clamped (released values may be negative or "
+                 "above the domain)") if unbiased else "output clamped to the domain"
+        cell = Cell(name, noise, "line" if unbiased else "clamped-line", n, offset,
+                    f"geometric noise (alpha = e^(-eps/{distance}) less {margin:g}), {where}",
                     _report(found), chained=distance, target=target)
         if cell.epsilon_pure <= target.epsilon:
             break
@@ -251,8 +346,10 @@ def cell_for(stat: Statistic, derived: Derived, n: int, offset: int) -> Cell:
     target = cell_target(stat.target, derived.cells)  # type: ignore[arg-type]
     if stat.kind in ("peak", "mode"):
         return key_cell(stat.name, stat, target)
+    if stat.unbiased:
+        return unbiased_cell(stat.name, n, offset, int(derived.distance), target)  # type: ignore[arg-type]
     return count_cell(stat.name, n, offset, int(derived.distance), target, stat.mechanism)  # type: ignore[arg-type]
 
 
 __all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "cell_for", "cell_target", "channel_fits", "count_cell",
-           "key_cell", "noise_abs"]
+           "coarse", "family_designs", "key_cell", "noise_abs", "unbiased_cell"]

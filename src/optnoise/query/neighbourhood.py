@@ -13,6 +13,8 @@ statistic           a unit's contribution (per cell)           cell moves by at 
 count of units      0 or 1                                     1                     1
 count of rows       0..m                                       m                     1
 histogram (units)   1 at one cell (group, key), 0 elsewhere    1                     2 / 1
+histogram (rows)    0..m at each key of its one group, at      m                     see below
+                    most m in all
 sum (clamp a..b)    [min(0, m a), max(0, m b)] at its group    width (replace),      2 / 1
                                                                largest |value| (a-r) (by)
 peak, mode          any key (answer-noise)                     every shift           2 / 1
@@ -20,7 +22,11 @@ peak, mode          any key (answer-noise)                     every shift      
 =================== ========================================= ===================== =========
 
 "cells" is how many released values one unit can change at once: a histogram under
-``replace`` moves one cell down and another up (one cell under ``add-remove``); a statistic
+``replace`` moves one cell down and another up (one cell under ``add-remove``); a histogram
+of rows (``of = "rows"``, ``K`` keys) holds a unit's ``m`` rows spread over at most
+``min(m, K)`` keys of its one group, each cell by ``0..m``: ``add-remove`` moves those
+``min(m, K)`` cells, ``replace`` the old group's and the new group's, ``2 min(m, K)`` (one
+group: ``min(2m, K)``), each by at most ``m``; a statistic
 ``by`` group changes the unit's old group and its new one under ``replace`` (one group under
 ``add-remove``): groups compose in parallel because the bounding rule fixes one group per
 unit. Each cell's mechanism is certified under the cell's distances, and the statistic's
@@ -72,7 +78,7 @@ def contribution(stat: Statistic, unit: Unit) -> tuple[int, int]:
     if stat.kind == "count":
         return (0, 1) if stat.of == "units" else (0, int(m))  # type: ignore[arg-type]
     if stat.kind in ("histogram", "mode"):
-        return 0, 1
+        return (0, int(m)) if stat.kind == "histogram" and stat.of == "rows" else (0, 1)  # type: ignore[arg-type]
     lo, hi = stat.scaled_clamp
     return min(0, m * lo), max(0, m * hi)  # type: ignore[operator]
 
@@ -83,7 +89,9 @@ def derive(stat: Statistic, unit: Unit) -> Derived:
     replace = unit.change == "replace"
     distance: int | None = (high - low) if replace else max(-low, high)
     grouped = stat.by is not None
-    if stat.kind == "histogram":
+    if stat.kind == "histogram" and stat.of == "rows":
+        cells = rows_histogram_cells(stat, unit)
+    elif stat.kind == "histogram":
         cells = 2 if replace else 1
     elif stat.kind == "count":
         cells = 1
@@ -92,6 +100,18 @@ def derive(stat: Statistic, unit: Unit) -> Derived:
     if stat.kind in ("peak", "mode") and stat.method == "answer-noise":
         distance = None
     return Derived(distance, cells, low, high, unit.change)
+
+
+def rows_histogram_cells(stat: Statistic, unit: Unit) -> int:
+    """Cells one unit moves in a histogram of rows (module docstring): its at most ``m`` rows
+    lie in one group (the bounding rule) over at most ``min(m, K)`` of its ``K`` keys; a
+    neighbour adds or removes them, or (``replace``) swaps them for rows of another group,
+    or of the same group, where old and new together reach at most ``min(2m, K)`` keys."""
+    m, keys = int(unit.rows_bound), stat.keys.size  # type: ignore[arg-type, union-attr]
+    groups = stat.groups.size if stat.groups else 1
+    if unit.change != "replace":
+        return min(m, keys)
+    return min(2 * m, keys) if groups == 1 else 2 * min(m, keys)
 
 
 def score_sensitivity(stat: Statistic, unit: Unit) -> int:
@@ -109,4 +129,4 @@ def cell_domain(stat: Statistic, unit: Unit, units: int) -> tuple[int, int]:
     return count * low, max(1, count * (high - low))
 
 
-__all__ = ["Derived", "cell_domain", "contribution", "derive", "score_sensitivity"]
+__all__ = ["Derived", "cell_domain", "contribution", "derive", "rows_histogram_cells", "score_sensitivity"]

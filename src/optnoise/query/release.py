@@ -16,7 +16,7 @@ aggregated (and before any noise is drawn); under ``add-remove`` from ``max_unit
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -27,7 +27,7 @@ from ..seeded import warn_not_private, withhold
 from ..table.manifest import round_up
 from ..table.plan import over_budget, within
 from .aggregate import Aggregated, Answers, aggregate, answers
-from .intervals import expected_abs_error, interval
+from .intervals import expected_abs_error, interval, unbiased_price
 from .mechanisms import Cell, cell_for, cell_target, dominating_rr
 from .neighbourhood import Derived, cell_domain, derive, score_sensitivity
 from .noisy_max import guarantee as rnm_guarantee
@@ -85,6 +85,7 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
         raise InvalidParameterError("unit.max_units", unit.max_units, f"a public bound at least the number of units "
                                     f"in the data ({agg.units})")
     out = []
+    built: dict[tuple, Cell] = {}
     for stat in spec.statistics:
         derived = derive(stat, unit)
         exact = answers(agg, stat)
@@ -93,10 +94,24 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
                 out.append(Planned(stat, derived, exact, None, score_sensitivity(stat, unit)))
                 continue
             offset, n = cell_domain(stat, unit, agg.units)
-            out.append(Planned(stat, derived, exact, cell_for(stat, derived, n, offset)))
+            key = cell_key(stat, derived, n, offset)
+            if key not in built:
+                built[key] = cell_for(stat, derived, n, offset)
+            cell = built[key]
+            bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
+            out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded)))
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
     return out
+
+
+def cell_key(stat: Statistic, derived: Derived, n: int, offset: int) -> tuple:
+    """What :func:`~.mechanisms.cell_for` may build a cell from: the statistic but for its
+    name and ``where`` (which only select rows), its derived neighbourhood and its domain.
+    Statistics with equal keys get one mechanism, designed and certified once (the same
+    object is sampled and certified for both); any field a later mechanism reads is in the
+    key by construction."""
+    return replace(stat, name="", where=()), derived, n, offset
 
 
 def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
@@ -136,7 +151,65 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
         total["within_budget"] = within(basic, pld, budget)
         if not total["within_budget"]:
             raise over_budget(total, budget)
+    total["attack"] = total_attack(items, total, spec.unit)
     return total
+
+
+#: Epsilons of the grid at which the composed privacy profile is read for the attack bound.
+ATTACK_GRID = 16
+
+
+def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
+    """The unit's total in attack terms (``total.attack``, the shape of the release manifest's):
+    a proven upper bound on the best attacker's TPR at each FPR, fast.
+
+    The release manifest's readout (:func:`optnoise.table.manifest.record_attack`) composes
+    the exact trade-off curves of every pair, which takes minutes on channels of a thousand
+    outputs. Here the attacker is bounded from ``(epsilon, delta)`` guarantees alone
+    (:func:`optnoise.analysis.tradeoff.profile_readout`: every proven point is a line below
+    the trade-off curve, so the best line over any set of points is a proven bound): the
+    composed privacy profile ``delta(eps)`` of every cell one unit moves
+    (:func:`optnoise.analysis.composition.delta_curve`: each statistic's pairs as one
+    dominating pair, PLD-composed, and the pure bound; each an upper bound; RDP, which helps
+    only at deltas far below what an FPR of 0.001 reads, is left out) at :data:`ATTACK_GRID` epsilons from 0 to the pure sum (or twice the total's
+    epsilon), the total's own ``basic`` and ``pld`` points, and the pure sum
+    ``sum k eps_pure``. For a pure total the pure line alone gives the closed form
+    ``min(e^eps FPR, 1 - e^-eps (1 - FPR))``; with the profile it is never looser.
+    The second family of lines needs the pairs closed under swapping: the derived
+    neighbourhoods are (a neighbouring table's neighbour is the table itself), and it is
+    checked (:func:`~optnoise.analysis.tradeoff.swap_closed`).
+    """
+    import math
+    from fractions import Fraction
+
+    from ..analysis.composition import delta_curve
+    from ..analysis.outward import sum_up
+    from ..analysis.tradeoff import DEFAULT_FPRS, profile_readout, swap_closed
+    from ..table.manifest import WORDS_FPR
+    pures = [prof.epsilon_pure for prof, _ in items]
+    pure = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items)) if all(map(math.isfinite, pures)) else math.inf
+    basic, pld = total["basic"], total["pld"]
+    points = [(basic["epsilon"], basic["delta"])]
+    if pld.get("epsilon") is not None:
+        points.append((pld["epsilon"], pld["delta"]))
+    top = pure if math.isfinite(pure) else 2 * max(e for e, _ in points)
+    grid = np.linspace(0.0, min(top, 50.0), ATTACK_GRID)
+    # each item's pairs as one dominating pair, no RDP: valid bounds, for the cost of one PLD
+    eps, deltas = delta_curve(items, grid, orders=(), max_combinations=1)
+    points += list(zip(eps.tolist(), deltas.tolist()))
+    symmetric = all(swap_closed(prof.neighbourhood) for prof, _ in items)
+    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*DEFAULT_FPRS, WORDS_FPR}))
+    who = f"a {unit.id}'s rows" if unit.id else "a row"
+    if unit.change == "add-remove":
+        words = {"subject": who, "verb": "were", "qualifier": " (A: in the table, B: left out)"}
+    else:
+        words = {"subject": who, "verb": "were", "qualifier": ", for any two sets of rows A and B"}
+    out = readout.to_json(**words)
+    out["how"] = (f"a proven upper bound, not the exact curve: the best of the lines TPR <= e^eps FPR + delta(eps)"
+                  f"{' and TPR <= 1 - e^-eps (1 - delta(eps) - FPR)' if symmetric else ''} over the composed "
+                  f"privacy profile at {ATTACK_GRID} epsilons, the total's basic and pld points and the pure sum; "
+                  "posterior and mu from the pure sum alone; rounded up")
+    return out
 
 
 #: The PLD, RDP and basic bounds are skipped when they could lower the pure sum by at most
@@ -314,11 +387,16 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
         doc["mechanism"] = {"name": "report-noisy-max", "rule": "permute-and-flip",
                             "score_sensitivity": item.sensitivity}
         doc["certificate"] = rnm_guarantee(target.epsilon, item.sensitivity, item.derived.cells)  # type: ignore
+    if item.cell is not None and item.cell.space == "line":
+        doc["unbiased"] = unbiased_price(item.cell, float(stat.resolution) if stat.kind == "sum" else 1.0)
     doc["bounding"] = agg.counts[stat.name]
     if stat.kind == "sum":
         doc["note"] = ("a mean is post-processing of a released sum and a released count (divide them): it costs no "
-                       "budget and carries both intervals")
+                       "budget and carries both intervals" + (UNBIASED_MEAN if stat.unbiased else ""))
     return doc
+
+
+UNBIASED_MEAN = "; it is not unbiased even when both are: E[S / C] is not E[S] / E[C], and C may be 0 or negative"
 
 
 def _up_sum(values: list[float]) -> float:
@@ -377,6 +455,8 @@ def statement(doc: dict) -> str:
         text = f"{who}: {eps}-DP with delta {delta} (adding the statistics' guarantees)"
     if p["epsilon"] is not None and p["epsilon"] < b["epsilon"] * (1 - 1e-3):
         text += f"; composed tightly: {round_up(p['epsilon'])}-DP with delta {round_up(p['delta'], 3)}"
+    if "attack" in total:
+        text += f". In attack terms: {total['attack']['in_words']}"
     return text
 
 
@@ -428,4 +508,5 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["Planned", "TheoremPart", "build_document", "plan", "query", "seeded", "statement", "unit_total"]
+__all__ = ["Planned", "TheoremPart", "build_document", "cell_key", "plan", "query", "seeded", "statement",
+           "total_attack", "unit_total"]

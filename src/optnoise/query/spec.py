@@ -18,7 +18,8 @@ fraction of ``budget``); ``where`` (``{ col = v }``, ``{ col = [v, w] }``,
 ``by`` + ``groups``; ``column`` (a sum); ``clamp`` ``{ lower, upper }`` and ``resolution``
 (a sum or a peak); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
 ``"report-noisy-max"``); ``mechanism`` (``"optimal"``, default, ``"clamped-geometric"``,
-``"clamped-discrete-gaussian"``).
+``"clamped-discrete-gaussian"``); ``unbiased`` (a count, a histogram or a sum: ``true`` asks
+for an unbiased release, on the integers, with its price; default ``false``).
 
 Errors name the key path (``statistics.kwh.clamp``) under the parameter ``spec``.
 """
@@ -42,15 +43,17 @@ MECHANISMS: tuple[str, ...] = ("optimal", "clamped-geometric", "clamped-discrete
 TOP_KEYS: tuple[str, ...] = ("unit", "budget", "alpha", "statistics")
 UNIT_KEYS: tuple[str, ...] = ("id", "max_rows", "change", "max_units")
 STAT_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "where", "of", "key", "keys", "by",
-                              "groups", "column", "clamp", "resolution", "method", "mechanism")
+                              "groups", "column", "clamp", "resolution", "method", "mechanism", "unbiased")
 #: Which keys each kind takes beyond the target, ``where`` and ``mechanism``.
 KIND_KEYS: dict[str, tuple[str, ...]] = {
-    "count": ("of",), "histogram": ("key", "keys", "by", "groups"),
+    "count": ("of",), "histogram": ("key", "keys", "by", "groups", "of"),
     "sum": ("column", "clamp", "resolution", "by", "groups"),
     "peak": ("key", "keys", "of", "clamp", "resolution", "by", "groups", "method"),
     "mode": ("key", "keys", "by", "groups", "method"),
 }
-COMMON_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "where", "mechanism")
+COMMON_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "where", "mechanism", "unbiased")
+#: The kinds ``unbiased = true`` is offered for (answers on a number line).
+UNBIASED_KINDS: tuple[str, ...] = ("count", "histogram", "sum")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ class Statistic:
     resolution: Fraction = Fraction(1)
     method: str = "answer-noise"
     mechanism: str = "optimal"
+    unbiased: bool = False
 
     @property
     def value_column(self) -> str | None:
@@ -227,7 +231,7 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
         raise InvalidParameterError(unknown[0], t[unknown[0]], f"keys of a {kind}: {', '.join(sorted(allowed))}")
     target, share = _target(t, budget)
     fields: dict[str, Any] = {"where": _where(t.get("where", {}))}
-    if kind == "count":
+    if kind in ("count", "histogram"):
         fields["of"] = _choice(t.get("of", "units"), "of", ("units", "rows"))
     if kind in ("histogram", "peak", "mode"):
         fields["key"] = _column(t.get("key"), "key")
@@ -242,15 +246,30 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     if kind in ("peak", "mode"):
         fields["method"] = _choice(t.get("method", "answer-noise"), "method", METHODS)
     fields["mechanism"] = _choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
+    fields["unbiased"] = _unbiased(t.get("unbiased", False), kind, fields["mechanism"])
     stat = Statistic(name, kind, target, share, **fields)
-    needs_rows = kind in ("sum", "peak") or (kind == "count" and stat.of == "rows")
+    needs_rows = kind in ("sum", "peak") or (kind in ("count", "histogram") and stat.of == "rows")
     if needs_rows and unit.rows_bound is None:
         raise InvalidParameterError("unit.max_rows", None, f"max_rows in the unit for a {kind}"
-                                    f"{' of rows' if kind == 'count' else ''} (without it one unit can move it "
+                                    f"{' of rows' if kind in ('count', 'histogram') else ''} (without it one unit can move it "
                                     "without bound)")
     if stat.method == "report-noisy-max" and target is not None and not target.pure:
         raise InvalidParameterError("delta", target.delta, "no delta with report-noisy-max (pure DP by theorem)")
     return stat
+
+
+def _unbiased(value: Any, kind: str, mechanism: str) -> bool:
+    """``unbiased``: a bool, ``true`` only for a count, a histogram or a sum, and without a
+    clamped family (an unbiased release is not clamped)."""
+    if not isinstance(value, bool):
+        raise InvalidParameterError("unbiased", value, "true or false (written without quotes)")
+    if value and kind not in UNBIASED_KINDS:
+        raise InvalidParameterError("unbiased", value, f"false for a {kind} (its answer is a key, which has no mean: "
+                                    "unbiased = true is for a count, a histogram or a sum)")
+    if value and mechanism != "optimal":
+        raise InvalidParameterError("unbiased", value, f"false with mechanism = '{mechanism}' (an unbiased release "
+                                    "is on the integers, not clamped: leave mechanism out)")
+    return value
 
 
 def _target(t: Mapping[str, Any], budget: Target | None) -> tuple[Target, float | None]:
@@ -354,5 +373,5 @@ def _clamp(value: Any, resolution: Any) -> tuple[tuple[Fraction, Fraction], Frac
     return (lo, hi), res
 
 
-__all__ = ["CHANGES", "KINDS", "METHODS", "MECHANISMS", "Condition", "Keys", "QuerySpec", "Statistic", "Unit",
-           "load_query_spec", "parse_query_spec"]
+__all__ = ["CHANGES", "KINDS", "METHODS", "MECHANISMS", "UNBIASED_KINDS", "Condition", "Keys", "QuerySpec",
+           "Statistic", "Unit", "load_query_spec", "parse_query_spec"]

@@ -68,19 +68,28 @@ class GeometricTable:
 
 def geometric_table(a: int, m: int) -> GeometricTable | None:
     """The thresholds of ``r = a / 2^m``, or ``None`` when more than :data:`MAX_THRESHOLDS`
-    are needed (a ratio very close to 1)."""
+    are needed (a ratio very close to 1).
+
+    Exact integers throughout. ``2^64 r^g`` does not increase with ``g`` (``a <= 2^m``; else
+    every ``S_g >= 1`` and the table is refused), so the table has more than
+    :data:`MAX_THRESHOLDS` entries iff ``S_{MAX+1} >= 1``: one power decides that first.
+    ``a^g 2^64`` is then built by one multiplication per ``g``, and ``2^64 r^g`` is an
+    integer iff ``a^g 2^64`` has at least ``m g`` trailing zero bits, which are
+    ``64 + g tz(a)``.
+    """
+    last = MAX_THRESHOLDS + 1
+    if a >= 1 << m or ((a ** last) << 64) >> (m * last) >= 1:
+        return None
     s, integral = [], []
-    g = 1
-    while True:
-        top = (a ** g) << 64
+    tz = (a & -a).bit_length() - 1
+    top = 1 << 64                                  # a^g 2^64
+    for g in range(1, last):
+        top *= a
         v = top >> (m * g)
         if v < 1:
             break
         s.append(v)
-        integral.append(top & ((1 << (m * g)) - 1) == 0)
-        g += 1
-        if g > MAX_THRESHOLDS + 1:
-            return None
+        integral.append(64 + g * tz >= m * g)
     return GeometricTable(a, m, np.array([(1 << 64) - 1] + s + [0], dtype=_U64),
                           np.array([True] + integral + [False], dtype=bool))
 

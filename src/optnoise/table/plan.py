@@ -281,7 +281,7 @@ def check_certify_time(col: ColumnSpec, rep: IntegerPMF, nb: Neighbourhood, max_
     shifts = len(nb.integer_shifts())
     cells = (rep.hi - rep.lo + 1) + (2 * MAX_EXTENSION if not rep.finite_support else 0)
     width = f"{col.domain.describe()}" if col.domain.size is not None else "all integers"
-    check_time(certify_seconds(cells, shifts), parameter="domain", value=width,
+    check_time(certify_seconds(cells, shifts, finite_support=rep.finite_support), parameter="domain", value=width,
                what=f"certifying column '{col.name}' exactly ({cells} noise values x {shifts} distances)",
                way_out="a narrower domain, or the value unit (only the mechanism's own distances)",
                max_seconds=max_seconds)

@@ -212,6 +212,9 @@ PRINT_CHANNEL_UP_TO = 12
 def _print_channel(p: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
+    if "channel" not in p:   # a large domain: the clamped noise, no matrix
+        _print_clamped(p)
+        return
     P = np.asarray(p["channel"])
     t = p["target"]
     say((f"optimal channel on {{0..{p['n']}}}", "bold"),
@@ -228,16 +231,35 @@ def _print_channel(p: dict[str, Any]) -> None:
         where = f"in {p['output']}" if p.get("output") else "with --output FILE or --json"
         say(f"{P.shape[0]} x {P.shape[1]} matrix (row q: the released value's distribution for answer q); "
             f"P[q, q] from {P.diagonal().min():.4g} to {P.diagonal().max():.4g}; the whole matrix {where}")
-    summary = Table(show_header=False)
-    summary.add_column("k")
-    summary.add_column("v", justify="right")
-    for key, v in [("expected cost (what was minimised)", p["expected_cost"]), *_privacy_rows(p["report"])]:
-        summary.add_row(key, fmt(v))
-    out.print(summary)
-    _print_released(p)
+    _cost_summary(p, "expected cost (what was minimised)")
     cons = ", ".join(f"{k} (max violation {v:.2g})" for k, v in p["constraint_violations"].items()) or "none"
     say((f"method {p['method']}, {p['variables']} variables, {p['rows']} rows, {p['solve_seconds']:.3f} s; "
          f"constraints: {cons}", "dim"))
+    _print_bound(p)
+    notes(list(p["notes"]) + [CERTIFIED])
+
+
+def _cost_summary(p: dict[str, Any], label: str) -> None:
+    """A channel's cost and privacy figures, then the released value's error."""
+    from rich.table import Table
+    summary = Table(show_header=False)
+    summary.add_column("k")
+    summary.add_column("v", justify="right")
+    for key, v in [(label, p["expected_cost"]), *_privacy_rows(p["report"])]:
+        summary.add_row(key, fmt(v))
+    out.print(summary)
+    _print_released(p)
+
+
+def _print_clamped(p: dict[str, Any]) -> None:
+    """A channel on a domain too large for a matrix: the clamped noise, its cost and the proven
+    bound on every channel's cost (issue 23)."""
+    t = p["target"]
+    say((f"channel on {{0..{p['n']}}}: {p['method']}", "bold"),
+        f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(t['delta'])}, neighbours one apart; "
+        f"released: {p['released']}")
+    _cost_summary(p, "expected cost (rounded up)")
+    say((f"{p['solve_seconds']:.3f} s, of which the block relaxation {p['block_seconds']:.3f} s", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
 

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from ...errors import InvalidParameterError
 from ..app import command
@@ -12,27 +13,39 @@ from ..options import WRITES, Json, Seed, Writes
 from ..render import out, say, warn_seed
 
 
-@command(WRITES, flags={"spec": "--spec", "output": "--output", "csv": "--csv", "engine": "--engine"})
+@command(WRITES, flags={"spec": "--spec", "output": "--output", "csv": "--csv", "engine": "--engine",
+                        "units": "--units"})
 def query(
     writes: Writes,
-    input_path: Annotated[Path, typer.Option("--input", help="CSV or Parquet file, one row per record.")],
     spec: Annotated[Path, typer.Option("--spec", help="TOML spec: unit, budget, alpha, statistics "
                                                       "(docs/statistics.md).")],
+    input_path: Annotated[Optional[Path], typer.Option("--input", help="CSV or Parquet file, one row per record.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", help="Write the document (JSON) here.")] = None,
     csv: Annotated[Optional[Path], typer.Option("--csv", help="Also write the released values as a CSV table.")] = None,
     engine: Annotated[str, typer.Option("--engine", help="local (streamed with pyarrow) or spark (bounding and group-by on Spark; noise on the driver).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare", help="Show both methods of each peak and mode on synthetic data of the spec's shape (exact "
+                          "laws; never reads data: no --input).")] = False,
+    units: Annotated[Optional[int], typer.Option(
+        "--units", help="With --compare: units in the synthetic data (default: unit.max_units under add-remove, "
+                        "else 1000).")] = None,
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:
-    """Release statistics of a table with optimal, certified noise per person (unit), under one budget."""
+    """Release statistics of a table with optimal, certified noise per person (unit), under one budget
+    (--compare: both methods of each peak and mode on synthetic data of the spec's shape instead)."""
     from ...query.files import query_file
     from ...query.spec import load_query_spec
+    _check_mode(compare, input_path, units, csv=csv, seed=seed, engine=engine, spark_master=spark_master)
     try:
         parsed = load_query_spec(spec)
     except InvalidParameterError as exc:
         raise exc.renamed("--spec" if exc.parameter == "spec" else f"--spec ({exc.parameter})") from exc
+    if compare:
+        _compare(parsed, spec, output, units, writes.force, as_json)
+        return
     try:
         doc = query_file(input_path, parsed, output, csv=csv, engine=engine, seed=seed, force=writes.force,
                          spark_master=spark_master, spec_file=spec)
@@ -49,8 +62,76 @@ def query(
     _render(doc, output)
 
 
+def _check_mode(compare: bool, input_path: Optional[Path], units: Optional[int], *, csv: Optional[Path],
+                seed: Optional[int], engine: str, spark_master: Optional[str]) -> None:
+    """--compare takes no data (and nothing that draws or reads it); a release needs --input."""
+    if not compare:
+        if input_path is None:
+            raise InvalidParameterError("--input", None, "a CSV or Parquet file to release statistics of (or "
+                                                         "--compare: both peak methods on synthetic data)")
+        if units is not None:
+            raise InvalidParameterError("--units", units, "--units only with --compare (a release counts the units "
+                                                          "of its input)")
+        return
+    given = (("--input", input_path), ("--csv", csv), ("--seed", seed), ("--spark-master", spark_master),
+             ("--engine", None if engine == "local" else engine))
+    for flag, value in given:
+        if value is not None:
+            raise InvalidParameterError(flag, str(value), "nothing with --compare: it uses synthetic data of the "
+                                        "spec's shape only (exact laws, no draws, the user's data never read)")
+
+
+def _compare(parsed: object, spec: Path, output: Optional[Path], units: Optional[int], force: bool,
+             as_json: bool) -> None:
+    from ...query.compare import compare_file
+    try:
+        doc = compare_file(parsed, output, units=units, force=force, spec_file=spec)
+    except InvalidParameterError as exc:
+        p = exc.parameter
+        raise exc.renamed({"output": "--output", "units": "--units", "spec": "--spec"}.get(p, f"--spec ({p})")) \
+            from exc
+    if as_json:
+        from ..render import echo_json
+        echo_json(doc)
+        return
+    _render_compare(doc, output)
+
+
+def _render_compare(doc: dict, output: Optional[Path]) -> None:
+    """One narrow table per peak or mode: profile x method -> P(right key), E distance, guarantee."""
+    from ..render import column, narrow_table, notes
+    for name, s in doc["statistics"].items():
+        what = f"peak of {s['of']} over {s['key']}" if s["kind"] == "peak" else f"mode of {s['key']}"
+        units = f"{s['groups']} groups of {s['units_per_group']} units" if s["groups"] > 1 else \
+            f"{s['units_per_group']} units"
+        table = narrow_table(f"{name}: {what}, {s['keys']} keys, {units}; the spec chose {s['chosen_method']}")
+        guarantee = {m: _guarantee(s["methods"][m]["certificate"]) for m in doc["methods"]}
+        rows = [(p, m, f"{v[m]['p_correct']:.4f}", f"{v[m]['expected_distance']:.3g}", guarantee[m])
+                for p, v in s["profiles"].items() for m in doc["methods"]]
+        heads = ("profile", "method", "P(true key)", "E distance", "guarantee")
+        for i, head in enumerate(heads):
+            column(table, head, left=i in (0, 1, 4), cells=[r[i] for r in rows])
+        for row in rows:
+            table.add_row(*(escape(c) for c in row))
+        out.print(table)
+        notes([f"distance: {s['distance']}", f"scores: {s['scores']}",
+               "answer-noise: the same law on every profile (the true key shifted by the noise)"])
+    skipped = f"; not compared (not a peak or mode): {', '.join(doc['skipped'])}" if doc["skipped"] else ""
+    source = {"default": "the default: under replace the spec holds no number of units; --units to change it",
+              "unit.max_units": "the spec's unit.max_units", "units": "--units"}[doc["units_from"]]
+    notes([f"units: {doc['units']} ({source}){skipped}",
+           *(f"{p}: {about}" for p, about in doc["profiles"].items()),
+           "exact laws, no simulation; " + doc["data"]])
+    if output is not None:
+        say((f"wrote {output}: the comparison (JSON)", "dim"))
+
+
+def _guarantee(cert: dict) -> str:
+    eps = cert["epsilon_pure"]
+    return f"exact eps {eps:.4g}" if cert["exact"] else f"theorem eps {eps:.4g}"
+
+
 def _render(doc: dict, output: Optional[Path]) -> None:
-    from rich.markup import escape
     from rich.table import Table
     table = Table(title=escape(f"{len(doc['statistics'])} statistics of {doc['input']['rows']} rows, "
                                f"{doc['bounding']['units']} units" + (f" -> {output}" if output else "")))

@@ -1,0 +1,315 @@
+"""Both methods of a peak or a mode, side by side, on synthetic data of the spec's shape.
+
+For each ``peak`` / ``mode`` statistic of a spec, :func:`compare` evaluates the two methods a
+user may choose (without looking at the data): ``answer-noise`` (optimal cyclic noise, or
+randomized response for text keys, under every shift of the key: :func:`.mechanisms.key_cell`)
+and ``report-noisy-max`` (permute-and-flip over the keys' totals,
+:mod:`optnoise.sampling.noisy_max`), each at the statistic's own target and with its
+neighbourhood derived from the spec (:mod:`.neighbourhood`), on a few **synthetic** key
+profiles of the spec's shape: its declared keys and groups, its clamp and resolution, its
+``max_rows``, and a number of units (``unit.max_units`` under ``add-remove``, else ``units``,
+default :data:`DEFAULT_UNITS`). **The user's data is never read**: nothing here takes a table.
+
+Per method and profile it reports, from **exact laws** (no simulation):
+
+* ``p_correct``: the probability that the released key is the true argmax (ties to the first
+  declared key, as the query's answer);
+* ``expected_distance``: the expected distance between the released and the true key, around
+  the cycle of declared positions for integer keys (hours: ``min(|i - j|, K - |i - j|)``),
+  0/1 for text keys.
+
+The laws. *Answer-noise*: the released key is ``(argmax + eta) mod K`` with ``eta`` drawn from
+the quantized weights that are sampled (``noise.quantize().weights / 2^bits``, the exact
+rationals certified), so ``P(released = j) = w[(j - argmax) mod K] / 2^bits`` whatever the
+profile. *Permute-and-flip*: :func:`optnoise.sampling.noisy_max.noisy_max_law` (elementary
+symmetric polynomials, mpmath) up to :data:`LAW_MAX_KEYS` keys; above, the same law as an
+integral, ``P(r) = p_r int_0^1 prod_{j != r} (1 - t p_j) dt`` (keys visited at independent
+uniform times ``t_j``: ``r`` is returned iff its coin is heads and no earlier key's is; the
+integrand is a polynomial of degree ``K - 1``, so Gauss-Legendre with ``ceil(K / 2)`` nodes is
+exact up to floating-point rounding).
+
+Guarantees: answer-noise carries the exact certificate of the quantized noise under every
+shift (``exact: true``); report-noisy-max the theorem's (``exact: false``,
+:func:`.noisy_max.guarantee`). Computing this costs no privacy: nothing of the data is used.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..target import Target
+from .mechanisms import Cell, cell_target, key_cell
+from .neighbourhood import derive, score_sensitivity
+from .noisy_max import RULE
+from .noisy_max import guarantee as rnm_guarantee
+from .spec import QuerySpec, Statistic, Unit, parse_query_spec
+
+#: Units assumed under ``replace`` when no number is given (the spec does not hold one there:
+#: the number of units is public but comes with the data).
+DEFAULT_UNITS = 1000
+#: The public seed of the ``flat`` profile's jitter (nothing random is private here).
+PROFILE_SEED = 22
+#: Relative jitter of the ``flat`` profile's shares (uniform in ``+-FLAT_JITTER``).
+FLAT_JITTER = 0.02
+#: Permute-and-flip's law by :func:`~optnoise.sampling.noisy_max.noisy_max_law` up to this many
+#: keys (``O(K^3)`` mpmath steps); the integral form above.
+LAW_MAX_KEYS = 64
+#: The methods compared, in the order shown.
+METHODS: tuple[str, ...] = ("answer-noise", "report-noisy-max")
+#: Profile names and what they are (the shares of rows, or of units, each key receives).
+PROFILES: dict[str, str] = {
+    "flat": f"every key the same share, jittered by up to {FLAT_JITTER:.0%} (seed {PROFILE_SEED})",
+    "one-peak": "one key (at 3/4 of the declared keys) with twice the share of every other",
+    "two-near-tied": "two keys (at 1/3 and 3/4 of the keys) with 1.5x and 1.47x the others' share: 2 % apart",
+}
+DATA_NOTE = ("synthetic key totals of the spec's shape (declared keys and groups, clamp, resolution, max_rows, the "
+             "number of units); the user's data is never read, so this comparison costs no privacy budget")
+
+
+# ------------------------------------------------------------------ synthetic profiles
+def profile_shares(k: int) -> dict[str, np.ndarray]:
+    """Each profile's share of the total per key (``k`` keys; each sums to 1)."""
+    rng = np.random.default_rng(PROFILE_SEED)
+    flat = 1 + FLAT_JITTER * rng.uniform(-1, 1, k)
+    one = np.ones(k)
+    one[(3 * k) // 4] = 2.0
+    two = np.ones(k)
+    first, second = (3 * k) // 4, k // 3
+    two[first] = 1.5
+    if second != first:
+        two[second] = 1.47
+    return {name: w / w.sum() for name, w in (("flat", flat), ("one-peak", one), ("two-near-tied", two))}
+
+
+def row_value(stat: Statistic) -> Fraction:
+    """A peak's synthetic rows all carry this value (in resolution units): the middle of the
+    clamp's non-negative part, or the clamp's middle when it is all at or below zero."""
+    lo, hi = stat.scaled_clamp
+    return Fraction(max(lo, 0) + hi, 2) if hi > 0 else Fraction(lo + hi, 2)
+
+
+def synthetic_scores(stat: Statistic, unit: Unit, units: int, shares: np.ndarray) -> np.ndarray:
+    """The keys' integer scores in one group of ``units`` units with these shares.
+
+    A mode: units per key, ``round(units * share)``. A peak: the group's ``units * max_rows``
+    rows spread over the keys by share, each carrying :func:`row_value` (resolution units);
+    where that value is negative the shares are mirrored (``max + min - share``) so that the
+    profile's peak stays the largest total.
+    """
+    if stat.kind == "mode":
+        return np.rint(units * shares).astype(np.int64)
+    value = row_value(stat)
+    w = shares if value >= 0 else (shares.max() + shares.min() - shares) / (shares.max() + shares.min() - shares).sum()
+    rows = units * int(unit.rows_bound)  # type: ignore[arg-type]
+    return np.rint(rows * float(value) * w).astype(np.int64)
+
+
+# ------------------------------------------------------------------ exact laws
+def key_distances(k: int, integer: bool) -> np.ndarray:
+    """Distance of each shift ``0..k-1`` from no shift: circular in positions for integer keys,
+    0/1 for text keys."""
+    s = np.arange(k)
+    return np.minimum(s, k - s) if integer else (s != 0).astype(np.int64)
+
+
+def answer_noise_law(cell: Cell) -> list[Fraction]:
+    """The exact law of the shift that is sampled: the quantized weights over ``2^bits``."""
+    q = cell.noise.quantize()
+    den = 1 << int(q.bits)
+    return [Fraction(int(w), den) for w in np.asarray(q.weights).ravel()]
+
+
+def permute_and_flip_law(scores: np.ndarray, epsilon: float, sensitivity: int, *,
+                         max_exact_keys: int = LAW_MAX_KEYS) -> np.ndarray:
+    """The exact output law of permute-and-flip over ``scores`` (module docstring): by
+    :func:`~optnoise.sampling.noisy_max.noisy_max_law` up to ``max_exact_keys`` keys, else
+    by the integral form with Gauss-Legendre nodes (exact for its polynomial)."""
+    from ..sampling.noisy_max import FACTOR, exponent_epsilon, noisy_max_law
+    s = np.asarray(scores, dtype=np.int64)
+    if s.size <= max_exact_keys:
+        return np.array([float(p) for p in noisy_max_law(s, epsilon, sensitivity, method=RULE)])
+    eps = exponent_epsilon(epsilon, sensitivity)
+    p = np.exp(-float(eps) * (s.max() - s).astype(float) / (FACTOR * sensitivity))
+    nodes, weights = np.polynomial.legendre.leggauss((s.size + 1) // 2 + 1)
+    t, wt = (nodes + 1) / 2, weights / 2
+    factors = 1 - np.outer(t, p)                      # (nodes, keys); t < 1, so no factor is 0
+    logs = np.log(factors)
+    others = np.exp(logs.sum(axis=1, keepdims=True) - logs)
+    return p * (wt @ others)
+
+
+def summary(law: np.ndarray | list, true: int, distances: np.ndarray) -> dict:
+    """``p_correct`` and ``expected_distance`` of a law over the keys for the true key."""
+    k = len(law)
+    shift = [(j - true) % k for j in range(k)]
+    p = sum(law[j] for j in range(k) if shift[j] == 0)
+    dist = sum(law[j] * int(distances[shift[j]]) for j in range(k))
+    return {"p_correct": float(p), "expected_distance": float(dist)}
+
+
+# ------------------------------------------------------------------ one statistic
+def _methods(stat: Statistic, unit: Unit, designed: dict) -> tuple[dict, Cell, int, float, int]:
+    """Both methods' mechanism and guarantee (no data): the answer-noise cell, the scores'
+    sensitivity, the cell epsilon of report-noisy-max and the cells one unit moves.
+    ``designed``: answer-noise cells already built, by keys and cell target (a spec often
+    asks the same peak twice, once per method)."""
+    from ..analysis.outward import sum_up
+    target: Target = stat.target  # type: ignore[assignment]
+    if stat.keys.size < 2:  # type: ignore[union-attr]
+        raise InvalidParameterError("keys", list(stat.keys.values), "at least 2 declared keys (with one, the "  # type: ignore
+                                    "answer is known without the data: nothing to compare)")
+    noise_stat = replace(stat, method="answer-noise")
+    derived = derive(noise_stat, unit)
+    cells = derived.cells
+    at = cell_target(target, cells)
+    memo = (stat.keys, at.epsilon, at.delta, at.notion)
+    if memo not in designed:
+        designed[memo] = key_cell(stat.name, noise_stat, at)
+    cell = designed[memo]
+    sens = score_sensitivity(replace(stat, method="report-noisy-max"), unit)
+    eps = cell_target(Target(target.epsilon), cells).epsilon
+    docs = {
+        "answer-noise": {"law": "the true key shifted (around the declared keys) by the quantized noise that is "
+                                "sampled: the same on every profile",
+                         "mechanism": cell.to_json(), "neighbourhood": derived.to_json(noise_stat),
+                         "certificate": {"exact": True, "cell": cell.certificate_json(), "cells_per_unit": cells,
+                                         "epsilon_pure": sum_up([cell.epsilon_pure] * cells)}},
+        "report-noisy-max": {"law": f"permute-and-flip's closed form over the profile's scores at epsilon {eps:g} "
+                                    f"per group, sensitivity {sens}",
+                             "mechanism": {"name": "report-noisy-max", "rule": RULE, "score_sensitivity": sens},
+                             "certificate": rnm_guarantee(target.epsilon, sens, cells)},
+    }
+    if target.delta:
+        docs["report-noisy-max"]["note"] = (f"pure {target.epsilon:g}-DP (no delta with report-noisy-max): stricter "
+                                            "than the statistic's target")
+    return docs, cell, sens, eps, cells
+
+
+def compare_statistic(stat: Statistic, unit: Unit, units: int, designed: dict | None = None) -> dict:
+    """Both methods of one peak or mode on each synthetic profile (module docstring);
+    ``designed``: a cache of answer-noise cells shared by the statistics of one spec."""
+    k = stat.keys.size  # type: ignore[union-attr]
+    groups = stat.groups.size if stat.groups else 1
+    per_group = max(1, units // groups)
+    docs, cell, sens, eps, cells = _methods(stat, unit, {} if designed is None else designed)
+    distances = key_distances(k, stat.keys.integer)  # type: ignore[union-attr]
+    noise_law = answer_noise_law(cell)
+    labels = stat.keys.labels()  # type: ignore[union-attr]
+    profiles = {}
+    for name, shares in profile_shares(k).items():
+        scores = synthetic_scores(stat, unit, per_group, shares)
+        true = int(np.argmax(scores))
+        released = [noise_law[(j - true) % k] for j in range(k)]
+        profiles[name] = {"about": PROFILES[name], "scores": [int(x) for x in scores], "true_key": labels[true],
+                          "answer-noise": summary(released, true, distances),
+                          "report-noisy-max": summary(permute_and_flip_law(scores, eps, sens), true, distances)}
+    return {
+        "kind": stat.kind, "key": stat.key, "of": stat.of if stat.kind == "peak" else None, "keys": k, "integer_keys": stat.keys.integer,  # type: ignore[union-attr]
+        "groups": groups, "units_per_group": per_group, "chosen_method": stat.method,
+        "target": stat.target.to_json(),  # type: ignore[union-attr]
+        "scores": ("units per key" if stat.kind == "mode" else
+                   f"the keys' totals of {stat.of} in units of the resolution {stat.resolution}, rows at "
+                   f"{float(row_value(stat) * stat.resolution):g} each"),
+        "distance": ("circular, in declared positions (min(|i - j|, K - |i - j|))" if stat.keys.integer  # type: ignore
+                     else "0 if the released key is the true one, else 1"),
+        "methods": docs, "profiles": profiles,
+    }
+
+
+def units_for(unit: Unit, units: int | None) -> tuple[int, str]:
+    """The number of units of the synthetic data and where it comes from: ``"units"`` (given),
+    ``"unit.max_units"`` (the spec's bound under ``add-remove``) or ``"default"``
+    (:data:`DEFAULT_UNITS`: under ``replace`` the spec holds no number of units)."""
+    if units is not None and (isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units < 1):
+        raise InvalidParameterError("units", units, "an integer >= 1 (units in the synthetic data)")
+    if unit.change == "add-remove":
+        bound = int(unit.max_units)  # type: ignore[arg-type]
+        if units is not None and units > bound:
+            raise InvalidParameterError("units", units, f"at most the spec's unit.max_units ({bound})")
+        return (bound, "unit.max_units") if units is None else (int(units), "units")
+    return (DEFAULT_UNITS, "default") if units is None else (int(units), "units")
+
+
+def compare(spec: Any, *, units: int | None = None) -> dict:
+    """Both methods of every peak and mode of ``spec``, on synthetic data of its shape.
+
+    Parameters
+    ----------
+    spec:
+        The TOML structure as a dict, or a :class:`~.spec.QuerySpec`.
+    units:
+        Units in the synthetic data (default: ``unit.max_units`` under ``add-remove``, else
+        :data:`DEFAULT_UNITS`), spread evenly over the groups.
+
+    Returns
+    -------
+    dict
+        ``data`` (what was used: never the user's data), ``units``, ``units_from``, ``unit``,
+        ``profiles`` (name -> description), ``statistics.NAME`` (``methods`` with each
+        one's ``mechanism`` and ``certificate``; ``profiles.P`` with ``scores``, ``true_key``
+        and per method ``p_correct`` and ``expected_distance``), ``skipped`` (statistics that
+        are not a peak or a mode).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``spec`` without a peak or a mode (nothing to compare), or a bad ``units``.
+
+    >>> spec = {"unit": {"id": "household", "max_rows": 2}, "statistics": {"top": {
+    ...     "kind": "mode", "key": "fuel", "keys": ["gas", "oil", "heat-pump"], "epsilon": 1.0}}}
+    >>> doc = compare(spec, units=30)
+    >>> sorted(doc["statistics"]["top"]["profiles"]["one-peak"])
+    ['about', 'answer-noise', 'report-noisy-max', 'scores', 'true_key']
+    """
+    from ..version import __version__
+    parsed: QuerySpec = parse_query_spec(spec)
+    chosen = [s for s in parsed.statistics if s.kind in ("peak", "mode")]
+    if not chosen:
+        raise InvalidParameterError("spec", "no peak or mode statistic", "a spec with at least one statistic of kind "
+                                    "'peak' or 'mode' (compare shows their two methods)")
+    count, source = units_for(parsed.unit, units)
+    stats: dict[str, dict] = {}
+    designed: dict = {}
+    for stat in chosen:
+        try:
+            stats[stat.name] = compare_statistic(stat, parsed.unit, count, designed)
+        except InvalidParameterError as exc:
+            raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
+    u = parsed.unit
+    return {"tool": "optnoise", "version": __version__, "kind": "query-compare",
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "data": DATA_NOTE, "reads_data": False, "units": count, "units_from": source,
+            "unit": {"id": u.id, "max_rows": u.rows_bound, "change": u.change, "max_units": u.max_units},
+            "methods": list(METHODS), "profiles": dict(PROFILES), "statistics": stats,
+            "skipped": [s.name for s in parsed.statistics if s.kind not in ("peak", "mode")],
+            "laws": "exact: answer-noise from the quantized weights that are sampled; permute-and-flip from its "
+                    "closed-form law (no simulation)"}
+
+
+def compare_file(spec: Any, output: Any = None, *, units: int | None = None, force: bool = False,
+                 spec_file: Any = None) -> dict:
+    """:func:`compare`, written to ``output`` (JSON) when given: under the one output rule
+    (:func:`optnoise.io.check_output`, checked before any work; the spec file is never
+    replaced) and atomically (:func:`optnoise.io.write_text_atomic`): on failure nothing is
+    written. ``spec_file``: the spec's path, recorded with its SHA-256."""
+    from ..io import check_output, dumps, write_text_atomic
+    from ..table.files import file_sha256
+    if output is not None:
+        check_output(output, force=force, reads=[spec_file] if spec_file is not None else [], parameter="output")
+    doc = compare(spec, units=units)
+    if spec_file is not None:
+        doc["spec"] = {"path": str(spec_file), "sha256": file_sha256(spec_file)}
+    if output is not None:
+        write_text_atomic(output, dumps(doc), replace=force)
+    return doc
+
+
+__all__ = ["DEFAULT_UNITS", "compare_file", "LAW_MAX_KEYS", "METHODS", "PROFILES", "PROFILE_SEED", "answer_noise_law", "compare",
+           "compare_statistic", "key_distances", "permute_and_flip_law", "profile_shares", "row_value", "summary",
+           "synthetic_scores", "units_for"]
