@@ -233,4 +233,6 @@ def test_randomized_response_bound_against_the_plain_lp(k, eps):
     assert d.lower_bound <= want * (1 + PLAIN)
     assert d.optimal and d.gap <= GAP_TOLERANCE and d.expected_cost == pytest.approx(want, rel=1e-8)
     assert d.report_json()["lower_bound"] == d.lower_bound
-    assert design_rr(k, epsilon=eps, delta=1e-3).lower_bound is None   # approximate DP: no bound computed
+    # approximate DP (issue 23): the bound is Holohan et al.'s error rate (k - 1)(1 - delta) / (e^eps + k - 1)
+    assert design_rr(k, epsilon=eps, delta=1e-3).lower_bound == pytest.approx(
+        (k - 1) * (1 - 1e-3) / (math.exp(eps) + k - 1), rel=1e-12)

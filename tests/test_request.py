@@ -109,13 +109,13 @@ def test_the_report_names_the_float_analysis_and_the_exact_certificate_apart():
     # the LP's proven lower bound (issue 23) reaches the report, and the design is within its gap
     assert d.report.lower_bound <= d.report.expected_cost and d.report.gap <= 1e-6 and d.report.optimal
     # randomized response under pure DP: a proven bound from its closed-form dual (issue 23),
-    # equal to Holohan's optimum (K - 1) / (e^eps + K - 1); under (eps, delta) it carries none
+    # equal to Holohan's optimum (K - 1) / (e^eps + K - 1); under (eps, delta) too (the LP dual, issue 23)
     rr = optnoise.design(Request(space="categories", n=3, target=Target(1.0)))
     holohan = 3 / (math.e + 3)
     assert rr.report.lower_bound <= rr.report.expected_cost
     assert abs(rr.report.lower_bound - holohan) <= 1e-9 and rr.report.gap <= 1e-9
     rr_delta = optnoise.design(Request(space="categories", n=3, target=Target(1.0, 0.01)))
-    assert rr_delta.report.lower_bound is None and rr_delta.report.gap is None
+    assert abs(rr_delta.report.lower_bound - 3 * 0.99 / (math.e + 3)) <= 1e-9 and rr_delta.report.gap <= 1e-9
     nested = d.to_json()["report"]
     assert nested["lower_bound"] == d.report.lower_bound
     assert "epsilon" not in nested["certificate"] and "neighbourhood" not in nested["analysis"]

@@ -57,7 +57,9 @@ class ChannelDesign(ProvenBound, OfTarget, DesignResult):
         a dual certificate checked in outward-rounded arithmetic at ``e^eps`` itself, not the
         design's margin) and what gave it; ``gap`` is the relative distance of
         ``expected_cost`` from it and ``optimal`` says it is below ``GAP_TOLERANCE``. A PDP
-        MILP's bound is HiGHS's best bound, not re-checked (said in ``bound_method``).
+        design's bound is the (eps, delta)-DP LP's, proven (every PDP channel is an (eps,
+        delta)-DP channel: :func:`pdp_bound`); HiGHS's MILP best bound is named in
+        ``bound_method`` but not used (it is not re-checked).
     objective:
         The solver's optimum of the problem actually solved: ``e^eps`` shrunk by the relative
         margin ``RATIO_MARGIN = 1e-10`` and ``delta`` by at most ``1e-9``, so it can exceed the
@@ -336,6 +338,23 @@ class _Solved:
     bound_method: str | None = None
 
 
+def pdp_bound(pb: ChannelProblem) -> tuple[float | None, str]:
+    """A proven lower bound on a PDP channel problem's optimum: the ``(eps, delta)``-DP LP's.
+
+    Why it is one (docs/proofs/channel-lower-bounds.md): under PDP the outputs where ``P[a, y] >
+    e^eps P[b, y]`` carry at most ``delta`` of ``P[a, .]``, so ``sum_y max(0, P[a, y] - e^eps
+    P[b, y])`` -- at most the mass of those outputs -- is at most ``delta``: every PDP channel
+    is an ``(eps, delta)``-DP channel on the same pairs, and the DP LP's optimum is at most the
+    PDP optimum. That LP is solved and its multipliers checked on its relaxation at a float
+    ``>= e^eps`` in outward-rounded arithmetic (:func:`~optnoise.design.channel_bounds.best_lp_bound`).
+    """
+    dp = pb.replace(notion="dp")
+    duals: list = []
+    solve_model_lp(build_model(dp), pb.time_limit, duals)
+    bound, how = best_lp_bound(dp, duals[0])
+    return bound, f"{how} of the (eps, delta)-DP relaxation (every PDP channel is one)"
+
+
 def _solve(pb: ChannelProblem) -> _Solved:
     """Solve one problem: the band LP (approximate DP at large ``n``), the PDP MILP and its
     polishing LP, or the DP LP -- each with its lower bound."""
@@ -348,10 +367,12 @@ def _solve(pb: ChannelProblem) -> _Solved:
                        bound_method=f"band-lp-dual over the full LP (outward rounded, at e^eps; band {b.band})")
     if pb.notion == "pdp":
         s = solve_pdp(pb)
-        how = "milp-best-bound (HiGHS's, at the design's margins; not re-checked)"
-        if s.rounds > 1 or s.method.endswith("row-generation"):
-            how += f"; of the relaxation kept by row generation ({s.cells} cells, {s.rounds} MILPs)"
-        return _Solved(s.x, s.objective, s.n_rows, s.n_cols, s.method, s.gap, s.bound, how)
+        bound, how = pdp_bound(pb)
+        best = "none" if s.bound is None else f"{s.bound:.10g}"
+        how += (f"; HiGHS's MILP best bound {best} is not re-checked and not used (at the design's margins"
+                + (f", of the relaxation kept by row generation: {s.cells} cells, {s.rounds} MILPs)"
+                   if s.rounds > 1 or s.method.endswith("row-generation") else ")"))
+        return _Solved(s.x, s.objective, s.n_rows, s.n_cols, s.method, s.gap, bound, how)
     model = build_model(pb)
     duals: list = []
     x, obj, n_rows = solve_model_lp(model, pb.time_limit, duals)

@@ -64,7 +64,8 @@ def _rr(request: Request) -> Any:
 
 def _calibrated(request: Request) -> Any:
     from .calibrate import calibrate
-    return calibrate(request.family, request)  # type: ignore[arg-type]
+    from .family_bound import with_bound
+    return with_bound(calibrate(request.family, request), request)  # type: ignore[arg-type]
 
 
 #: problem -> solver (each returns its own result, the ``details`` of the design).

@@ -12,7 +12,7 @@ historic entry points :func:`design_releases` and :func:`design_releases_line`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -39,7 +39,10 @@ from .request import DESIGN_ORDERS, Request, SolverOptions
 
 @dataclass(frozen=True)
 class ReleasesComparison:
-    """Result of :func:`compare_releases`: one row per mechanism, cheapest first."""
+    """Result of :func:`compare_releases`: one row per mechanism, cheapest first; ``lower_bound``
+    (with ``bound_method``) is the K-release design's proven bound on every noise whose K-fold
+    composition meets the target (:mod:`.releases_bound`), which every row also holds (its
+    JSON: ``lower_bound`` and its ``gap`` above it)."""
 
     n: int | None
     k: int
@@ -49,6 +52,8 @@ class ReleasesComparison:
     neighbourhood: Neighbourhood
     rows: tuple[ReleaseCandidate, ...]
     space: str = "cyclic"
+    lower_bound: float | None = None
+    bound_method: str | None = None
 
     @property
     def best(self) -> str:
@@ -60,6 +65,7 @@ class ReleasesComparison:
     def to_json(self) -> dict:
         return {"n": self.n, "k": self.k, "epsilon": self.epsilon, "delta": self.delta, "cost": self.cost,
                 "space": self.space, "neighbourhood": self.neighbourhood.to_json(), "best": self.best,
+                "lower_bound": self.lower_bound, "bound_method": self.bound_method,
                 "rows": [r.to_json() for r in self.rows]}
 
 
@@ -182,9 +188,11 @@ def releases_comparison(request: Request, *, single_release: bool = True) -> Rel
         best = ReleaseCandidate("k-release", d.pmf, d.order, "Rényi order constrained", d.expected_cost, d.composed,
                                 f"{d.method}; per-release D_{d.order:g} <= {d.budget:.6g}" if d.order else d.method)
     rows.insert(0, best)
+    rows = [replace(r, lower_bound=d.lower_bound) for r in rows]
     rows.sort(key=lambda r: r.expected_cost)
     return ReleasesComparison(request.largest if cyclic else None, k, tgt.epsilon, tgt.delta,  # type: ignore[union-attr]
-                              request.cost_name, nb, tuple(rows), request.space)  # type: ignore[arg-type]
+                              request.cost_name, nb, tuple(rows), request.space,  # type: ignore[arg-type]
+                              d.lower_bound, d.bound_method)
 
 
 def compare_releases(n: int | None, k: int, *, epsilon: float, delta: float,

@@ -54,7 +54,9 @@ from .integer import TailedWindow, design_integer
 from .renyi_program import (
     Pmf, RenyiProgram, RenyiSolution, conversion, cyclic_program, integer_program, solve_renyi_program,
 )
-from .report import DesignResult
+from .bounds import GAP_TOLERANCE, Bound
+from .releases_bound import cyclic_releases_bound, line_releases_bound
+from .report import DesignResult, ProvenBound
 from .request import Request
 
 
@@ -77,14 +79,17 @@ class Trial:
 
 
 @dataclass(frozen=True, eq=False)
-class ReleasesDesign(DesignResult):
+class ReleasesDesign(ProvenBound, DesignResult):
     """Result of :func:`design_releases` / :func:`design_releases_line`.
 
     ``composed`` is the certificate (:func:`~optnoise.analysis.composition.compose_best`
     of the K-fold composition at ``delta``); ``epsilon_pld`` and ``epsilon_rdp`` are its
     PLD and RDP candidates. ``order``/``budget`` say which Rényi constraint produced the
-    PMF (``budget`` = per-release ``D_order`` bound); ``lower_bound`` is the lower bound
-    of that convex program (a bound for the surrogate, not for the K-release problem).
+    PMF (``budget`` = per-release ``D_order`` bound); ``surrogate_lower_bound`` is the lower
+    bound of that convex program (a bound for the surrogate, not for the K-release problem);
+    ``lower_bound`` is a proven lower bound on the cost of *every* noise whose K-fold
+    composition meets the target (:mod:`.releases_bound`; ``bound_method`` says how), and
+    ``gap``/``optimal`` are measured from it.
     ``mechanism`` is the noise with its neighbourhood and no single-release target (the
     target is the K-fold composition's).
     """
@@ -105,6 +110,8 @@ class ReleasesDesign(DesignResult):
     epsilon_rdp: float | None
     solve_seconds: float
     trials: tuple[Trial, ...] = field(default_factory=tuple)
+    surrogate_lower_bound: float | None = None
+    bound_method: str | None = None
 
     @property
     def epsilon_certified(self) -> float:
@@ -123,7 +130,10 @@ class ReleasesDesign(DesignResult):
         out = {"k": self.k, "epsilon": self.epsilon, "delta": self.delta, "space": self.space,
                "neighbourhood": self.neighbourhood.to_json(), "cost": self.cost,
                "expected_cost": self.expected_cost, "method": self.method, "order": self.order,
-               "budget": self.budget, "lower_bound": self.lower_bound, "composed": self.composed.to_json(),
+               "budget": self.budget, "lower_bound": self.lower_bound, "bound_method": self.bound_method,
+               "gap": self.gap, "optimal": self.optimal, "gap_tolerance": GAP_TOLERANCE,
+               "surrogate_lower_bound": self.surrogate_lower_bound,
+               "composed": self.composed.to_json(),
                "epsilon_certified": self.epsilon_certified, "epsilon_pld": self.epsilon_pld,
                "epsilon_rdp": self.epsilon_rdp, "solve_seconds": self.solve_seconds,
                "trials": [t.to_json() for t in self.trials]}
@@ -144,6 +154,14 @@ class ReleaseCandidate:
     expected_cost: float
     composed: Composed
     note: str = ""
+    lower_bound: float | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap of ``expected_cost`` above ``lower_bound`` (a proven bound on every noise
+        whose K-fold composition meets the target; ``None`` without one)."""
+        from .bounds import relative_gap
+        return None if self.lower_bound is None else relative_gap(self.expected_cost, self.lower_bound)
 
     @property
     def error_rate(self) -> float:
@@ -155,6 +173,8 @@ class ReleaseCandidate:
         out = {"mechanism": self.mechanism, "pmf": self.pmf.probs.tolist(), "parameter": self.parameter,
                "parameter_name": self.parameter_name, "expected_cost": self.expected_cost,
                "error_rate": self.error_rate, "composed": self.composed.to_json(), "note": self.note}
+        if self.lower_bound is not None:
+            out.update({"lower_bound": self.lower_bound, "gap": self.gap})
         if isinstance(self.pmf, IntegerPMF):
             out["offset"] = self.pmf.offset
         return out
@@ -253,7 +273,8 @@ def _renyi_candidates(program_for: Callable[[float, float], RenyiProgram], k: in
 
 
 def _result(pmf: Pmf, method: str, order, budget, lower, trials, *, k: int, eps: float, dlt: float,
-            nb: Neighbourhood, cost_name: str, cost_of: Callable[[Pmf], float], t0: float) -> ReleasesDesign:
+            nb: Neighbourhood, cost_name: str, cost_of: Callable[[Pmf], float], t0: float,
+            proven: "Bound | None" = None) -> ReleasesDesign:
     comp = composed_epsilon(pmf, k, dlt, nb, methods=("exact", "pld", "rdp", "pure"))
     # a float design meets its target within the float-profile tolerance (docs/architecture.md,
     # "Meets"); the certificate itself is proven, rounded up, and reported as it is
@@ -261,9 +282,11 @@ def _result(pmf: Pmf, method: str, order, budget, lower, trials, *, k: int, eps:
         raise DesignError(f"the design certifies eps {float(comp.epsilon_dp):.12g} > target {float(eps):.12g}; "
                           "refusing to return it")
     pld_c, rdp_c = comp.candidate("pld"), comp.candidate("rdp")
-    return ReleasesDesign(pmf, k, eps, dlt, nb, cost_name, cost_of(pmf), method, order, budget, lower,
+    ok = proven is not None and math.isfinite(proven.value)
+    return ReleasesDesign(pmf, k, eps, dlt, nb, cost_name, cost_of(pmf), method, order, budget,
+                          proven.value if ok else None,  # type: ignore[union-attr]
                           comp, pld_c.epsilon if pld_c else None, float(rdp_c.epsilon) if rdp_c else None,
-                          time.perf_counter() - t0, tuple(trials))
+                          time.perf_counter() - t0, tuple(trials), lower, proven.method if ok else None)  # type: ignore[union-attr]
 
 
 def _cheapest(cands: list[tuple], strategies: Sequence[str], single: Callable[[], "ReleaseCandidate"],
@@ -278,6 +301,17 @@ def _cheapest(cands: list[tuple], strategies: Sequence[str], single: Callable[[]
                           "add larger orders or raise epsilon")
     _, pmf, method, order, budget, lower = min(cands, key=lambda c: c[0])
     return finish(pmf, method, order, budget, lower, trials)
+
+
+#: Most half-width of the window over which a pure K-release bound on Z is proven.
+BOUND_HALF_MAX = 4000
+
+
+def bound_half(eps: float, k: int, dmax: int) -> int:
+    """The window of the pure K-release bound on Z (:mod:`.releases_bound`): wide enough that the
+    geometric at ``eps / K`` leaves about ``e^-24`` beyond it, at most :data:`BOUND_HALF_MAX`
+    (a narrower window gives a valid but looser bound)."""
+    return int(min(BOUND_HALF_MAX, max(8, dmax, math.ceil(24.0 * k * dmax / eps))))
 
 
 def line_reach(nb: Neighbourhood) -> int:
@@ -387,8 +421,11 @@ def _cyclic(request: Request) -> ReleasesDesign:
     t0 = time.perf_counter()
 
     def finish(pmf, method, order, budget, lower, trials):
+        shifts = [int(s[0]) for s in nb.cyclic_shifts((size,))]  # type: ignore[union-attr]
+        proven = cyclic_releases_bound(np.asarray(rho, dtype=np.float64), shifts, eps, dlt, k)  # type: ignore[arg-type]
         return _result(pmf, method, order, budget, lower, trials, k=k, eps=eps, dlt=dlt, nb=nb,  # type: ignore[arg-type]
-                       cost_name=cost_name, cost_of=lambda p: float(rho @ p.probs), t0=t0)  # type: ignore[operator]
+                       cost_name=cost_name, cost_of=lambda p: float(rho @ p.probs), t0=t0,  # type: ignore[operator]
+                       proven=proven)
 
     if dlt == 0.0:
         # k-fold pure DP of one mechanism is exactly k eps_pure: the problem is the single-release one
@@ -412,19 +449,21 @@ def _line(request: Request) -> ReleasesDesign:
     c = parse_cost(request.cost if request.cost is not None else "sq")
     t0 = time.perf_counter()
 
-    def finish(pmf, method, order, budget, lower, trials):
-        return _result(pmf, method, order, budget, lower, trials, k=k, eps=eps, dlt=dlt, nb=nb,
-                       cost_name=c.name, cost_of=lambda p: expected_cost(p, c), t0=t0)
-
-    if dlt == 0.0:
-        return finish(design_integer(eps / k, dmax, c).pmf, "pure-split", None, None, None, ())
     half_width = opts.half_width
     if half_width is None:
-        half = max(8, dmax, int(math.ceil(6.0 * sigma0(k, eps, dlt, dmax))))
+        half = max(8, dmax, int(math.ceil(6.0 * sigma0(k, eps, dlt, dmax)))) if dlt > 0 else bound_half(eps, k, dmax)
     elif isinstance(half_width, bool) or int(half_width) != half_width or half_width < max(1, dmax):
         raise InvalidParameterError("half_width", half_width, f"an integer >= the largest distance {dmax}")
     else:
         half = int(half_width)
+
+    def finish(pmf, method, order, budget, lower, trials):
+        proven = line_releases_bound(half, nb.integer_shifts(), eps, dlt, k, c)  # type: ignore[union-attr]
+        return _result(pmf, method, order, budget, lower, trials, k=k, eps=eps, dlt=dlt, nb=nb,
+                       cost_name=c.name, cost_of=lambda p: expected_cost(p, c), t0=t0, proven=proven)
+
+    if dlt == 0.0:
+        return finish(design_integer(eps / k, dmax, c).pmf, "pure-split", None, None, None, ())
     trials: list[Trial] = []
     cands: list[tuple] = []
     if "renyi" in opts.strategies:

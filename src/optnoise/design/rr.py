@@ -50,34 +50,15 @@ class RRDesign(DesignResult):
 
     @cached_property
     def lower_bound(self) -> float | None:
-        """A proven lower bound on the error rate of *any* channel on the categories under pure
-        ``eps``-DP with every category able to become any other (``None`` under approximate DP,
-        or with fewer neighbours: Holohan et al.'s theorem stands there unproven by a bound).
-
-        The dual certificate of :func:`~optnoise.design.bounds.complete_values` with ``u_q =
-        (K - 1) / (K (e^eps + K - 1))`` for every ``q`` and ``c[q, y] = [q != y] / K`` (``1 / K``
-        rounded down, so every channel's float cost is at most its true one). With ``u``
-        constant every column of ``c - u`` is a permutation of column 0, so column 0's proven
-        value is every column's; a shortfall lowers every ``u_q`` by it (as
-        :func:`~optnoise.design.bounds.repair` would, column by column). ``sum u`` rounded down.
-        """
-        import numpy as np
-
-        from .bounds import complete_values, down, exp_up, sum_down
-        k, eps = self.categories, self.target.epsilon
+        """A proven lower bound on the error rate (averaged over the categories, hence also the
+        worst one) of *any* channel on the categories under ``(eps, delta)``-DP with every
+        category able to become any other (``None`` with fewer neighbours: Holohan et al.'s
+        theorem stands there unproven by a bound). :func:`rr_dual_bound`."""
+        k = self.categories
         shifts = {int(s[0]) % k for s in self.mechanism.neighbourhood.cyclic_shifts((k,))}
-        if self.target.delta != 0 or shifts != set(range(1, k)):
+        if shifts != set(range(1, k)):
             return None
-        e_up = exp_up(eps)
-        if not math.isfinite(e_up):
-            return None
-        col = np.full(k, float(down(1.0 / k)))
-        col[0] = 0.0
-        u = np.full(k, (k - 1) / (k * (math.exp(eps) + k - 1)))
-        value = float(complete_values(col[:, None], u, e_up)[0])
-        if value < 0:
-            u = down(u + value)
-        return sum_down(u)
+        return rr_dual_bound(k, self.target.epsilon, self.target.delta)
 
     @property
     def gap(self) -> float | None:
@@ -87,8 +68,8 @@ class RRDesign(DesignResult):
 
     @property
     def optimal(self) -> bool:
-        """Within :data:`~optnoise.design.bounds.GAP_TOLERANCE` of the proven bound; under
-        approximate DP Holohan et al.'s theorem (no bound computed)."""
+        """Within :data:`~optnoise.design.bounds.GAP_TOLERANCE` of the proven bound; with fewer
+        neighbours than every pair, Holohan et al.'s theorem (no bound computed)."""
         from .bounds import GAP_TOLERANCE
         return self.gap <= GAP_TOLERANCE if self.gap is not None else True
 
@@ -104,6 +85,44 @@ class RRDesign(DesignResult):
                 "error_rate": self.expected_cost,
                 "error_bounds": {"lower": lower, "upper": upper}, "lower_bound": self.lower_bound, "gap": self.gap,
                 **self.privacy_json()}
+
+
+def rr_dual_bound(categories: int, epsilon: float, delta: float) -> float | None:
+    """A float ``<=`` the least uniform-prior error rate of any ``(eps, delta)``-DP channel on
+    ``K`` categories with every pair neighbours, from a dual solution checked in rationals.
+
+    The LP (with ``E = e^eps``): minimise ``sum_{q != y} P[q, y] / K`` over ``P >= 0``, ``t >= 0``
+    with ``sum_y P[q, y] = 1`` (multiplier ``u_q``), ``P[a, y] - E P[b, y] - t[a, b, y] <= 0``
+    (``lam[a, b, y] >= 0``) and ``sum_y t[a, b, y] <= delta`` (``nu[a, b] >= 0``) for every
+    ``a != b`` -- the hockey-stick form of ``(eps, delta)``-DP for every event. For every
+    feasible point the cost is at least ``sum u - delta sum nu`` plus the reduced costs times
+    the variables (weak duality), so that sum is a bound when every reduced cost is ``>= 0``.
+    The dual used (the permutation-symmetric one that Holohan et al.'s optimum suggests):
+    ``lam[a, b, a] = nu[a, b] = l = 1 / (K (K - 1 + E))`` and every other ``lam`` 0, ``u_q =
+    (K - 1) l``. Reduced costs: ``P[q, q]``: ``-u + (K - 1) l = 0``; ``P[q, y != q]``:
+    ``1/K - u - E l = 0``; ``t[a, b, a]``: ``nu - l = 0``, other ``t``: ``nu >= 0``. So the bound
+    is ``K u - delta K (K - 1) l = (K - 1)(1 - delta) / (E + K - 1)``, Holohan et al.'s error
+    rate itself (Theorem 10): tight. Exactness: ``E`` is the rational value of a float ``>=
+    e^eps`` (:func:`~optnoise.design.bounds.exp_up`) -- with ``E >= e^eps`` the reduced cost
+    ``1/K - u - e^eps l`` is only larger, the others do not involve ``E`` -- the reduced costs
+    are checked ``>= 0`` and the bound computed in :class:`fractions.Fraction`, then rounded
+    down to a float. ``None`` where ``e^eps`` exceeds the float range.
+    """
+    from fractions import Fraction
+
+    from .bounds import down, exp_up
+    e_up = exp_up(epsilon)
+    if not math.isfinite(e_up):
+        return None
+    k, e, d = Fraction(int(categories)), Fraction(e_up), Fraction(delta)
+    lam = 1 / (k * (k - 1 + e))
+    u = (k - 1) * lam
+    reduced = (-u + (k - 1) * lam, 1 / k - u - e * lam, lam - lam, lam)   # P[q,q], P[q,y], t[a,b,a], other t
+    if min(reduced) < 0:
+        raise ArithmeticError("randomized response dual is not feasible")  # cannot happen (exact algebra above)
+    value = k * u - d * k * (k - 1) * lam
+    f = float(value)
+    return float(down(f)) if Fraction(f) > value else f
 
 
 def check_memory(categories: int, max_memory: int | None) -> None:

@@ -124,6 +124,7 @@ def _print_releases(p: dict[str, Any]) -> None:
     for key, v in rows:
         summary.add_row(key, fmt(v))
     out.print(summary)
+    _print_bound(p)
     notes([f"{p['solve_seconds']:.2f} s; the certificate is the best of exact enumeration, PLD, RDP and the pure "
            "bound on the returned PMF (use --json for every candidate and the PMF)",
            "'optnoise sample' and 'release' quantize the PMF; re-verify a K-fold guarantee with "

@@ -12,7 +12,7 @@ from .shared import check_png, deliver, plots
 
 _KEYS = ("epsilon", "sensitivity", "cost", "r", "r_star", "gamma", "gamma_star", "gamma_source", "expected_cost",
          "closed_form_cost", "laplace_cost", "geometric_cost", "gain", "gamma_heuristic", "heuristic_cost",
-         "lp_expected_cost", "lp_relative_gap")
+         "lp_expected_cost", "lp_relative_gap", "lower_bound", "gap")
 
 
 @command(LIMITS, WRITES)
