@@ -206,6 +206,7 @@ def binary_budget(qs: np.ndarray, p_hi: np.ndarray, a: float) -> float:
     return float_up(best)
 
 
+@lru_cache(maxsize=32)   # a pure function of its arguments: a design and its comparisons at one target share it
 def binary_levels(epsilon: float, delta: float, k: int, slopes: int = BINARY_SLOPES) -> tuple[Level, ...]:
     """Single-release guarantees ``(ln a, b)`` implied by K-fold ``(eps, delta)``-DP through the
     binary reduction (docs/proofs/k-release-bound.md, Claim 2): for every event ``A`` of one
