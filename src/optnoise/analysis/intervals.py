@@ -437,7 +437,7 @@ def equal_tailed_noise_window(form: IntegerForm, alpha: float | Fraction = 0.05)
     else:
         v, below = _tail_quantile(w[::-1], form.left, half)   # the mirrored noise: -eta
     hi, lo = form.lo + u, form.lo + len(w) - 1 - v
-    mass = 1 - (above + below) / total
+    mass = 1 - _factored_sum(above, below) / total
     if mass < 1 - a:
         raise OptnoiseError("equal_tailed_noise_window: the window misses 1 - alpha")  # pragma: no cover
     return NoiseWindow(lo, max(lo, hi), mass)
@@ -451,10 +451,28 @@ def _beyond(w: list[int], tail: tuple[Fraction, int] | None) -> Fraction:
     return sum(w[-period:]) * r / (1 - r)
 
 
-def _tail_quantile(w: list[int], tail: tuple[Fraction, int] | None, half: Fraction) -> tuple[int, Fraction]:
+#: A rational kept as ``r^k c`` (:func:`_tail_quantile`): ``(r, k, c)``.
+Factored = tuple[Fraction, int, Fraction]
+
+
+def _factored_sum(x: Factored, y: Factored) -> Fraction:
+    """``r1^k1 c1 + r2^k2 c2``, exactly. With one ratio ``r``: ``r^m (c1 r^(k1-m) + c2 r^(k2-m))``,
+    ``m = min(k1, k2)``, so that no two rationals with huge denominators are added (a gcd
+    quadratic in their size, :func:`_tail_quantile`); the same value either way."""
+    (r1, k1, c1), (r2, k2, c2) = x, y
+    if x is y:
+        return r1 ** k1 * (2 * c1)
+    if r1 == r2:
+        m = min(k1, k2)
+        return r1 ** m * (c1 * r1 ** (k1 - m) + c2 * r1 ** (k2 - m))
+    return r1 ** k1 * c1 + r2 ** k2 * c2
+
+
+def _tail_quantile(w: list[int], tail: tuple[Fraction, int] | None, half: Fraction) -> tuple[int, Factored]:
     """The smallest index ``i`` (of the window, or beyond it into the right tail) with weight
-    above it ``<= half``, and that weight exactly. Indices past the window's end ``size - 1``
-    are in the tail (block ``k >= 1`` covers ``size - 1 + (k-1) period + 1 ..``)."""
+    above it ``<= half``, and that weight exactly, as ``(r, k, c)`` meaning ``r^k c``. Indices
+    past the window's end ``size - 1`` are in the tail (block ``k >= 1`` covers
+    ``size - 1 + (k-1) period + 1 ..``)."""
     beyond = _beyond(w, tail)
     above = beyond
     i = len(w) - 1
@@ -462,7 +480,7 @@ def _tail_quantile(w: list[int], tail: tuple[Fraction, int] | None, half: Fracti
         while i > 0 and above + w[i] <= half:
             above += w[i]
             i -= 1
-        return i, above
+        return i, (Fraction(1), 0, above)
     r, period = Fraction(tail[0]), int(tail[1])  # type: ignore[index]
     block = w[-period:]
     b = sum(block)
@@ -487,13 +505,20 @@ def _tail_quantile(w: list[int], tail: tuple[Fraction, int] | None, half: Fracti
         mid = (good + bad) // 2
         good, bad = (mid, bad) if small(mid) else (good, mid)
     k = good
-    # in block k: cell j is above everything of block k after it and beyond k blocks
-    above, j = b * r ** (k + 1) / (1 - r), period - 1
+    # in block k: cell j is above everything of block k after it and beyond k blocks. The
+    # weight above is kept factored, ``r^k c`` with ``c = b r / (1 - r) + sum of block[j'] for
+    # j' > j`` (the same rational: ``b r^(k+1) / (1 - r) = r^k b r / (1 - r)`` and block k's
+    # cell weighs ``r^k block[j]``): ``r^k`` has integers of ``k log2(1/r)`` bits (thousands of
+    # blocks when ``r`` is close to 1), and a sum of two such rationals normalises with a gcd
+    # of those integers, quadratic in their size (0.3-0.5 s for a sum's geometric); a product
+    # of ``r^k`` (a power of a normalised ratio: coprime for free) and the small ``c`` needs
+    # only gcds against ``c``'s small integers, and a comparison only products. Exact either way.
     scale = r ** k
-    while j > 0 and above + block[j] * scale <= half:
-        above += block[j] * scale
+    c, j = b * r / (1 - r), period - 1
+    while j > 0 and scale * (c + block[j]) <= half:
+        c += block[j]
         j -= 1
-    return len(w) - 1 + (k - 1) * period + j + 1, above
+    return len(w) - 1 + (k - 1) * period + j + 1, (r, k, c)
 
 
 def additive_intervals(form: IntegerForm, n: int, alpha: float | Fraction = 0.05, *,
