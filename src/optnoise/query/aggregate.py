@@ -484,11 +484,28 @@ class Answers:
     argmax: np.ndarray | None = None
 
 
-def _one_per_unit(parts: "pd.DataFrame", by: list[str]) -> "pd.DataFrame":
-    """Each unit's cell (``by`` columns) with most rows, ties to the first declared."""
-    cells = parts.groupby(["unit"] + by, as_index=False)["rows"].sum()
-    cells = cells.sort_values(["unit", "rows"] + by, ascending=[True, False] + [True] * len(by), kind="stable")
-    return cells.drop_duplicates("unit")
+def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's cell ``code`` with the most rows (summed over equal ``(unit, code)``), ties
+    to the least code (the first declared): ``(units, codes)``, sorted by unit. Integer sorts
+    and sums only (``np.lexsort``, ``np.add.reduceat``): exact."""
+    if len(unit) == 0:
+        return unit[:0], code[:0]
+    u, c, r = unit, code, rows
+    ordered = (u[1:] > u[:-1]) | ((u[1:] == u[:-1]) & (c[1:] >= c[:-1]))
+    if not ordered.all():                        # the aggregate comes sorted: usually skipped
+        order = np.lexsort((code, unit))
+        u, c, r = unit[order], code[order], rows[order]
+    start = np.ones(len(u), dtype=bool)
+    start[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])
+    at = np.flatnonzero(start)
+    u, c, r = u[at], c[at], np.add.reduceat(r, at)
+    if (u[1:] > u[:-1]).all():                  # one cell per unit (a group fixed per unit)
+        return u, c
+    best = np.lexsort((c, -r, u))               # by unit, most rows first, then the least code
+    u, c = u[best], c[best]
+    first = np.ones(len(u), dtype=bool)
+    first[1:] = u[1:] != u[:-1]
+    return u[first], c[first]
 
 
 def answers(agg: Aggregated, stat: Statistic) -> Answers:
@@ -501,20 +518,23 @@ def answers(agg: Aggregated, stat: Statistic) -> Answers:
     if stat.kind == "count":
         value = parts["unit"].nunique() if stat.of == "units" else int(parts["rows"].sum())
         return Answers(np.array([[value]], np.int64))
+    unit, group, key, rows = (parts[c].to_numpy(np.int64) for c in ("unit", "group", "key", "rows"))
     if stat.kind in ("histogram", "mode") and stat.of != "rows":
-        chosen = _one_per_unit(parts, ["group", "key"])
-        bump(counts, "units_with_rows_in_several_cells", int((parts.groupby("unit").size() > 1).sum()))
-        cells = np.zeros((groups, keys), np.int64)
-        np.add.at(cells, (chosen["group"].to_numpy(np.int64), chosen["key"].to_numpy(np.int64)), 1)
-        return from_cells(stat, cells)
-    if stat.by is not None:   # sum, peak, histogram of rows: one group per unit
-        home = _one_per_unit(parts, ["group"])[["unit", "group"]]
-        joined = parts.merge(home, on=["unit", "group"], how="inner")
-        bump(counts, "rows_outside_the_units_group", int(parts["rows"].sum() - joined["rows"].sum()))
-        parts = joined
+        _, chosen = home_cells(unit, group * keys + key, rows)
+        several = np.unique(unit, return_counts=True)[1] > 1   # (unit, cell) are unique in parts
+        bump(counts, "units_with_rows_in_several_cells", int(several.sum()))
+        return from_cells(stat, np.bincount(chosen, minlength=groups * keys).astype(np.int64).reshape(groups, keys))
+    # a histogram of rows counts them
+    what = rows if stat.kind == "histogram" else parts["value"].to_numpy(np.int64)
+    if stat.by is not None and len(unit):   # sum, peak, histogram of rows: one group per unit
+        homes, home = home_cells(unit, group, rows)
+        of_unit = np.full(int(unit.max()) + 1, -1, np.int64)
+        of_unit[homes] = home
+        keep = of_unit[unit] == group
+        bump(counts, "rows_outside_the_units_group", int(rows.sum() - rows[keep].sum()))
+        group, key, what = group[keep], key[keep], what[keep]
     cells = np.zeros((groups, keys), np.int64)
-    what = "rows" if stat.kind == "histogram" else "value"    # a histogram of rows counts them
-    np.add.at(cells, (parts["group"].to_numpy(np.int64), parts["key"].to_numpy(np.int64)), parts[what].to_numpy())
+    np.add.at(cells, (group, key), what)
     return from_cells(stat, cells)
 
 
@@ -528,5 +548,5 @@ def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "layouts", "aggregate", "answers", "bump", "counted_rows", "declared_index",
+__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "home_cells", "layouts", "aggregate", "answers", "bump", "counted_rows", "declared_index",
            "first_rows", "from_cells", "matches", "position_in_unit", "unit_ids"]
