@@ -95,9 +95,13 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
         codes = index.codes(unit_ids(df, spec, rows=rows))
         if len(seen) < index.size:
             seen = np.concatenate([seen, np.zeros(max(index.size, 2 * len(seen)) - len(seen), np.int64)])
-        in_batch = np.bincount(codes, minlength=len(seen))
-        kept = None if m is None else first_rows(codes, seen, in_batch, m)
-        seen += in_batch
+        # the batch's units span lo..hi-1: its counters are a view of that range (work in the
+        # batch's span, not in every unit seen so far)
+        lo, hi = (int(codes.min()), int(codes.max()) + 1) if len(codes) else (0, 0)
+        span, local = seen[lo:hi], codes - lo
+        in_batch = np.bincount(local, minlength=hi - lo)
+        kept = None if m is None else first_rows(local, span, in_batch, m)
+        span += in_batch
         out.rows += len(df)
         if kept is None:
             out.kept += len(df)
