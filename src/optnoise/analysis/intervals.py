@@ -605,19 +605,49 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
     holds_zero = form.lo <= 0 <= form.lo + len(form.weights) - 1
     # E|eta| needs the window and the tails' closed form only: no unrolling to -n..n when the
     # window holds 0 (n can be 1e8 for a sum in resolution units).
-    p, lo = _float_masses(form, 0 if line and holds_zero else n)
-    k = np.arange(lo, lo + p.size)
     if line:
+        p, lo = _float_masses(form, 0 if holds_zero else n)
+        k = np.arange(lo, lo + p.size)
         return AbsError.of(np.full(1, float((p * np.abs(k)).sum()) + _tail_abs(form, p, lo)))
-    # P(eta >= j) for j = 1..n and P(eta <= -j) for j = 1..n (tails beyond the window included).
+    # P(eta >= j) for j = 1..m and P(eta <= -j) for j = 1..m (tails beyond the window included),
+    # m = n, or less where every float mass beyond m is 0.0 (:func:`_float_reach`): there
+    # P(eta >= j) and P(eta <= -j) are exactly 0.0, so the running sums cu, cd stop changing and
+    # cu[x] = cu[m] for x >= m, the same floats as unrolling to n (O(m) work instead of O(n)).
+    m = min(n, _float_reach(form))
+    p, lo = _float_masses(form, m)
     right_tail, left_tail = _tail_totals(form, p, lo)
     suffix = np.cumsum(p[::-1])[::-1] + right_tail            # suffix[i] = P(eta >= lo + i)
     prefix = np.cumsum(p) + left_tail                         # prefix[i] = P(eta <= lo + i)
-    up = suffix[np.arange(1, n + 1) - lo]
-    down = prefix[-np.arange(1, n + 1) - lo]
+    up = suffix[np.arange(1, m + 1) - lo]
+    down = prefix[-np.arange(1, m + 1) - lo]
     cu, cd = np.concatenate(([0.0], np.cumsum(up))), np.concatenate(([0.0], np.cumsum(down)))
     q = np.arange(n + 1)
-    return AbsError.of(cu[n - q] + cd[q])
+    return AbsError.of(cu[np.minimum(n - q, m)] + cd[np.minimum(q, m)])
+
+
+#: ``r^t`` below ``2^-UNDERFLOW_BITS`` rounds to 0.0 (the least subnormal is ``2^-1074``).
+UNDERFLOW_BITS = 1100
+
+
+def _float_reach(form: IntegerForm) -> int:
+    """A distance from 0 beyond which every float mass :func:`_float_masses` unrolls is
+    exactly 0.0, and so are the tails' float totals over the last block (:func:`_tail_totals`).
+
+    The window's reach plus, per tail of ratio ``r`` and period ``p``, ``(t + 1) p`` with
+    ``r^t < 2^-1100`` (far below the least subnormal, so ``r^t`` and every product with it
+    round to 0.0); a position beyond it is in block ``t + 2`` or later. A ratio that rounds
+    to 1.0 (no underflow in reach) gives no limit (a huge reach).
+    """
+    size = len(form.weights)
+    reach, extra = max(abs(form.lo), abs(form.lo + size - 1)), 0
+    for tail in (form.left, form.right):
+        if tail is not None:
+            r, period = float(tail[0]), int(tail[1])
+            if not 0.0 < r < 1.0:
+                return 1 << 62
+            t = math.ceil(UNDERFLOW_BITS * math.log(2) / -math.log(r)) + 1
+            extra = max(extra, (t + 1) * period)
+    return reach + extra
 
 
 def _float_masses(form: IntegerForm, n: int) -> tuple[np.ndarray, int]:
