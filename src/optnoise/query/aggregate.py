@@ -443,10 +443,14 @@ def declared_index(col: "pd.Series", keys: Keys) -> np.ndarray:
     as text."""
     lookup = {v: i for i, v in enumerate(keys.values)}
     if keys.integer:
-        x = _numbers(col)
-        ok = np.isfinite(x) & (x == np.round(x))
         out = np.full(len(col), -1, np.int64)
-        ints = x[ok].astype(np.int64)
+        if isinstance(col.dtype, np.dtype) and (col.dtype.kind == "i" or col.dtype.kind == "u" and col.dtype.itemsize < 8):
+            # a NumPy integer column (it has no missing values): its values, no float round trip
+            ok, ints = slice(None), col.to_numpy(np.int64)
+        else:
+            x = _numbers(col)
+            ok = np.isfinite(x) & (x == np.round(x))
+            ints = x[ok].astype(np.int64)
         lo = min(keys.values)
         if keys.values == tuple(range(lo, lo + keys.size)):   # a range: arithmetic, not a dict
             idx = ints - lo
