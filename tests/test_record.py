@@ -139,6 +139,37 @@ def test_every_pair_is_the_complete_graph_in_its_order():
     assert tuple(every) == listed == tuple(every[i] for i in range(len(every)))
     assert every[-1] == listed[-1] and every[3:9] == list(listed[3:9])
     assert tuple(every.map(lambda p: p[::-1])) == tuple((b, a) for a, b in listed)
+    for k in (2, 3, 7, 12):   # symmetric: the order InputPairs.ordered lists the complete graph in
+        both = EveryPair(k, lambda a, b: (a, b), interleaved=True)
+        want = tuple(InputPairs.complete(k).ordered(k))
+        assert tuple(both) == want == tuple(both[i] for i in range(len(both)))
+        assert tuple(both.map(lambda p: p[::-1])) == tuple((b, a) for a, b in want)
+
+
+def test_every_pair_only_for_pairs_listed_in_the_complete_graph_order():
+    """Pairs listed in another order keep the listed path, so ties keep their labels."""
+    from optnoise.analysis.pairs import every_pair_of
+    k = 70
+    for directed in (True, False):
+        listed = InputPairs.complete(k, directed=directed)
+        assert every_pair_of(listed, k)
+        assert not every_pair_of(InputPairs(tuple(reversed(listed.pairs)), directed=directed), k)
+    assert not every_pair_of(InputPairs(tuple((b, a) for a, b in InputPairs.complete(k).pairs)), k)
+
+
+def test_input_pairs_and_dumps_edge_cases_found_in_review():
+    """Mixed tuple/list pairs are normalised to tuples (the vectorised check checks every
+    pair's type, not only the first); a long list of dicts is written by jsonable (True keys
+    as "True", as before the one-line lists)."""
+    import json
+
+    from optnoise.io import dumps, jsonable
+    k = 80
+    pairs = tuple([(0, 1)] + [[a, b] for a in range(k) for b in range(k) if a != b and (a, b) != (0, 1)])
+    ip = InputPairs(pairs, directed=True)
+    assert all(type(p) is tuple for p in ip.pairs) and len(set(ip.pairs)) == len(pairs)
+    obj = {"a": [{True: 1, None: 2}] * 300, "b": list(range(300))}
+    assert json.loads(dumps(obj)) == json.loads(json.dumps(jsonable(obj), indent=2))
 
 
 def test_input_pairs_vectorised_check_equals_the_loop():

@@ -257,7 +257,7 @@ def dumps(obj: Any) -> str:
     """JSON text of ``obj`` (infinite values as ``"inf"``, docs/cli.md).
 
     Indented, except that a long list of plain values (numbers, strings, lists of them;
-    numpy arrays as their lists) is written on one line by :func:`json.dumps`'s C encoder:
+    numpy arrays as their lists; no dict) is written on one line by :func:`json.dumps`'s C encoder:
     the same JSON value as :func:`jsonable` would give (a non-finite float or a numpy
     scalar makes the C encoder refuse, and such a list takes the indented path)."""
     compact: list[str] = []
@@ -271,6 +271,8 @@ def dumps(obj: Any) -> str:
             try:
                 text = json.dumps(o, allow_nan=False)
             except (TypeError, ValueError):
+                return [mark(v) for v in o]
+            if "{" in text:   # a dict inside: its keys are jsonable's to write (True -> "True", not "true")
                 return [mark(v) for v in o]
             compact.append(text)
             return f"\x00\x01{len(compact) - 1}\x01\x00"

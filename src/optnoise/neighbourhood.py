@@ -232,7 +232,8 @@ class InputPairs:
             keys = np.sort(keys)
             if np.any(keys[1:] == keys[:-1]):
                 return False
-        if not all(type(a) is int and type(b) is int for a, b in pairs):  # noqa: E721 (exactly int, not bool)
+        if not all(type(p) is tuple and type(p[0]) is int and type(p[1]) is int  # noqa: E721 (exactly int, not bool)
+                   for p in pairs):   # every pair a 2-tuple (the array above has checked the length)
             return False
         self.__dict__["array"] = arr
         return True

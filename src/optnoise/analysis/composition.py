@@ -727,6 +727,7 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
         # one call per epsilon: dp_accounting's array form walks the PLD in a Python loop
         with np.errstate(over="ignore"):
             values = np.array([float(total.get_delta_for_epsilon(float(e))) for e in eps])
+        values = np.where(np.isfinite(values), values, 1.0)   # a NaN or inf read is no bound: 1 is
         up = np.array([nudge_up(float(v), 4 * U, allowance) for v in values])
         worst = np.maximum(worst, np.minimum(1.0, up))
     a_pos = [float(a) for a in orders if float(a) > 1.0]

@@ -413,8 +413,12 @@ def equal_tailed_noise_window(form: IntegerForm, alpha: float | Fraction = 0.05)
     """The equal-tailed window ``[l, u]`` of integer-line noise, exactly, without unrolling its tails.
 
     ``l`` is the largest value with ``P(eta < l) <= alpha / 2``, ``u`` the smallest with
-    ``P(eta > u) <= alpha / 2`` (so ``P(eta in [l, u]) >= 1 - alpha``); every comparison is
-    exact, on the integer weights and the tails' rational ratios. Unrolling a geometric tail
+    ``P(eta > u) <= alpha / 2`` (so ``P(eta in [l, u]) >= 1 - alpha``), each searched over
+    the window and its own side's tail: when one side's quantile lies beyond the *other* end
+    of the window (a very skewed noise, never the symmetric noise a query samples), the
+    bound is held at that end -- a wider window, still covering ``>= 1 - alpha``, and its mass
+    still exact. Every comparison is exact, on the integer weights and the tails' rational
+    ratios. Unrolling a geometric tail
     cell by cell (:func:`noise_masses`) needs ``ln(alpha) / ln(r)`` cells of growing integers,
     thousands when ``r`` is close to 1 (a sum's geometric, ``r = e^(-eps / distance)``); here
     a tail is summed in closed form: with ``B`` the weight of the tail's last block of

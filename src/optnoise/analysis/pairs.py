@@ -97,20 +97,38 @@ PairBuilder = tuple[str, Callable[[], PairMasses]]
 class EveryPair(Sequence):
     """Every ordered pair of distinct rows ``0..rows-1`` (the per-record unit of a channel),
     as ``make(a, b)`` for each, made when it is used: ``rows (rows - 1)`` of them without a
-    Python object per pair (a million at ``n = 1,000``). Index ``i`` is the pair ``(a, b)``
-    with ``a = i // (rows - 1)`` and ``b`` the ``i % (rows - 1)``-th row other than ``a`` --
-    the order of :meth:`~optnoise.neighbourhood.InputPairs.complete` (``directed``).
+    Python object per pair (a million at ``n = 1,000``), in the order
+    :meth:`~optnoise.neighbourhood.InputPairs.ordered` lists the complete graph -- so a tie
+    between pairs resolves (and is labelled) as with the listed pairs:
+
+    * ``interleaved=False`` (``InputPairs.complete(directed=True)``): index ``i`` is ``(a, b)``
+      with ``a = i // (rows - 1)`` and ``b`` the ``i % (rows - 1)``-th row other than ``a``;
+    * ``interleaved=True`` (``InputPairs.complete()``, symmetric): the pairs ``a < b`` in
+      lexicographic order, each followed by its reverse.
+
     ``map(fn)`` gives the same pairs as ``fn(make(a, b))``, still lazily."""
 
     rows: int
     make: Callable[[int, int], Any]
+    interleaved: bool = False
 
     def __len__(self) -> int:
         return self.rows * (self.rows - 1)
 
     def pair(self, i: int) -> tuple[int, int]:
-        a, r = divmod(i, self.rows - 1)
-        return a, r + (r >= a)
+        if not self.interleaved:
+            a, r = divmod(i, self.rows - 1)
+            return a, r + (r >= a)
+        p, back = divmod(i, 2)
+        k = self.rows
+        # row a holds the pairs p in [a k - a (a + 1) / 2, (a + 1) k - (a + 1) (a + 2) / 2)
+        a = int((2 * k - 1 - math.isqrt((2 * k - 1) ** 2 - 8 * p)) // 2)
+        while a > 0 and a * k - a * (a + 1) // 2 > p:
+            a -= 1
+        while (a + 1) * k - (a + 1) * (a + 2) // 2 <= p:
+            a += 1
+        b = a + 1 + p - (a * k - a * (a + 1) // 2)
+        return (b, a) if back else (a, b)
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
@@ -122,12 +140,17 @@ class EveryPair(Sequence):
 
     def __iter__(self) -> Iterator[Any]:
         for a in range(self.rows):
+            if self.interleaved:
+                for b in range(a + 1, self.rows):
+                    yield self.make(a, b)
+                    yield self.make(b, a)
+                continue
             for b in range(self.rows):
                 if a != b:
                     yield self.make(a, b)
 
     def map(self, fn: Callable[[Any], Any]) -> "EveryPair":
-        return EveryPair(self.rows, lambda a, b: fn(self.make(a, b)))
+        return EveryPair(self.rows, lambda a, b: fn(self.make(a, b)), self.interleaved)
 
 
 def lazy_map(builders: Sequence[PairBuilder], fn: Callable[[str, Callable[[], PairMasses]], Any]) -> Sequence[Any]:
@@ -138,9 +161,16 @@ def lazy_map(builders: Sequence[PairBuilder], fn: Callable[[str, Callable[[], Pa
 
 
 def every_pair_of(nb: Neighbourhood | InputPairs, rows: int) -> bool:
-    """Whether ``nb`` is every ordered pair of ``rows`` inputs, large enough (at least
-    ``2^12`` pairs) to be built lazily by :class:`EveryPair`."""
-    return isinstance(nb, InputPairs) and rows * (rows - 1) >= 1 << 12 and nb.covers_all(rows)
+    """Whether ``nb`` is every ordered pair of ``rows`` inputs listed as
+    :meth:`~optnoise.neighbourhood.InputPairs.complete` lists them (directed or not), large
+    enough (at least ``2^12`` pairs) to be built lazily by :class:`EveryPair` in the same
+    order. Pairs listed in another order take the listed path (ties keep their labels)."""
+    if not (isinstance(nb, InputPairs) and rows * (rows - 1) >= 1 << 12 and nb.covers_all(rows)):
+        return False
+    arr = nb.array
+    keys = arr[:, 0].astype(np.int64) * rows + arr[:, 1]
+    in_order = bool(np.all(keys[1:] > keys[:-1]))
+    return in_order if nb.directed else in_order and bool(np.all(arr[:, 0] < arr[:, 1]))
 
 
 def fraction_array(values: np.ndarray | None, floats: np.ndarray) -> np.ndarray:
@@ -191,7 +221,7 @@ def pair_builders(mechanism: Representation | IntegerForm,
         m = fraction_array(mechanism.exact, mechanism.matrix) if exact else mechanism.matrix
         if every_pair_of(nb, mechanism.n_inputs):
             return EveryPair(mechanism.n_inputs, lambda a, b: (  # type: ignore[return-value]
-                f"x={a},x'={b}", lambda: PairMasses(m[a], m[b], f"x={a},x'={b}"))), nb
+                f"x={a},x'={b}", lambda: PairMasses(m[a], m[b], f"x={a},x'={b}")), not nb.directed), nb
         return [(f"x={a},x'={b}", lambda a=a, b=b: PairMasses(m[a], m[b], f"x={a},x'={b}"))
                 for a, b in nb.ordered(mechanism.n_inputs)], nb  # type: ignore[union-attr]
     raise InvalidParameterError("mechanism", type(mechanism).__name__, "CyclicPMF, IntegerPMF or Channel")
@@ -358,7 +388,7 @@ def _integer_form_builders(form: IntegerForm, neighbourhood: Neighbourhood | Inp
 
         if every_pair_of(nb, form.shape[0]):
             return EveryPair(form.shape[0], lambda a, b: (  # type: ignore[return-value]
-                f"x={a},x'={b}", lambda: PairMasses(row(a), row(b), f"x={a},x'={b}", d))), nb
+                f"x={a},x'={b}", lambda: PairMasses(row(a), row(b), f"x={a},x'={b}", d)), not nb.directed), nb
         return [(f"x={a},x'={b}", lambda a=a, b=b: PairMasses(row(a), row(b), f"x={a},x'={b}", d))
                 for a, b in nb.ordered(form.shape[0])], nb
     nb = neighbourhood if neighbourhood is not None else Neighbourhood((1,))

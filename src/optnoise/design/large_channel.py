@@ -12,9 +12,11 @@ under a uniform prior it is their optimal geometric-plus-remap up to the ends). 
   :mod:`optnoise.design.calibrate`): clamping is post-processing, and pure DP is closed under
   post-processing (the query package releases its huge counts the same way);
 * **costed** in ``O(n)`` and rounded up (:func:`optnoise.design.block_bound.clamped_costs`);
-* **bounded** below by the block relaxation (:func:`optnoise.design.block_bound.block_lower_bound`:
-  a proven lower bound on the optimal channel's cost), so ``gap`` says how much any channel
-  could still save.
+* **bounded** below by the larger of two proven lower bounds on the optimal channel's cost:
+  the whole chain's dual certificate checked column by column over a window
+  (:func:`optnoise.design.block_bound.window_chain_bound`, uniform prior; usually the one
+  reported) and the block relaxation (:func:`optnoise.design.block_bound.block_lower_bound`),
+  so ``gap`` says how much any channel could still save.
 """
 
 from __future__ import annotations
