@@ -141,7 +141,10 @@ def test_sigint_to_a_running_process_exits_130_with_one_line():
     proc = subprocess.Popen([sys.executable, "-c", "from optnoise.cli import main; main()", "verify", "--family",
                              "geometric:0.5", "--bd", "400", "--epsilon", "1", "--exact", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+                            # a suite started as a background job inherits SIGINT ignored, and
+                            # Python then installs no KeyboardInterrupt handler: restore the default
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(4.0)  # start-up or analysing: either way the answer is the same
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
