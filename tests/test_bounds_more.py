@@ -82,33 +82,10 @@ def my_levels(eps, delta, js):
 
 
 def plain_rr_lp(k, eps, delta):
-    """The least uniform-prior error rate of a (eps, delta)-DP channel on k categories, every pair."""
-    nP = k * k
+    """The least uniform-prior error rate of a (eps, delta)-DP channel on k categories, every pair:
+    the plain channel LP (below) with a 0/1 loss."""
     pairs = [(a, b) for a in range(k) for b in range(k) if a != b]
-    nt = len(pairs) * k
-    rows, cols, vals, rhs = [], [], [], []
-    r = 0
-    e = math.exp(eps)
-    for p, (a, b) in enumerate(pairs):
-        for y in range(k):
-            rows += [r, r, r]
-            cols += [a * k + y, b * k + y, nP + p * k + y]
-            vals += [1.0, -e, -1.0]
-            rhs.append(0.0)
-            r += 1
-        rows += [r] * k
-        cols += [nP + p * k + y for y in range(k)]
-        vals += [1.0] * k
-        rhs.append(delta)
-        r += 1
-    a_ub = sp.csr_matrix((vals, (rows, cols)), shape=(r, nP + nt))
-    a_eq = sp.csr_matrix((np.ones(nP), (np.repeat(np.arange(k), k), np.arange(nP))), shape=(k, nP + nt))
-    c = np.zeros(nP + nt)
-    c[:nP] = [(q != y) / k for q in range(k) for y in range(k)]
-    res = linprog(c, A_ub=a_ub, b_ub=rhs, A_eq=a_eq, b_eq=np.ones(k), bounds=(0, None), method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    assert res.status == 0
-    return res.fun
+    return plain_channel_lp(k - 1, eps, delta, pairs, 1.0 - np.eye(k))
 
 
 # ----------------------------------------------------------------------- the premise, brute force
