@@ -1,0 +1,120 @@
+"""The per-row rules of :mod:`.aggregate` as Spark column expressions (the Spark engine's JVM path).
+
+Each function mirrors one NumPy rule of :mod:`.aggregate` on a typed (Parquet) column, so
+that the rows counted, their cells and their values in units of the resolution are the
+local engine's, bit for bit:
+
+* :func:`matches` is :func:`.aggregate.matches`: a missing value (null, NaN) meets no
+  condition (Spark orders NaN above every number: it is excluded first); numbers compare as
+  doubles, as ``np.isin`` and ``>=`` on float64 do.
+* :func:`declared_index` is :func:`.aggregate.declared_index`: integer keys accept an
+  integral finite number (``x % 1 == 0``), text keys compare as text; else null (-1 there).
+* :func:`scaled_value` is :func:`.aggregate._values`: ``np.rint(x / resolution)`` (half to
+  even on the float64 quotient) is ``bround(x / resolution, 0)`` on the same IEEE double
+  (Spark rounds the double's shortest decimal form, which lies on the same side of every
+  ``k + 1/2``: a double equal to ``k + 1/2`` prints as it, and any other double's shortest
+  form rounds back to it, so it is strictly between the same two halves), then clipped to
+  the integer clamp; a value is clamped when ``x < lower`` or ``x > upper`` as doubles.
+
+:func:`eligible` says when these apply: every column the rules read as a number is an
+integer or floating-point column, every column compared as text is a string column, and the
+unit's id is an integer or string column. Anything else (a CSV, read as text and parsed by
+pandas; booleans; decimals) keeps the engine's other path, the local engine on the
+executors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .spec import Condition, Keys, QuerySpec, Statistic
+
+NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
+INTEGER = ("tinyint", "smallint", "int", "bigint")
+
+
+def eligible(types: dict[str, str], spec: QuerySpec) -> bool:
+    """Whether the column rules below reproduce the local engine on columns of ``types``
+    (name -> Spark simple type string)."""
+    uid = spec.unit.id
+    if uid is not None and types.get(uid) not in INTEGER + ("string",):
+        return False
+    for stat in spec.statistics:
+        for cond in stat.where:
+            values = cond.values or ()
+            text = [v for v in values if isinstance(v, str)]
+            if text and (len(text) < len(values) or types.get(cond.column) != "string"):
+                return False
+            if not text and types.get(cond.column) not in NUMERIC:
+                return False
+        for col, keys in ((stat.key, stat.keys), (stat.by, stat.groups)):
+            if col is not None and keys is not None:
+                if types.get(col) not in (NUMERIC if keys.integer else ("string",)):
+                    return False
+        if stat.value_column and types.get(stat.value_column) not in NUMERIC:
+            return False
+    return True
+
+
+def number(name: str) -> Any:
+    """The column as a double, NaN and null alike missing (:func:`.aggregate._numbers`)."""
+    from pyspark.sql import functions as F
+    return F.col(f"`{name}`").cast("double")
+
+
+def present(x: Any) -> Any:
+    """Not null and not NaN."""
+    from pyspark.sql import functions as F
+    return x.isNotNull() & ~F.isnan(x)
+
+
+def matches(cond: Condition) -> Any:
+    """Rows meeting the condition, never null (:func:`.aggregate.matches`)."""
+    from pyspark.sql import functions as F
+    if cond.values is not None and any(isinstance(v, str) for v in cond.values):
+        hit = F.col(f"`{cond.column}`").isin(list(cond.values))
+    else:
+        x = number(cond.column)
+        hit = present(x)
+        if cond.values is not None:
+            hit &= x.isin([float(v) for v in cond.values])
+        if cond.lower is not None:
+            hit &= x >= F.lit(float(cond.lower))
+        if cond.upper is not None:
+            hit &= x <= F.lit(float(cond.upper))
+    return F.coalesce(hit, F.lit(False))
+
+
+def declared_index(name: str, keys: Keys) -> Any:
+    """The value's position among the declared keys as a long, null when undeclared or
+    missing (:func:`.aggregate.declared_index`)."""
+    from pyspark.sql import functions as F
+    if not keys.integer:
+        lookup = F.create_map(*[F.lit(x) for i, v in enumerate(keys.values) for x in (v, i)])
+        return lookup[F.col(f"`{name}`")].cast("long")
+    x = number(name)
+    lo, hi = min(keys.values), max(keys.values)
+    inside = present(x) & (x % 1.0 == 0.0) & (x >= F.lit(float(lo))) & (x <= F.lit(float(hi)))
+    whole = F.when(inside, x).cast("long")   # |x| <= max |key| here: exact, no overflow
+    if keys.values == tuple(range(lo, lo + keys.size)):
+        return whole - F.lit(lo)
+    lookup = F.create_map(*[F.lit(x) for i, v in enumerate(keys.values) for x in (v, i)])
+    return lookup[whole].cast("long")
+
+
+def scaled_value(stat: Statistic) -> tuple[Any, Any, Any]:
+    """``(value, clamped, bad)`` of a counted row: the value clamped and rounded in units of
+    the resolution (a long), whether it was clamped, whether it is missing or not finite
+    (:func:`.aggregate._values`; module docstring for the rounding)."""
+    from pyspark.sql import functions as F
+    x = number(stat.value_column)   # type: ignore[arg-type]
+    lo, hi = stat.clamp   # type: ignore[misc]
+    slo, shi = stat.scaled_clamp
+    bad = ~present(x) | (F.abs(x) == F.lit(float("inf")))
+    scaled = F.bround(x / F.lit(float(stat.resolution)), 0)
+    value = F.least(F.greatest(scaled, F.lit(float(slo))), F.lit(float(shi))).cast("long")
+    clamped = (x < F.lit(float(lo))) | (x > F.lit(float(hi)))
+    return value, clamped, bad
+
+
+__all__ = ["eligible", "matches", "declared_index", "scaled_value", "number", "present"]
