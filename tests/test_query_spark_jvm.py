@@ -94,6 +94,10 @@ def test_jvm_path_matches_local(tmp_path, spark):
     # each row a unit (no id), and text ids
     frame.fillna({"v": 4.25}).to_parquet(tmp_path / "full.parquet", index=False)   # every row counted: no gap
     _same({"statistics": {k: STATS[k] for k in ("n", "h", "s", "m")}}, tmp_path / "full.parquet")
+    # most units within max_rows: simple units (one cell) summed in Spark beside units in several cells
+    _same({"unit": {"id": "u", "max_rows": 10}, "statistics": STATS}, tmp_path / "full.parquet")
+    _same({"unit": {"id": "u", "max_rows": 10}, "statistics": {k: STATS[k] for k in ("n", "s", "p")}},
+          tmp_path / "full.parquet")
     frame.assign(u="id" + frame["u"].astype(str)).to_parquet(tmp_path / "text.parquet", index=False)
     _same({"unit": {"id": "u", "max_rows": 2}, "statistics": {k: STATS[k] for k in ("n", "hr", "s2")}},
           tmp_path / "text.parquet")

@@ -185,10 +185,6 @@ __all__ = ["aggregate_spark"]
 
 
 # ------------------------------------------------------------------ the JVM path (typed columns)
-#: Columns of the JVM path's collected table (module docstring), before the per-statistic ones.
-FIXED = ("unit", "layout", "cell", "n", "nw", "ud", "units", "total", "noid")
-
-
 def _layout_fields(spec: QuerySpec) -> tuple[list[list[Statistic]], int, list[list[Any]]]:
     """The layouts (:func:`.aggregate.layouts`), the number of value slots (the most summed
     statistics of one layout) and, per layout, the per-row columns: its index, the row's cell
@@ -225,81 +221,99 @@ def _layout_fields(spec: QuerySpec) -> tuple[list[list[Statistic]], int, list[li
     return shared, width, out
 
 
-def _cells_per_unit(rows: Any, spec: QuerySpec) -> tuple[Any, list[list[Statistic]], int]:
-    """Stage 1: the rows' (unit, layout, cell) aggregates (``n`` rows, the flags, values and
-    clamped counts summed, the first bad row and the first row without an id); without an
-    id, per (layout, cell) (``unit`` null)."""
+def _sums(width: int) -> list[Any]:
+    """The aggregates of the flags, values and bad rows (``noid``, ``v*``, ``cl*``, ``b*``)."""
+    from pyspark.sql import functions as F
+    return [F.sum("nw").alias("nw"), F.sum("ud").alias("ud"), F.min("noid").alias("noid")] + [
+        agg for j in range(width) for agg in (F.sum(f"v{j}").alias(f"v{j}"), F.sum(f"cl{j}").alias(f"cl{j}"),
+                                              F.min(f"b{j}").alias(f"b{j}"))]
+
+
+def _per_row(rows: Any, spec: QuerySpec) -> tuple[Any, list[list[Statistic]], int]:
+    """One row per (input row, layout): the unit, the layout's cell, flags and values."""
     from pyspark.sql import functions as F
     shared, width, fields = _layout_fields(spec)
-    base = [F.col(UNIT), F.col(ROW)]
-    if spec.unit.id is None:
-        base = [F.col(ROW)]
+    base = [F.col(UNIT), F.col(ROW)] if spec.unit.id is not None else [F.col(ROW)]
+    noid = F.when(F.col(UNIT).isNull(), F.col(ROW)) if spec.unit.id is not None else F.lit(None).cast("long")
     if len(fields) == 1:
-        per_row = rows.select(*base, *fields[0])
-    else:
-        per_row = rows.select(*base, F.inline(F.array(*[F.struct(*f) for f in fields])))
-    slots = [agg for j in range(width) for agg in (F.sum(f"v{j}").alias(f"v{j}"), F.sum(f"cl{j}").alias(f"cl{j}"),
-                                                   F.min(f"b{j}").alias(f"b{j}"))]
-    by_unit = spec.unit.id is not None
-    noid = (F.min(F.when(F.col(UNIT).isNull(), F.col(ROW))) if by_unit else F.lit(None).cast("long")).alias("noid")
-    return (per_row.groupBy(*([UNIT] if by_unit else []), "layout", "cell").agg(F.count(F.lit(1)).alias("n"), F.sum("nw").alias("nw"),
-                                                       F.sum("ud").alias("ud"), noid, *slots), shared, width)
+        return rows.select(*base, noid.alias("noid"), *fields[0]), shared, width
+    return rows.select(*base, noid.alias("noid"), F.inline(F.array(*[F.struct(*f) for f in fields]))), shared, width
 
 
-def _reduce_single_cell(cells: Any, width: int, max_rows: int | None) -> Any:
-    """Stage 2: the units with at most one counted cell per layout and at most ``max_rows``
-    rows, summed per (layout, cell) with ``unit`` null and ``units`` their number (their rules
-    are trivial: the home cell and group is that cell's); the others (several cells, over
-    ``max_rows``) kept per unit, with ``total`` their rows."""
-    from pyspark.sql import Window
+def _by_cell(per_row: Any, width: int, by_unit: bool) -> Any:
+    """Per (unit, layout, cell) (without an id: per (layout, cell), ``unit`` null): ``n`` (and
+    ``total``) rows and :func:`_sums`; ``units`` (without an id: every row is one)."""
     from pyspark.sql import functions as F
-    w = Window.partitionBy(UNIT, "layout")
-    ncells, total, top = F.count("cell").over(w), F.sum("n").over(w), F.max("cell").over(w)
-    head = F.when(ncells == 0, F.lit(1)).otherwise(F.coalesce((F.col("cell") == top).cast("int"), F.lit(0)))
-    simple = ncells <= 1
+    keys = [F.col(UNIT).alias("unit")] if by_unit else [F.lit(None).cast("long").alias("unit")]
+    out = per_row.groupBy(*keys, "layout", "cell").agg(F.count(F.lit(1)).alias("n"), *_sums(width))
+    return out.withColumns({"units": F.lit(0).cast("long") if by_unit else F.col("n"), "total": F.col("n")})
+
+
+def _by_unit(per_row: Any, width: int, max_rows: int | None) -> Any:
+    """Job 1: per (unit, layout) -- a hash aggregation combined before the shuffle, as a
+    plain group-by -- then the *simple* units (at most one counted cell, at most ``max_rows``
+    rows) summed per (layout, cell) with ``unit`` null, ``units`` their number, ``n`` their
+    counted rows and ``total`` all their rows; every other unit one row (``unit``, ``total``
+    its rows; ``cell`` null), for job 2."""
+    from pyspark.sql import functions as F
+    unit = per_row.groupBy(UNIT, "layout").agg(
+        F.count(F.lit(1)).alias("n"), F.count("cell").alias("cnt"), F.min("cell").alias("cmin"),
+        F.max("cell").alias("cmax"), *_sums(width))
+    simple = (F.col("cnt") == 0) | (F.col("cmin") == F.col("cmax"))
     if max_rows is not None:
-        simple = simple & (total <= max_rows)
-    tagged = cells.select("*", F.when(simple, F.lit(None)).otherwise(F.col(UNIT)).alias("unit"),
-                          head.cast("long").alias("units"), total.alias("total"))
-    slots = [agg for j in range(width) for agg in (F.sum(f"v{j}").alias(f"v{j}"), F.sum(f"cl{j}").alias(f"cl{j}"),
-                                                   F.min(f"b{j}").alias(f"b{j}"))]
-    return tagged.groupBy("unit", "layout", "cell").agg(
-        F.sum("n").alias("n"), F.sum("nw").alias("nw"), F.sum("ud").alias("ud"), F.sum("units").alias("units"),
-        F.max("total").alias("total"), F.min("noid").alias("noid"), *slots)
+        simple = simple & (F.col("n") <= max_rows)
+    tagged = unit.select(F.when(simple, F.lit(None)).otherwise(F.col(UNIT)).alias("unit"), "layout",
+                         F.when(simple, F.col("cmin")).alias("cell"), *[c for c in unit.columns if c not in (
+                             UNIT, "layout", "cmin", "cmax")])
+    return tagged.groupBy("unit", "layout", "cell").agg(F.sum("cnt").alias("n"), F.sum("n").alias("total"),
+                                                       F.count(F.lit(1)).alias("units"), *_sums(width))
 
 
-def _first_rows_of(raw: Any, spark: Any, units: list, max_rows: int) -> Any:
-    """The rows of ``units`` (over ``max_rows``) that the rule keeps: each one's first
-    ``max_rows`` rows in input order (row_number by the read index)."""
+#: Up to this many units, job 2 selects their rows with an ``IN`` filter on the scan (a join
+#: with a table made on the driver is not broadcast: seconds more); beyond, a join.
+IN_FILTER_UNITS = 10_000
+
+
+def _rows_of(keyed: Any, spark: Any, units: list, max_rows: int | None) -> Any:
+    """Job 2's rows: those of ``units``, ranked by the read index within each unit and cut
+    at ``max_rows`` when given."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    field = raw.schema[UNIT]
-    over = spark.createDataFrame([(u,) for u in units], f"`{UNIT}` {field.dataType.simpleString()}")
+    if len(units) <= IN_FILTER_UNITS:
+        rows = keyed.filter(F.col(UNIT).isin(units))
+    else:
+        field = keyed.schema[UNIT]
+        rows = keyed.join(spark.createDataFrame([(u,) for u in units], f"`{UNIT}` {field.dataType.simpleString()}"),
+                          UNIT)
+    if max_rows is None:
+        return rows
     rank = F.row_number().over(Window.partitionBy(UNIT).orderBy(ROW))
-    return raw.join(F.broadcast(over), UNIT).withColumn("__rank", rank).filter(F.col("__rank") <= max_rows)
+    return rows.withColumn("__rank", rank).filter(F.col("__rank") <= max_rows)
 
 
 def aggregate_jvm(spark: Any, raw: Any, spec: QuerySpec) -> Aggregated:
-    """The JVM path (module docstring): stage 1 and 2 in one job, one collect; a second job
-    only when some unit has more than ``max_rows`` rows (its first rows, ranked)."""
+    """The JVM path (module docstring): job 1 with one collect; job 2 only for the units that
+    are not simple (rows in several cells, or more than ``max_rows`` rows)."""
+    import pandas as pd
     from pyspark.sql import functions as F
     uid, m = spec.unit.id, spec.unit.rows_bound
     keyed = raw.withColumn(UNIT, F.col(f"`{uid}`")) if uid is not None else raw
-    cells, shared, width = _cells_per_unit(keyed, spec)
-    if uid is None:   # each row a unit of one row: every unit is simple
-        table = cells.select(F.lit(None).cast("long").alias("unit"), "*", F.col("n").alias("units"),
-                             F.lit(1).cast("long").alias("total"))
-    else:
-        table = _reduce_single_cell(cells, width, m)
-    got = _to_frame(table)
-    over = got[got["unit"].notna() & (got["total"] > (m if m is not None else np.inf))]
-    extra = None
-    if len(over):
-        units = sorted(set(over["unit"].tolist()))
-        ranked = _first_rows_of(keyed, spark, units, int(m))   # type: ignore[arg-type]
-        extra = _to_frame(_cells_per_unit(ranked, spec)[0].withColumnRenamed(UNIT, "unit"))
-        extra["units"], extra["total"] = 0, 0
-    return _assemble(got, extra, spec, shared, width, keyed)
+    per_row, shared, width = _per_row(keyed, spec)
+    got = _to_frame(_by_unit(per_row, width, m) if uid is not None else _by_cell(per_row, width, False))
+    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
+    first = got[got["layout"] == 0]
+    pairs = got.loc[got["unit"].notna(), ["unit", "layout"]]   # (unit, layout) not simple
+    out.rows = int(first["total"].sum())
+    out.units = int(first.loc[first["unit"].isna(), "units"].sum()) + int(first["unit"].notna().sum())
+    over = first[first["unit"].notna() & (first["total"] > m)] if m is not None else first.iloc[:0]
+    out.kept = out.rows - int((over["total"] - (m or 0)).sum())
+    body = got[got["unit"].isna()]
+    if len(pairs):   # their kept rows, per cell: only for the layouts where they are not simple
+        rows, _, _ = _per_row(_rows_of(keyed, spark, pairs["unit"].unique().tolist(), m if len(over) else None), spec)
+        detail = _to_frame(_by_cell(rows, width, True)).merge(pairs, on=["unit", "layout"])
+        body = pd.concat([body, detail], ignore_index=True)
+    _refuse_bad(got, body, shared, width, keyed, spec)
+    return _assemble(out, body, spec, shared)
 
 
 def _to_frame(df: Any) -> Any:
@@ -310,22 +324,10 @@ def _to_frame(df: Any) -> Any:
     return df.toArrow().to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
 
 
-def _assemble(got: Any, extra: Any, spec: QuerySpec, shared: list[list[Statistic]], width: int,
-              keyed: Any) -> Aggregated:
-    """The driver's part: the units over ``max_rows`` replaced by their first rows
-    (``extra``), the counts, the first bad value or missing id refused, and every
-    statistic's exact answers: :func:`.aggregate.answers` over the units kept per unit, plus
-    the simple units' cell totals."""
-    import pandas as pd
-    m = spec.unit.rows_bound
-    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
-    is_over = got["unit"].notna() & (got["total"] > m) if m is not None else pd.Series(False, index=got.index)
-    first = got[got["layout"] == 0]
-    out.rows, out.units = int(first["n"].sum()), int(first["units"].sum())
-    over_first = first[is_over[first.index]]
-    out.kept = out.rows - int((over_first.groupby("unit")["total"].max() - (m or 0)).sum())
-    body = got[~is_over] if extra is None else pd.concat([got[~is_over], extra], ignore_index=True)
-    _refuse_bad(got, body, shared, width, keyed, spec)
+def _assemble(out: Aggregated, body: Any, spec: QuerySpec, shared: list[list[Statistic]]) -> Aggregated:
+    """The driver's part: the counts and every statistic's exact answers from ``body`` (the
+    simple units per cell, ``unit`` null; the others per unit and cell, their kept rows):
+    :func:`.aggregate.answers` over the units kept per unit, plus the simple units' cells."""
     for i, group in enumerate(shared):
         rows = body[body["layout"] == i]
         counted = rows[rows["cell"].notna()]
