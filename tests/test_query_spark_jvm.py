@@ -81,7 +81,7 @@ def _same(spec_dict: dict, path, local_path=None) -> None:
     return local
 
 
-def test_jvm_path_matches_local(tmp_path, spark):
+def test_jvm_path_matches_local(tmp_path, spark, monkeypatch):
     frame = _table()
     frame.to_parquet(tmp_path / "in.parquet", index=False, row_group_size=97)   # several Spark splits? one file
     spec = {"unit": {"id": "u", "max_rows": 3}, "statistics": STATS}
@@ -101,6 +101,13 @@ def test_jvm_path_matches_local(tmp_path, spark):
     frame.assign(u="id" + frame["u"].astype(str)).to_parquet(tmp_path / "text.parquet", index=False)
     _same({"unit": {"id": "u", "max_rows": 2}, "statistics": {k: STATS[k] for k in ("n", "hr", "s2")}},
           tmp_path / "text.parquet")
+    # the units that are not simple ranked on Spark (a window), not on the driver: by an IN filter, by a join
+    import optnoise.query.spark as engine
+    monkeypatch.setattr(engine, "DRIVER_ROWS", 0)
+    _same(spec, tmp_path / "in.parquet")
+    monkeypatch.setattr(engine, "IN_FILTER_UNITS", 0)
+    _same({"unit": {"id": "u", "max_rows": 10}, "statistics": STATS}, tmp_path / "full.parquet")
+    monkeypatch.undo()
     # the whole document: the same as the local engine's, same seed
     small = {"unit": {"id": "u", "max_rows": 3}, "statistics": {k: STATS[k] for k in ("n", "p")}}
     doc = query_file(tmp_path / "in.parquet", small, engine="spark", source=SeededRandomSource(1))

@@ -249,12 +249,14 @@ def _by_cell(per_row: Any, width: int, by_unit: bool) -> Any:
     return out.withColumns({"units": F.lit(0).cast("long") if by_unit else F.col("n"), "total": F.col("n")})
 
 
-def _by_unit(per_row: Any, width: int, max_rows: int | None) -> Any:
+def _by_unit(per_row: Any, width: int, max_rows: int | None, several: bool) -> Any:
     """Job 1: per (unit, layout) -- a hash aggregation combined before the shuffle, as a
-    plain group-by -- then the *simple* units (at most one counted cell, at most ``max_rows``
-    rows) summed per (layout, cell) with ``unit`` null, ``units`` their number, ``n`` their
-    counted rows and ``total`` all their rows; every other unit one row (``unit``, ``total``
-    its rows; ``cell`` null), for job 2."""
+    plain group-by -- then the *simple* units (at most one counted cell in every layout, at
+    most ``max_rows`` rows; with ``several`` layouts a window over the unit's layouts) summed
+    per (layout, cell) with ``unit`` null, ``units`` their number, ``n`` their counted rows and
+    ``total`` all their rows; every other unit one row per layout (``unit``, ``total`` its
+    rows; ``cell`` null), for job 2."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
     unit = per_row.groupBy(UNIT, "layout").agg(
         F.count(F.lit(1)).alias("n"), F.count("cell").alias("cnt"), F.min("cell").alias("cmin"),
@@ -262,11 +264,49 @@ def _by_unit(per_row: Any, width: int, max_rows: int | None) -> Any:
     simple = (F.col("cnt") == 0) | (F.col("cmin") == F.col("cmax"))
     if max_rows is not None:
         simple = simple & (F.col("n") <= max_rows)
+    if several:
+        simple = F.min(simple.cast("int")).over(Window.partitionBy(UNIT)) == 1
     tagged = unit.select(F.when(simple, F.lit(None)).otherwise(F.col(UNIT)).alias("unit"), "layout",
                          F.when(simple, F.col("cmin")).alias("cell"), *[c for c in unit.columns if c not in (
                              UNIT, "layout", "cmin", "cmax")])
     return tagged.groupBy("unit", "layout", "cell").agg(F.sum("cnt").alias("n"), F.sum("n").alias("total"),
                                                        F.count(F.lit(1)).alias("units"), *_sums(width))
+
+
+#: Up to this many rows of the units that are not simple, job 2 brings them to the driver and
+#: runs the local engine on them (a scan and a filter: no shuffle, no window to start).
+DRIVER_ROWS = 1_000_000
+
+
+def _on_driver(keyed: Any, units: list, spec: QuerySpec, shared: list[list[Statistic]], width: int) -> Any:
+    """Job 2 on the driver: ``units``' rows (an ``IN`` filter, in input order) through
+    :func:`.aggregate.aggregate` itself, as rows of the collected table (per unit and cell,
+    and one row of each layout's counts)."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+    chosen = keyed.filter(F.col(UNIT).isin(units)).select(*[f"`{c}`" for c in spec.columns], ROW)
+    frame = chosen.toArrow().to_pandas().sort_values(ROW, kind="stable")   # as the local engine reads Arrow
+    try:
+        local = aggregate([frame], spec, row_column=ROW)
+    except InvalidParameterError as exc:   # the index of the read in the message: its data row
+        raise _job_error(RuntimeError(BAD_VALUE + json.dumps({"parameter": exc.parameter, "value": str(exc.value),
+                                                             "accepted": exc.accepted})), keyed) from None
+    parts = []
+    for i, group in enumerate(shared):
+        valued = [s for s in carriers(group) if s.value_column]
+        lead = local.parts[group[0].name]
+        keys = group[0].keys.size if group[0].keys else 1
+        counts = local.counts[group[0].name]
+        part = {"unit": lead["unit"], "layout": i, "cell": lead["group"] * keys + lead["key"], "n": lead["rows"],
+                "nw": 0, "ud": 0, "units": 0, "total": 0}
+        tally = {"unit": [pd.NA], "layout": [i], "cell": [pd.NA], "n": [0], "units": [0], "total": [0],
+                 "nw": [counts.get("rows_not_matching_where", 0)], "ud": [counts.get("rows_undeclared_key_or_group", 0)]}
+        for j in range(width):
+            part[f"v{j}"] = local.parts[valued[j].name]["value"] if j < len(valued) else 0
+            part[f"cl{j}"], tally[f"v{j}"] = 0, [0]
+            tally[f"cl{j}"] = [local.counts[valued[j].name].get("values_clamped", 0) if j < len(valued) else 0]
+        parts += [pd.DataFrame(part), pd.DataFrame(tally)]
+    return pd.concat(parts, ignore_index=True).astype({"unit": "Int64", "cell": "Int64"})
 
 
 #: Up to this many units, job 2 selects their rows with an ``IN`` filter on the scan (a join
@@ -299,18 +339,23 @@ def aggregate_jvm(spark: Any, raw: Any, spec: QuerySpec) -> Aggregated:
     uid, m = spec.unit.id, spec.unit.rows_bound
     keyed = raw.withColumn(UNIT, F.col(f"`{uid}`")) if uid is not None else raw
     per_row, shared, width = _per_row(keyed, spec)
-    got = _to_frame(_by_unit(per_row, width, m) if uid is not None else _by_cell(per_row, width, False))
+    got = _to_frame(_by_unit(per_row, width, m, len(shared) > 1) if uid is not None
+                    else _by_cell(per_row, width, False))
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
     first = got[got["layout"] == 0]
-    pairs = got.loc[got["unit"].notna(), ["unit", "layout"]]   # (unit, layout) not simple
+    others = first[first["unit"].notna()]   # the units that are not simple
     out.rows = int(first["total"].sum())
-    out.units = int(first.loc[first["unit"].isna(), "units"].sum()) + int(first["unit"].notna().sum())
-    over = first[first["unit"].notna() & (first["total"] > m)] if m is not None else first.iloc[:0]
+    out.units = int(first.loc[first["unit"].isna(), "units"].sum()) + len(others)
+    over = others[others["total"] > m] if m is not None else others.iloc[:0]
     out.kept = out.rows - int((over["total"] - (m or 0)).sum())
     body = got[got["unit"].isna()]
-    if len(pairs):   # their kept rows, per cell: only for the layouts where they are not simple
-        rows, _, _ = _per_row(_rows_of(keyed, spark, pairs["unit"].unique().tolist(), m if len(over) else None), spec)
-        detail = _to_frame(_by_cell(rows, width, True)).merge(pairs, on=["unit", "layout"])
+    if len(others):   # job 2: their kept rows, per cell
+        units = others["unit"].tolist()
+        if len(units) <= IN_FILTER_UNITS and int(others["total"].sum()) <= DRIVER_ROWS:
+            detail = _on_driver(keyed, units, spec, shared, width)
+        else:
+            rows, _, _ = _per_row(_rows_of(keyed, spark, units, m if len(over) else None), spec)
+            detail = _to_frame(_by_cell(rows, width, True))
         body = pd.concat([body, detail], ignore_index=True)
     _refuse_bad(got, body, shared, width, keyed, spec)
     return _assemble(out, body, spec, shared)
