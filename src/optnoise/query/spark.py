@@ -185,7 +185,7 @@ __all__ = ["aggregate_spark"]
 
 
 # ------------------------------------------------------------------ the JVM path (typed columns)
-def _layout_fields(spec: QuerySpec) -> tuple[list[list[Statistic]], int, list[list[Any]]]:
+def _layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Statistic]], int, list[list[Any]]]:
     """The layouts (:func:`.aggregate.layouts`), the number of value slots (the most summed
     statistics of one layout) and, per layout, the per-row columns: its index, the row's cell
     (null when not counted), the flags ``nw`` (fails ``where``) and ``ud`` (undeclared key or
@@ -193,7 +193,7 @@ def _layout_fields(spec: QuerySpec) -> tuple[list[list[Statistic]], int, list[li
     its value is bad (missing or not finite)."""
     from pyspark.sql import functions as F
 
-    from .spark_rules import declared_index, matches, scaled_value
+    from .spark_rules import INTEGER, declared_index, matches, scaled_value
     shared = layouts(spec.statistics)
     width = max(len([s for s in carriers(group) if s.value_column]) for group in shared)
     out = []
@@ -202,8 +202,8 @@ def _layout_fields(spec: QuerySpec) -> tuple[list[list[Statistic]], int, list[li
         where = F.lit(True)
         for cond in first.where:
             where = where & matches(cond)
-        g = declared_index(first.by, first.groups) if first.by else F.lit(0).cast("long")   # type: ignore[arg-type]
-        k = declared_index(first.key, first.keys) if first.key else F.lit(0).cast("long")   # type: ignore[arg-type]
+        g, k = (declared_index(col, keys, types[col] in INTEGER) if col and keys else F.lit(0).cast("long")
+                for col, keys in ((first.by, first.groups), (first.key, first.keys)))
         counted = where & g.isNotNull() & k.isNotNull()
         fields = [F.lit(i).alias("layout"), F.when(counted, g * (first.keys.size if first.keys else 1) + k).alias("cell"),
                   (~where).cast("long").alias("nw"), (where & ~counted).cast("long").alias("ud")]
@@ -232,7 +232,7 @@ def _sums(width: int) -> list[Any]:
 def _per_row(rows: Any, spec: QuerySpec) -> tuple[Any, list[list[Statistic]], int]:
     """One row per (input row, layout): the unit, the layout's cell, flags and values."""
     from pyspark.sql import functions as F
-    shared, width, fields = _layout_fields(spec)
+    shared, width, fields = _layout_fields(spec, {f.name: f.dataType.simpleString() for f in rows.schema.fields})
     base = [F.col(UNIT), F.col(ROW)] if spec.unit.id is not None else [F.col(ROW)]
     noid = F.when(F.col(UNIT).isNull(), F.col(ROW)) if spec.unit.id is not None else F.lit(None).cast("long")
     if len(fields) == 1:

@@ -9,12 +9,11 @@ local engine's, bit for bit:
   doubles, as ``np.isin`` and ``>=`` on float64 do.
 * :func:`declared_index` is :func:`.aggregate.declared_index`: integer keys accept an
   integral finite number (``x % 1 == 0``), text keys compare as text; else null (-1 there).
-* :func:`scaled_value` is :func:`.aggregate._values`: ``np.rint(x / resolution)`` (half to
-  even on the float64 quotient) is ``bround(x / resolution, 0)`` on the same IEEE double
-  (Spark rounds the double's shortest decimal form, which lies on the same side of every
-  ``k + 1/2``: a double equal to ``k + 1/2`` prints as it, and any other double's shortest
-  form rounds back to it, so it is strictly between the same two halves), then clipped to
-  the integer clamp; a value is clamped when ``x < lower`` or ``x > upper`` as doubles.
+* :func:`scaled_value` is :func:`.aggregate._values`: ``np.rint(x / resolution)`` (the
+  float64 quotient, rounded half to even) is Spark's ``rint`` (Java's ``Math.rint``: the same
+  IEEE operation) of the same double quotient, then clipped to the integer clamp; a value is
+  clamped when ``x < lower`` or ``x > upper`` as doubles. (Not ``bround``/``round``: they
+  round the double's decimal text through ``BigDecimal``, slower per row.)
 
 :func:`eligible` says when these apply: every column the rules read as a number is an
 integer or floating-point column, every column compared as text is a string column, and the
@@ -85,17 +84,22 @@ def matches(cond: Condition) -> Any:
     return F.coalesce(hit, F.lit(False))
 
 
-def declared_index(name: str, keys: Keys) -> Any:
+def declared_index(name: str, keys: Keys, integral: bool) -> Any:
     """The value's position among the declared keys as a long, null when undeclared or
-    missing (:func:`.aggregate.declared_index`)."""
+    missing (:func:`.aggregate.declared_index`); an ``integral`` column's values compare as
+    integers (no double on the way, as there)."""
     from pyspark.sql import functions as F
     if not keys.integer:
         lookup = F.create_map(*[F.lit(x) for i, v in enumerate(keys.values) for x in (v, i)])
         return lookup[F.col(f"`{name}`")].cast("long")
-    x = number(name)
     lo, hi = min(keys.values), max(keys.values)
-    inside = present(x) & (x % 1.0 == 0.0) & (x >= F.lit(float(lo))) & (x <= F.lit(float(hi)))
-    whole = F.when(inside, x).cast("long")   # |x| <= max |key| here: exact, no overflow
+    if integral:
+        x = F.col(f"`{name}`").cast("long")
+        whole = F.when((x >= F.lit(lo)) & (x <= F.lit(hi)), x)
+    else:
+        x = number(name)
+        inside = present(x) & (x % 1.0 == 0.0) & (x >= F.lit(float(lo))) & (x <= F.lit(float(hi)))
+        whole = F.when(inside, x).cast("long")   # |x| <= max |key| here: exact, no overflow
     if keys.values == tuple(range(lo, lo + keys.size)):
         return whole - F.lit(lo)
     lookup = F.create_map(*[F.lit(x) for i, v in enumerate(keys.values) for x in (v, i)])
@@ -111,7 +115,7 @@ def scaled_value(stat: Statistic) -> tuple[Any, Any, Any]:
     lo, hi = stat.clamp   # type: ignore[misc]
     slo, shi = stat.scaled_clamp
     bad = ~present(x) | (F.abs(x) == F.lit(float("inf")))
-    scaled = F.bround(x / F.lit(float(stat.resolution)), 0)
+    scaled = F.rint(x / F.lit(float(stat.resolution)))
     value = F.least(F.greatest(scaled, F.lit(float(slo))), F.lit(float(shi))).cast("long")
     clamped = (x < F.lit(float(lo))) | (x > F.lit(float(hi)))
     return value, clamped, bad
