@@ -237,11 +237,14 @@ def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
     builders, nb = pair_builders(mechanism, neighbourhood, max_memory=max_memory)
     if isinstance(mechanism, Channel) and len(builders) * mechanism.n_outputs >= STREAM_CELLS \
             and isinstance(nb, InputPairs) and nb.covers_all(mechanism.n_inputs):
+        from .sparse_complete import float_sparse_summary
         pairs = lazy_map(builders, lambda label, b: LazyPair(label, lambda: _float_pair(b())))
         columns = _column_pair(mechanism.matrix, FloatPair)
-        return PrivacyProfile(pairs, nb, space="channel", summarize=complete_summary(
-            len(pairs), lambda eps, d: PrivacyProfile((columns,), nb).values(eps, d),
-            lambda eps, d: PrivacyProfile(pairs, nb)._from_pairs(eps, d)))
+        by_column: Summarizer = lambda eps, d: PrivacyProfile((columns,), nb).values(eps, d)  # noqa: E731
+        every = float_sparse_summary(mechanism.matrix, lambda: _pure_of(by_column))
+        if every is None:   # rows with many outputs: pair by pair
+            every = lambda eps, d: PrivacyProfile(pairs, nb)._from_pairs(eps, d)  # noqa: E731
+        return PrivacyProfile(pairs, nb, space="channel", summarize=complete_summary(len(pairs), by_column, every))
     if isinstance(mechanism, IntegerPMF) and mechanism.finite_support and mechanism.probs.ndim == 1 \
             and mechanism.probs.size * len(builders) >= STREAM_CELLS:
         return _streamed_line_profile(mechanism, nb, builders)  # type: ignore[arg-type]

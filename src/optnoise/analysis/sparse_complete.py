@@ -41,7 +41,7 @@ import numpy as np
 from .exact import exp_lower, float_up, log_up
 from .exact_fast import IntegerPair, as_weights, compare_ratio
 from ..target import check_delta
-from .floating import PairMaxima
+from .floating import RATIO_TOLERANCE, FloatPair, PairMaxima
 
 #: Rows with at most this many positive weights take the sparse certificate.
 MOST = 8
@@ -91,7 +91,7 @@ class SparseComplete:
         for lo in range(0, self.size, self.rows_per_block):
             hi = min(self.size, lo + self.rows_per_block)
             cols = self.cols[lo:hi]
-            p = np.where(self.used[lo:hi], np.take_along_axis(self.w[lo:hi], cols, axis=1), np.uint64(0))
+            p = np.where(self.used[lo:hi], np.take_along_axis(self.w[lo:hi], cols, axis=1), self.w.dtype.type(0))
             P = np.broadcast_to(p[:, None, :], (hi - lo, self.size, self.k))
             Q = self.w[:, cols].transpose(1, 0, 2)            # Q[i, b, j] = w[b, cols[i, j]]
             yield lo, np.ascontiguousarray(P), np.ascontiguousarray(Q)
@@ -179,6 +179,91 @@ class SparseComplete:
                     best, label = got, pair.label
 
 
+class FloatSparse(SparseComplete):
+    """The same pairs in floating point (the float analysis: :class:`FloatPair` drops the cells
+    where ``p = 0`` itself, so each pair on its row's support is the pair)."""
+
+    def pair(self, a: int, b: int) -> FloatPair:  # type: ignore[override]
+        cols = self.cols[a][self.used[a]]
+        return FloatPair(self.w[a, cols], self.w[b, cols], _label(a, b))
+
+    def curves(self, epsilon: float, lo: int, P: np.ndarray, Q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``delta_DP`` and ``delta_PDP`` of every pair of the block at ``epsilon`` (as
+        :class:`FloatPair` computes them; 0 on the diagonal)."""
+        e = math.exp(epsilon) if epsilon < 700 else math.inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            excess = np.where(Q == 0, P, P - e * Q)
+            violated = (P > e * Q * (1.0 + RATIO_TOLERANCE)) | (Q == 0)
+        dp = np.where(excess > 0, excess, 0.0).sum(axis=2)
+        pdp = np.where(violated & (P > 0), P, 0.0).sum(axis=2)
+        rows = np.arange(P.shape[0])
+        dp[rows, lo + rows] = 0.0
+        pdp[rows, lo + rows] = 0.0
+        return dp, pdp
+
+    def worst(self, epsilon: float) -> tuple[tuple[float, str], tuple[float, str]]:
+        """``(max delta_DP, label), (max delta_PDP, label)`` at ``epsilon``."""
+        best = [(0.0, _label(0, 1)), (0.0, _label(0, 1))]
+        for lo, P, Q in self.blocks():
+            for k, curve in enumerate(self.curves(epsilon, lo, P, Q)):
+                i, b = np.unravel_index(int(np.argmax(curve)), curve.shape)
+                if curve[i, b] > best[k][0]:
+                    best[k] = (float(curve[i, b]), _label(lo + int(i), int(b)))
+        return best[0], best[1]
+
+    def float_inverse(self, delta: float, pdp: bool) -> tuple[float, str]:
+        """The largest ``epsilon_DP(delta)`` (or PDP) over the pairs: a pair is evaluated only
+        if its ``delta`` at the running maximum exceeds ``delta`` (the curves are
+        non-increasing), the most exceeding first."""
+        best, label = -1.0, _label(0, 1)
+        seen: set[tuple[int, int]] = set()   # float round-off must not bring a pair back
+        while True:
+            found: list[tuple[float, int, int]] = []
+            for lo, P, Q in self.blocks():
+                curve = self.curves(max(best, 0.0), lo, P, Q)[1 if pdp else 0]
+                rises = np.flatnonzero(curve.ravel() > delta) if best >= 0 else np.argsort(-curve.ravel())[:PER_ROUND]
+                for j in rises[np.argsort(-curve.ravel()[rises])]:
+                    i, b = np.unravel_index(int(j), curve.shape)
+                    if (lo + int(i), int(b)) not in seen:
+                        found.append((float(curve[i, b]), lo + int(i), int(b)))
+                    if len(found) >= PER_ROUND:
+                        break
+            if not found:
+                return max(best, 0.0), label
+            for _, a, b in sorted(found, reverse=True)[:PER_ROUND]:
+                seen.add((a, b))
+                pair = self.pair(a, b)
+                got = pair.epsilon_pdp(delta) if pdp else pair.epsilon_dp(delta)
+                if got > best:
+                    best, label = got, pair.label
+            if math.isinf(best):
+                return best, label
+
+
+def float_sparse_summary(matrix: np.ndarray, pure: Callable[[], tuple[float, str]]
+                         ) -> Callable[[float | None, float | None], PairMaxima] | None:
+    """The float twin of :func:`sparse_summary` (the float analysis of the same channel)."""
+    m = np.asarray(matrix, dtype=np.float64)
+    got = support((m > 0).astype(np.uint64))
+    if got is None:
+        return None
+    fs = FloatSparse(m, 1, *got)
+
+    def summarize(epsilon: float | None, delta: float | None) -> PairMaxima:
+        eps_pure, pure_label = pure()
+        worst, out = {"epsilon_pure": pure_label}, {"epsilon_pure": eps_pure}
+        if epsilon is not None:
+            (dp, ldp), (pdp, lpdp) = fs.worst(epsilon)
+            out.update(delta_dp=dp, delta_pdp=pdp)
+            worst.update(delta_dp=ldp, delta_pdp=lpdp)
+        if delta is not None:
+            (edp, l1), (epdp, l2) = fs.float_inverse(delta, False), fs.float_inverse(delta, True)
+            out.update(epsilon_dp=edp, epsilon_pdp=epdp)
+            worst.update(epsilon_dp=l1, epsilon_pdp=l2)
+        return PairMaxima(pairs=fs.size * (fs.size - 1), worst=worst, **out)
+    return summarize
+
+
 def sparse_summary(weights: np.ndarray, denominator: int, pure: Callable[[], tuple[float, str]]
                    ) -> Callable[[float | None, float | None], PairMaxima] | None:
     """The maxima over every ordered pair of the channel's inputs, or ``None`` when its rows are
@@ -225,4 +310,5 @@ def _infinite_mass(sc: SparseComplete) -> tuple[Fraction, str]:
     return Fraction(best, sc.d), _label(*at)
 
 
-__all__ = ["BLOCK_CELLS", "MOST", "PER_ROUND", "SparseComplete", "sparse_summary", "support"]
+__all__ = ["BLOCK_CELLS", "MOST", "PER_ROUND", "FloatSparse", "SparseComplete", "float_sparse_summary", "sparse_summary",
+           "support"]
