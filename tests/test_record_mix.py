@@ -83,7 +83,7 @@ def test_bound_never_exceeds_the_plain_optimum(n, eps, delta, kind, seed):
         assert abs(sol.cost - opt) <= GAP_TOLERANCE * opt
 
 
-@pytest.mark.parametrize("n,eps,delta", [(8, 1.0, 1e-3), (10, 0.5, 1e-2), (9, 2.0, 1e-4)])
+@pytest.mark.parametrize("n,eps,delta", [(10, 1.0, 1e-3), (12, 1.0, 1e-3), (10, 1.0, 1e-4), (9, 0.3, 1e-3)])
 def test_optimal_where_it_says_so(n, eps, delta):
     """abs-error, uniform: the max-flow plans close the gap (the design says optimal) and the
     cost is the plain LP's optimum within the tolerance."""
@@ -115,13 +115,15 @@ def test_plans_serve_every_sender_within_capacity(plan):
 
 
 def test_flow_plan_stays_under_caps_that_admit_a_plan():
-    """K is a feasible plan itself (a random one, rows = supply, columns below cap): the max-flow
-    fits under it up to the flooring (1e-9 of the supply), where proportional fitting may not."""
+    """K is a feasible plan itself (a random one, rows = supply, columns = cap, all tight): the
+    max-flow fits under it up to the flooring (each capacity loses under one unit of 2^-30 of the
+    supply, so the flow loses at most one unit per edge)."""
     rng = np.random.default_rng(7)
     plan0 = rng.random((30, 40)) * (rng.random((30, 40)) < 0.3)
     supply, cap = plan0.sum(axis=1), plan0.sum(axis=0)
     lam = flow_plan(supply, cap, plan0)
-    assert np.maximum(lam - plan0, 0).sum() <= 1e-7 * supply.sum()
+    units = plan0.size + sum(plan0.shape)
+    assert np.maximum(lam - plan0, 0).sum() <= units * 2.0 ** -30 * supply.sum()
     np.testing.assert_allclose(lam.sum(axis=1), supply, rtol=1e-12)
 
 

@@ -204,18 +204,25 @@ def best_plan(supply: np.ndarray, cap: np.ndarray, K: np.ndarray, rounds: int = 
     return lam
 
 
-def fitted_plans(g: np.ndarray, K: np.ndarray, e_up: float, rounds: int = FIT_ROUNDS) -> tuple[np.ndarray, np.ndarray]:
+def fitted_plans(g: np.ndarray, K: np.ndarray, e_up: float, rounds: int = FIT_ROUNDS,
+                 mirror: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """One plan per column (:func:`best_plan` under ``K``), streamed: ``(T, short)`` with ``T[a, b]
     = max_y lam[a, b, y]`` and ``short[q]`` the largest shortfall ``max(0, -r[q, y])`` of a
-    reduced cost, rounded outward (:func:`delta_bound` says how).
+    reduced cost, rounded outward.
 
     ``r[q, y] = (down(c - u_q) + out_q) - e_up in_q`` is computed in floats and lowered by ``(m +
     4) 2^-53 (|c - u| + out + e_up in)`` (``m`` the terms of a sum: Higham, Thm. 3.5/4.4, with
-    room), which bounds the error of the sums and the three operations."""
+    room), which bounds the error of the sums and the three operations *in any order*.
+
+    ``mirror``: ``g[n - q, n - y] == g[q, y]`` exactly (and ``K`` likewise); only the columns
+    ``y <= n / 2`` are planned and column ``n - y`` takes the mirrored plan ``lam[n - a, n - b]``.
+    Its reduced costs are then exactly those of column ``y`` at the mirrored rows (the same
+    terms, summed in another order: the error bound above covers it), so ``T`` and ``short``
+    are the maxima of the half and its mirror."""
     size = g.shape[0]
     T = np.zeros((size, size))
     short = np.zeros(size)
-    for y in range(size):
+    for y in range((size + 1) // 2 if mirror else size):
         gy = g[:, y]
         send, take = np.flatnonzero(gy < 0), np.flatnonzero(gy > 0)
         out, inn = np.zeros(size), np.zeros(size)
@@ -229,6 +236,8 @@ def fitted_plans(g: np.ndarray, K: np.ndarray, e_up: float, rounds: int = FIT_RO
             r = (w + out) - e_up * inn
             r = down(r - (m + 4) * UNIT * (np.abs(w) + out + e_up * inn) * (1 + 1e-6) - (m + 4) * 5e-324)
         short = np.maximum(short, np.where(np.isnan(r), np.inf, -r))
+    if mirror:
+        T, short = np.maximum(T, T[::-1, ::-1]), np.maximum(short, short[::-1])
     return T, np.maximum(short, 0.0)
 
 
@@ -247,6 +256,9 @@ def delta_bound(c: np.ndarray, u: np.ndarray, epsilon: float, delta: float, roun
     ``sum_q (u_q - min_y c[q, y])``."""
     c = np.asarray(c, dtype=np.float64)
     u = np.asarray(u, dtype=np.float64)
+    mirror = bool(np.array_equal(c, c[::-1, ::-1]))
+    if mirror:   # the mirrored multipliers are as feasible (the constraints' map), so is their mean
+        u = 0.5 * (u + u[::-1])
     e_up = exp_up(epsilon)
     g = c - u[:, None]
     need_rows = np.maximum(u - c.min(axis=1), 0.0)
@@ -254,7 +266,9 @@ def delta_bound(c: np.ndarray, u: np.ndarray, epsilon: float, delta: float, roun
     K = own_plans(g)
     best, best_excess = Bound(-math.inf, "record-delta-dual", math.inf), math.inf
     for _ in range(PASSES):
-        T, short = fitted_plans(g, K, e_up, rounds)
+        if mirror:   # any K serves; a mirror-symmetric one lets half the columns stand for all
+            K = 0.5 * (K + K[::-1, ::-1])
+        T, short = fitted_plans(g, K, e_up, rounds, mirror)
         phi = math.fsum(T.ravel().tolist())
         phi_up = float(np.nextafter(phi * (1 + 4 * UNIT), np.inf))
         value = float(down(sum_down(down(u - short)) - float(np.nextafter(delta * phi_up, np.inf))))
