@@ -20,7 +20,7 @@ k-th power ``k e (1 + e)^(k - 1)``); the FFTs add at most
 :func:`~optnoise.analysis.outward.fft_convolve_error` (Higham 2002, Thm. 24.2, for vectors
 of l2 norm at most 1; scaled here by the norm bound ``(1 + e)``), the ``+inf`` mass is
 computed by the same bilinear formula (``(s + i)^k - s^k`` with ``s`` the finite mass) within
-``4 (k + 4) u`` of its value. ``delta(eps)`` is a sum of masses times weights in ``[0, 1]``,
+``4 (k + 4) u max(1, s + i)^k`` of its value (exactly 0 when ``i = 0``). ``delta(eps)`` is a sum of masses times weights in ``[0, 1]``,
 so the delta read from the float PLD is within the final ``error`` of the exact dominating
 PLD's, plus the evaluation's own round-off
 (:func:`~optnoise.analysis.outward.evaluation_error`); both are added and the sum rounded up
@@ -98,8 +98,8 @@ def self_compose(pld: DensePLD, k: int) -> DensePLD:
     s, i, e = pld.finite_mass, pld.infinity, pld.error
     infinity = max(0.0, (s + i) ** k - s ** k)
     norm = (1.0 + e) ** k
-    error = (k * e * (1.0 + e) ** (k - 1) + fft_power_error(pld.cells, k) * norm
-             + 4 * (k + 4) * U * (s + i + 1.0) ** k)
+    rounding = 4 * (k + 4) * U * max(1.0, s + i) ** k if i > 0 else 0.0   # i = 0: exactly 0
+    error = k * e * (1.0 + e) ** (k - 1) + fft_power_error(pld.cells, k) * norm + rounding
     return DensePLD(pld.low * k, out, infinity, nudge_up(error, 4 * U), pld.step, pld.releases * k, pld.max_loss)
 
 
@@ -112,8 +112,9 @@ def compose(a: DensePLD, b: DensePLD) -> DensePLD:
     out = np.maximum(0.0, np.fft.irfft(np.fft.rfft(a.masses, size) * np.fft.rfft(b.masses, size), size)[:n])
     sa, sb = a.finite_mass, b.finite_mass
     infinity = a.infinity * (sb + b.infinity) + sa * b.infinity
+    rounding = 16 * U * (1.0 + a.error) * (1.0 + b.error) if a.infinity or b.infinity else 0.0
     error = (a.error * (1.0 + b.error) + b.error + fft_convolve_error(n) * (1.0 + a.error) * (1.0 + b.error)
-             + 16 * U * (1.0 + a.error) * (1.0 + b.error))
+             + rounding)
     return DensePLD(a.low + b.low, out, infinity, nudge_up(error, 4 * U), a.step, a.releases + b.releases,
                     max(a.max_loss, b.max_loss))
 
