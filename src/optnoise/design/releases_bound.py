@@ -129,15 +129,21 @@ def binary_h(p: float, q: float, k: int, e: float) -> float:
     return float(np.maximum(binary_terms(p, q, k, e), 0.0).sum())
 
 
+@lru_cache(maxsize=8)
+def binomials(k: int) -> tuple[int, ...]:
+    """``C(K, N)`` for ``N = 0..K``, exact."""
+    return tuple(math.comb(k, n) for n in range(k + 1))
+
+
 def binomial_sum(a: int, b: int, k: int, lo: int, hi: int) -> int:
     """``sum_{N=lo..hi} C(K, N) a^N b^(K-N)`` exactly (Python integers).
 
     Horner's scheme in ``a`` over ``j = N - lo``: ``sum_j C(K, lo+j) a^j b^(m-j)`` with ``m =
     hi - lo``, times ``a^lo b^(K-hi)``; every step multiplies a large integer by a small one
     (linear in its size), where expanding each term costs a product of two large ones."""
-    acc, b_pow = 0, 1
+    combs, acc, b_pow = binomials(k), 0, 1
     for j in range(hi - lo, -1, -1):
-        acc = acc * a + math.comb(k, lo + j) * b_pow
+        acc = acc * a + combs[lo + j] * b_pow
         b_pow *= b
     return acc * a ** lo * b ** (k - hi)
 
