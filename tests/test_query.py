@@ -405,3 +405,38 @@ def test_identical_cells_are_designed_and_certified_once():
     assert (a.cell.name, b.cell.name, c.cell.name) == ("a", "b", "c")
     assert a.cell.noise is b.cell.noise and a.cell.noise is not c.cell.noise
     assert a.answers.cells.tolist() == [[2]] and b.answers.cells.tolist() == [[2]]
+
+
+def test_clamped_cell_takes_the_staircase_where_it_is_cheaper():
+    """A count of rows (distance d > 1) under pure eps: the default clamps Geng & Viswanath's
+    discrete staircase when its E|eta| is at least 1 % below the geometric alpha = e^(-eps/d)'s,
+    computed here independently from (82)-(83) (p(i) ~ b^(i // d), one more b where i % d >= r,
+    b = e^-eps; min over r) and 2 alpha / (1 - alpha^2); else the chained geometric."""
+    import math
+
+    from optnoise.query.mechanisms import noise_abs
+
+    def staircase_abs(eps: float, d: int) -> float:
+        b, i = math.exp(-eps), np.arange(0, 400 * d)
+        best = math.inf
+        for r in range(1, d + 1):
+            p = b ** (i // d) * np.where(i % d < r, 1.0, b)
+            best = min(best, 2 * float((p * i).sum()) / (2 * float(p.sum()) - p[0]))
+        return best
+
+    for eps, d in ((1.0, 5), (3.0, 2), (0.25, 24)):
+        cell = count_cell("c", 500, 0, d, Target(eps))
+        chained = count_cell("c", 500, 0, d, Target(eps), "clamped-geometric")
+        alpha = math.exp(-eps / d)
+        geometric, stair = 2 * alpha / (1 - alpha ** 2), staircase_abs(eps, d)
+        assert cell.epsilon_pure <= eps and cell.space == "clamped-line"
+        assert "geometric noise" in chained.built
+        if stair < geometric / 1.01:
+            assert "staircase" in cell.built
+            # calibrated a little below eps (by the margin its built text names, at most 1e-3 here)
+            assert stair * (1 - 1e-9) <= noise_abs(cell.noise) <= stair * 1.002
+            assert noise_abs(cell.noise) < noise_abs(chained.noise)
+        else:
+            assert cell.built == chained.built
+        out = cell.release(np.array([0, 250, 500] * 200), SeededRandomSource(3))
+        assert out.min() >= 0 and out.max() <= 500
