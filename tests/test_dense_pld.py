@@ -119,17 +119,18 @@ def test_warm_modules_from_the_spec():
     assert warm_modules(_spec(epsilon=1.0, delta=1e-6, mechanism="clamped-discrete-gaussian")) == WARM_MODULES
 
 
-def test_a_pure_query_does_not_import_dp_accounting():
-    """A pure spec's document, total and attack readout included, without dp_accounting."""
-    code = ("import sys, warnings, pandas as pd\n"
-            "warnings.filterwarnings('ignore')\n"
-            "from optnoise.query.release import query\n"
-            "frame = pd.DataFrame({'u': [1, 1, 2, 3], 'k': [0, 1, 1, 0]})\n"
-            "doc = query(frame, {'unit': {'id': 'u', 'max_rows': 2}, 'statistics': {\n"
+def test_a_pure_query_does_not_import_dp_accounting(tmp_path):
+    """A pure spec's document from a file (the command line's path, background imports
+    included), total and attack readout included, without dp_accounting."""
+    (tmp_path / "t.csv").write_text("u,k\n1,0\n1,1\n2,1\n3,0\n")
+    code = ("import sys\n"
+            "from optnoise.query.files import query_file\n"
+            "doc = query_file(sys.argv[1], {'unit': {'id': 'u', 'max_rows': 2}, 'statistics': {\n"
             "    'h': {'kind': 'histogram', 'key': 'k', 'keys': [0, 1], 'epsilon': 1.0},\n"
             "    'n': {'kind': 'count', 'epsilon': 0.5}}})\n"
             "assert doc['total']['attack']['tpr_at_fpr']['0.05'] < 1\n"
             "print(sorted(m for m in sys.modules if m.startswith('dp_accounting')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t.csv")], capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
