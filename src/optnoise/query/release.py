@@ -170,7 +170,9 @@ def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
     the trade-off curve, so the best line over any set of points is a proven bound): the
     composed privacy profile ``delta(eps)`` of every cell one unit moves
     (:func:`optnoise.analysis.composition.delta_curve`: each statistic's pairs as one
-    dominating pair, PLD-composed, and the pure bound; each an upper bound; RDP, which helps
+    dominating pair, PLD-composed with numpy's FFT and a proven allowance
+    (:mod:`optnoise.analysis.dense_pld`, no dp_accounting import), and the pure bound; each
+    an upper bound; RDP, which helps
     only at deltas far below what an FPR of 0.001 reads, is left out) at :data:`ATTACK_GRID` epsilons from 0 to the pure sum (or twice the total's
     epsilon), the total's own ``basic`` and ``pld`` points, and the pure sum
     ``sum k eps_pure``. For a pure total the pure line alone gives the closed form
