@@ -370,14 +370,31 @@ def noise_abs(mechanism: Mechanism) -> float:
 
 
 def cell_for(stat: Statistic, derived: Derived, n: int, offset: int) -> Cell:
-    """The mechanism of one cell of ``stat`` (``n``, ``offset``: the cell's domain)."""
+    """The mechanism of one cell of ``stat`` (``n``, ``offset``: the cell's domain); under the
+    L1 plan (``derived.l1``, :class:`~.neighbourhood.Derived`) pure noise certified at
+    distance 1 for :func:`l1_target`."""
     target = cell_target(stat.target, derived.cells)  # type: ignore[arg-type]
+    distance = derived.distance
+    if derived.l1 is not None:
+        target, distance = l1_target(stat.target, derived.l1), 1  # type: ignore[arg-type]
     if stat.kind in ("peak", "mode"):
         return key_cell(stat.name, stat, target)
     if stat.unbiased:
-        return unbiased_cell(stat.name, n, offset, int(derived.distance), target)  # type: ignore[arg-type]
-    return count_cell(stat.name, n, offset, int(derived.distance), target, stat.mechanism)  # type: ignore[arg-type]
+        return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
+    return count_cell(stat.name, n, offset, int(distance), target, stat.mechanism)  # type: ignore[arg-type]
+
+
+#: Relative room under ``epsilon / l1`` for the L1 plan's cells, so that ``l1`` times the
+#: cell's certificate, rounded up, stays within the statistic's epsilon.
+L1_MARGIN = 1e-9
+
+
+def l1_target(target: Target, l1: int) -> Target:
+    """A cell's pure target under the L1 plan: ``epsilon / l1`` (less :data:`L1_MARGIN`),
+    ``delta = 0`` whatever the statistic's (chaining needs pure DP; pure meets every ``(eps,
+    delta)`` and every PDP target)."""
+    return Target(target.epsilon / l1 * (1 - L1_MARGIN))
 
 
 __all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "cell_for", "cell_target", "channel_fits", "count_cell",
-           "coarse", "family_designs", "key_cell", "noise_abs", "unbiased_cell"]
+           "coarse", "family_designs", "key_cell", "l1_target", "noise_abs", "unbiased_cell"]
