@@ -69,8 +69,23 @@ class Planned:
         return self.parts[0].composition_profile()
 
     @property
+    def l1_epsilon(self) -> float | None:
+        """Under the L1 plan (``derived.l1``): the statistic's proven pure epsilon, ``l1`` times
+        the cell's certificate at distance 1, multiplied exactly and rounded up (the chaining
+        argument: :mod:`.neighbourhood`); ``None`` otherwise."""
+        if self.derived.l1 is None or self.cell is None:
+            return None
+        from fractions import Fraction
+
+        from ..analysis.outward import sum_up
+        return sum_up([Fraction(self.cell.epsilon_pure) * self.derived.l1])
+
+    @property
     def parts(self) -> list:
-        """What one unit can move, for the unit's total: the cell once per cell it moves."""
+        """What one unit can move, for the unit's total: the cell once per cell it moves (under
+        the L1 plan, binary randomized response at the statistic's pure epsilon, once)."""
+        if self.l1_epsilon is not None:
+            return [TheoremPart(self.stat.name, dominating_rr(self.l1_epsilon), self.l1_epsilon)]
         if self.cell is not None:
             return [self.cell] * self.derived.cells
         eps = cell_target(self.stat.target, self.derived.cells).epsilon  # type: ignore[arg-type]
@@ -170,7 +185,9 @@ def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
     the trade-off curve, so the best line over any set of points is a proven bound): the
     composed privacy profile ``delta(eps)`` of every cell one unit moves
     (:func:`optnoise.analysis.composition.delta_curve`: each statistic's pairs as one
-    dominating pair, PLD-composed, and the pure bound; each an upper bound; RDP, which helps
+    dominating pair, PLD-composed with numpy's FFT and a proven allowance
+    (:mod:`optnoise.analysis.dense_pld`, no dp_accounting import), and the pure bound; each
+    an upper bound; RDP, which helps
     only at deltas far below what an FPR of 0.001 reads, is left out) at :data:`ATTACK_GRID` epsilons from 0 to the pure sum (or twice the total's
     epsilon), the total's own ``basic`` and ``pld`` points, and the pure sum
     ``sum k eps_pure``. For a pure total the pure line alone gives the closed form
@@ -383,6 +400,13 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
                               "epsilon_pure": _up_sum([cell.epsilon_pure] * item.derived.cells),
                               "composition": "basic composition over the cells one unit moves, of the cell's "
                                              "certificate under its derived distances, rounded up"}
+        if item.l1_epsilon is not None:
+            doc["certificate"].update(
+                epsilon_pure=item.l1_epsilon, l1=item.derived.l1,
+                composition=f"L1 plan: one unit moves the cells by at most {item.derived.l1} in all; each cell's "
+                            "noise is certified pure at distance 1 (eps1), so a cell moved by s is |s| eps1-DP "
+                            "(chaining) and the independent cells together eps1 x (sum of |s|) <= "
+                            f"{item.derived.l1} eps1, multiplied exactly and rounded up")
     else:
         doc["mechanism"] = {"name": "report-noisy-max", "rule": "permute-and-flip",
                             "score_sensitivity": item.sensitivity}
