@@ -267,7 +267,9 @@ def float_sparse_summary(matrix: np.ndarray, pure: Callable[[], tuple[float, str
 def sparse_summary(weights: np.ndarray, denominator: int, pure: Callable[[], tuple[float, str]]
                    ) -> Callable[[float | None, float | None], PairMaxima] | None:
     """The maxima over every ordered pair of the channel's inputs, or ``None`` when its rows are
-    not sparse (:func:`support`). ``pure()`` gives ``(epsilon_pure, label)`` (the column pair)."""
+    not sparse (:func:`support`). ``pure()`` gives ``(epsilon_pure, label)`` (the column pair).
+
+    Proof: docs/proofs/per-record-delta-bound.md (Claim 4)."""
     got = support(weights)
     if got is None:
         return None
