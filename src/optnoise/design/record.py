@@ -175,6 +175,20 @@ class _PlainMaster:
         return np.asarray(res.eqlin.marginals, dtype=np.float64), np.asarray(res.x, dtype=np.float64)
 
 
+def interior_multipliers(cost: np.ndarray, epsilon: float) -> np.ndarray:
+    """Row multipliers of the per-record pure LP over *every* output, from HiGHS's interior-point
+    method without crossover: a point inside the optimal dual face rather than a vertex (the
+    per-record ``(eps, delta)`` bound, :mod:`optnoise.design.record_mix`, can need one). A
+    candidate only: whoever uses it checks it (the bounds repair any shortfall).
+    ``O(n^2)`` variables: for small ``n``."""
+    c = np.asarray(cost, dtype=np.float64)
+    master = _Master(c, math.exp(epsilon) * (1.0 - RATIO_MARGIN))
+    master.h.setOptionValue("solver", "ipm")
+    master.h.setOptionValue("run_crossover", "off")
+    master.add(list(range(c.shape[0])))
+    return master.solve()[0]
+
+
 def master_for(c: np.ndarray, e: float, incremental: bool = True) -> _Master | _PlainMaster:
     """The incremental master where scipy exposes HiGHS, else the plain one."""
     if incremental:
@@ -274,5 +288,6 @@ def solve_record(cost: np.ndarray, epsilon: float, *, time_limit: float | None =
                           time.perf_counter() - t0, u)
 
 
-__all__ = ["MAX_ROUNDS", "PER_ROUND", "START_OUTPUTS", "RecordSolution", "channel_of", "master_for", "mix_to_ratio",
+__all__ = ["MAX_ROUNDS", "PER_ROUND", "START_OUTPUTS", "RecordSolution", "channel_of", "interior_multipliers",
+           "master_for", "mix_to_ratio",
            "solve_record"]
