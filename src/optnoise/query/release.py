@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Iterable
 
 import numpy as np
@@ -80,7 +81,7 @@ class Planned:
         from ..analysis.outward import sum_up
         return sum_up([Fraction(self.cell.epsilon_pure) * self.derived.l1])
 
-    @property
+    @cached_property
     def parts(self) -> list:
         """What one unit can move, for the unit's total: the cell once per cell it moves (under
         the L1 plan, binary randomized response at the statistic's pure epsilon, once)."""
