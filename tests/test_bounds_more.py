@@ -148,7 +148,7 @@ def test_certified_above_is_the_exact_sum_over_the_positive_terms(k, q, spread, 
     terms = [math.comb(k, n) * (fp ** n * (1 - fp) ** (k - n) - fe * fq ** n * (1 - fq) ** (k - n))
              for n in range(k + 1)]
     exact = sum(t for t in terms if t > 0)
-    if exact <= Fraction(1, 10 ** 9):
+    if exact <= Fraction(1, 10 ** 6):   # below, float signs of near-cancelling terms may pick the range
         return
     below, above = float(exact * (1 - Fraction(1, 10 ** 6))), float(exact * (1 + Fraction(1, 10 ** 6)))
     assert certified_above(p, q, k, below, e)

@@ -160,7 +160,9 @@ def certified_above(p: float, q: float, k: int, delta: float, e_up: float) -> bo
     :data:`BINARY_MAX_K`: the integers have about ``K`` times a float's bits.)"""
     t = binary_terms(p, q, k, e_up)
     positive = np.nonzero(t > 0)[0]
-    if positive.size == 0 or float(np.sum(t[positive])) <= delta:
+    # a float screen only: rejected where even a generous allowance for the float sum's
+    # cancellation (terms of up to ~1 summing to ~delta) cannot reach delta; the rest is exact
+    if positive.size == 0 or float(np.sum(t[positive])) + 1e-12 * float(np.abs(t).sum()) <= delta:
         return False
     lo, hi = int(positive[0]), int(positive[-1])
     fp, fq, fe, fd = Fraction(p), Fraction(q), Fraction(e_up), Fraction(delta)

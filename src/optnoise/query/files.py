@@ -52,7 +52,8 @@ def warm_modules(spec: QuerySpec) -> tuple[str, ...]:
             s.mechanism == "clamped-discrete-gaussian" for s in stats):
         return WARM_MODULES
     budget = spec.budget
-    if budget is not None and sum(float(t.epsilon) for t in targets) > budget.epsilon:  # type: ignore[union-attr,arg-type]
+    if budget is not None and budget.epsilon is not None and \
+            sum(float(t.epsilon) for t in targets) > budget.epsilon:  # type: ignore[union-attr,arg-type]
         return WARM_MODULES
     return ()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Iterable
 
 import numpy as np
@@ -80,7 +81,7 @@ class Planned:
         from ..analysis.outward import sum_up
         return sum_up([Fraction(self.cell.epsilon_pure) * self.derived.l1])
 
-    @property
+    @cached_property
     def parts(self) -> list:
         """What one unit can move, for the unit's total: the cell once per cell it moves (under
         the L1 plan, binary randomized response at the statistic's pure epsilon, once)."""
@@ -141,6 +142,9 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     from ..analysis.composition import compose_sequence
     from ..analysis.outward import sum_up
     budget = spec.budget
+    attack_target = budget if budget is not None and budget.notion == "attack" else None
+    if attack_target is not None:   # checked on the attack readout below
+        budget = None
     parts = [p for item in planned for p in item.parts]
     eps = [p.epsilon_delta for p in parts]
     basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
@@ -166,15 +170,31 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
         total["within_budget"] = within(basic, pld, budget)
         if not total["within_budget"]:
             raise over_budget(total, budget)
-    total["attack"] = total_attack(items, total, spec.unit)
+    extra = () if attack_target is None or attack_target.max_tpr is None else (attack_target.at_fpr,)
+    total["attack"] = total_attack(items, total, spec.unit, extra)
+    if attack_target is not None:
+        total["budget"] = attack_target.to_json()
+        total["within_budget"] = attack_within(total["attack"], attack_target)
+        if not total["within_budget"]:
+            raise over_budget(total, attack_target)
     return total
+
+
+def attack_within(attack: dict, budget: Any) -> bool:
+    """Whether the unit's best attacker meets a budget in attack terms (``max_tpr`` at
+    ``at_fpr``, ``max_mu``): read on ``total.attack``, a proven upper bound on the attacker
+    (:func:`total_attack`), so a pass is proven; a fail may be the bound's looseness (the
+    refusal says which bound it read)."""
+    tpr = attack["tpr_at_fpr"][f"{budget.at_fpr:g}"] if budget.max_tpr is not None else None
+    mu = attack["mu_gdp"] if budget.max_mu is not None else None
+    return budget.admits_attack(tpr=tpr, mu=mu, exact=True)
 
 
 #: Epsilons of the grid at which the composed privacy profile is read for the attack bound.
 ATTACK_GRID = 16
 
 
-def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
+def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any, fprs: tuple[float, ...] = ()) -> dict:
     """The unit's total in attack terms (``total.attack``, the shape of the release manifest's):
     a proven upper bound on the best attacker's TPR at each FPR, fast.
 
@@ -215,7 +235,7 @@ def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
     eps, deltas = delta_curve(items, grid, orders=(), max_combinations=1)
     points += list(zip(eps.tolist(), deltas.tolist()))
     symmetric = all(swap_closed(prof.neighbourhood) for prof, _ in items)
-    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*DEFAULT_FPRS, WORDS_FPR}))
+    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*DEFAULT_FPRS, WORDS_FPR, *fprs}))
     who = f"a {unit.id}'s rows" if unit.id else "a row"
     if unit.change == "add-remove":
         words = {"subject": who, "verb": "were", "qualifier": " (A: in the table, B: left out)"}
