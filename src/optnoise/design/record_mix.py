@@ -102,7 +102,8 @@ class RecordMixSolution:
 
     @property
     def gap(self) -> float:
-        return relative_gap(self.cost, self.bound.value)
+        """``(cost - bound) / cost``: the bound's :meth:`~optnoise.design.bounds.Bound.gap`."""
+        return self.bound.gap(self.cost)
 
 
 def mixture(B: np.ndarray, c: np.ndarray, delta: float) -> np.ndarray:
