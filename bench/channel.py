@@ -168,7 +168,12 @@ SCALE: dict[str, tuple] = {
     "record-pure-n400": (400, "record", 0.0, "abs-error"),
     "record-pure-n1000": (1000, "record", 0.0, "abs-error"),
     "record-delta-n20": (20, "record", 1e-3, "abs-error"),
+    "record-delta-n30": (30, "record", 1e-3, "abs-error"),
     "record-delta-n40": (40, "record", 1e-3, "abs-error"),
+    # from n = 25 the pure optimum mixed with delta on the answer (design/record_mix.py)
+    "record-delta-n100": (100, "record", 1e-3, "abs-error"),
+    "record-delta-n400": (400, "record", 1e-3, "abs-error"),
+    "record-delta-n1000": (1000, "record", 1e-3, "abs-error"),
     # the PDP MILP (delta 0.05, neighbours one apart): row generation against the full MILP of the
     # previous revision (which refuses n > 12; this one n > 16); no plain linprog (a MILP), PDP_TIME_LIMIT s each
     "sd1-pdp-n10": (10, "sd1", 0.05, "abs-error", "pdp"),

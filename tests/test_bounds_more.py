@@ -136,6 +136,25 @@ def test_certified_above_decides_exactly():
     assert not certified_above(1.0, 0.25, 3, 63 / 64, 1.0)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([2, 7, 40, 365]), st.floats(1e-12, 1.0), st.floats(0.0, 3.0),
+       st.sampled_from([1.0, 1.5, 2.718281828459045]))
+def test_certified_above_is_the_exact_sum_over_the_positive_terms(k, q, spread, e):
+    # independent: the same decision from Fractions term by term (no Horner, no common
+    # denominator), at delta just below and just above the exact sum of the positive terms
+    from fractions import Fraction
+    p = min(1.0, q * (1.0 + spread))
+    fp, fq, fe = Fraction(p), Fraction(q), Fraction(e)
+    terms = [math.comb(k, n) * (fp ** n * (1 - fp) ** (k - n) - fe * fq ** n * (1 - fq) ** (k - n))
+             for n in range(k + 1)]
+    exact = sum(t for t in terms if t > 0)
+    if exact <= Fraction(1, 10 ** 6):   # below, float signs of near-cancelling terms may pick the range
+        return
+    below, above = float(exact * (1 - Fraction(1, 10 ** 6))), float(exact * (1 + Fraction(1, 10 ** 6)))
+    assert certified_above(p, q, k, below, e)
+    assert not certified_above(p, q, k, above, e)
+
+
 def test_root_up_is_a_rational_upper_root():
     from fractions import Fraction
     for d in (1e-6, 1e-300, 0.3, 5e-324):

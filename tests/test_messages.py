@@ -51,11 +51,12 @@ MESSAGES = {
     "5b": (["design", "--n", "5", "--epsilon", "1", "--delta", "1e-6", "--releases", "100000000"], 2,
            ["invalid --releases: 100000000", "composing 100000000 releases", "would take about",
             "fewer releases, or --max-seconds raises the limit"], ["grid points", "max_seconds"]),
+    # --worst-case keeps the channel LP (a prior-averaged per-record request is the pure design mixed)
     "time-channel": (["design", "--form", "channel", "--n", "60", "--epsilon", "1", "--delta", "0.01",
-                      "--per-record"], 2, ["invalid --n: 60", "would take about", "the limit is about 5 minutes",
+                      "--per-record", "--worst-case"], 2, ["invalid --n: 60", "would take about", "the limit is about 5 minutes",
                                            "--max-seconds raises the limit"], ["max_seconds"]),
     "time-tiny": (["design", "--form", "channel", "--n", "30", "--epsilon", "1", "--delta", "0.01", "--per-record",
-                   "--max-seconds", "0.5"], 2, ["invalid --n: 30", "would take about", "the limit is under a second"],
+                   "--worst-case", "--max-seconds", "0.5"], 2, ["invalid --n: 30", "would take about", "the limit is under a second"],
                   []),
     "time-release": (["release", "--input", "{d.csv}", "--spec", "{s_wide.toml}", "--output", "{o_wide.csv}",
                       "--max-seconds", "1"], 2,
@@ -186,7 +187,8 @@ def test_time_is_refused_before_it_starts_in_the_library():
     from optnoise.errors import OptnoiseError, TimeLimitError
     from optnoise.resources import format_seconds, lp_seconds, parse_seconds
     with pytest.raises(TimeLimitError) as info:
-        design(Request(space="channel", n=30, target=Target(1.0, 0.01), unit="record", max_seconds=0.01))
+        design(Request(space="channel", n=30, target=Target(1.0, 0.01), unit="record", worst_case=True,
+                       max_seconds=0.01))   # the worst case keeps the channel LP
     exc = info.value
     assert isinstance(exc, OptnoiseError) and exc.parameter == "n" and exc.limit == 0.01
     assert exc.estimate > 0.01 and format_seconds(exc.estimate) in str(exc) and "max_seconds raises" in str(exc)

@@ -90,7 +90,7 @@ def test_derived_neighbourhood_covers_every_neighbouring_table(name, change):
     d = derive(stat, spec.unit)
     limit = score_sensitivity(stat, spec.unit) if name == "peak-scores" else d.distance
     contents = [c for r in range(4) for c in itertools.combinations_with_replacement(ROWS, r)]
-    worst, cells_moved = 0, 0
+    worst, cells_moved, total_moved = 0, 0, 0
     for other in (contents[0], contents[-1]):        # the rest of the table: empty, or full
         base = [other]
         for mine in contents:
@@ -100,12 +100,15 @@ def test_derived_neighbourhood_covers_every_neighbouring_table(name, change):
                 diff = np.abs(a - _answer(spec, nb))
                 worst = max(worst, int(diff.max()))
                 cells_moved = max(cells_moved, int((diff > 0).sum()))
+                total_moved = max(total_moved, int(diff.sum()))
     assert worst <= limit
     assert worst == limit                           # reached: the derivation is not loose here
     if name != "peak-scores":
         assert cells_moved <= d.cells
     if name.startswith("histogram-rows"):
         assert cells_moved == d.cells                   # every cell the derivation allows is reached
+    if d.l1 is not None:                                # the L1 plan: the total change, bounded and reached
+        assert name.startswith("histogram-rows") and total_moved == d.l1
 
 
 def test_sum_neighbourhood_with_a_positive_lower_clamp():
@@ -405,3 +408,77 @@ def test_identical_cells_are_designed_and_certified_once():
     assert (a.cell.name, b.cell.name, c.cell.name) == ("a", "b", "c")
     assert a.cell.noise is b.cell.noise and a.cell.noise is not c.cell.noise
     assert a.answers.cells.tolist() == [[2]] and b.answers.cells.tolist() == [[2]]
+
+
+def test_clamped_cell_takes_the_staircase_where_it_is_cheaper():
+    """A count of rows (distance d > 1) under pure eps: the default clamps Geng & Viswanath's
+    discrete staircase when its E|eta| is at least 1 % below the geometric alpha = e^(-eps/d)'s,
+    computed here independently from (82)-(83) (p(i) ~ b^(i // d), one more b where i % d >= r,
+    b = e^-eps; min over r) and 2 alpha / (1 - alpha^2); else the chained geometric."""
+    import math
+
+    from optnoise.query.mechanisms import noise_abs
+
+    def staircase_abs(eps: float, d: int) -> float:
+        b, i = math.exp(-eps), np.arange(0, 400 * d)
+        best = math.inf
+        for r in range(1, d + 1):
+            p = b ** (i // d) * np.where(i % d < r, 1.0, b)
+            best = min(best, 2 * float((p * i).sum()) / (2 * float(p.sum()) - p[0]))
+        return best
+
+    for eps, d in ((1.0, 5), (3.0, 2), (0.25, 24)):
+        cell = count_cell("c", 500, 0, d, Target(eps))
+        chained = count_cell("c", 500, 0, d, Target(eps), "clamped-geometric")
+        alpha = math.exp(-eps / d)
+        geometric, stair = 2 * alpha / (1 - alpha ** 2), staircase_abs(eps, d)
+        assert cell.epsilon_pure <= eps and cell.space == "clamped-line"
+        assert "geometric noise" in chained.built
+        if stair < geometric / 1.01:
+            assert "staircase" in cell.built
+            # calibrated a little below eps (by the margin its built text names, at most 1e-3 here)
+            assert stair * (1 - 1e-9) <= noise_abs(cell.noise) <= stair * 1.002
+            assert noise_abs(cell.noise) < noise_abs(chained.noise)
+        else:
+            assert cell.built == chained.built
+        out = cell.release(np.array([0, 250, 500] * 200), SeededRandomSource(3))
+        assert out.min() >= 0 and out.max() <= 500
+
+
+def test_rows_histogram_l1_plan_certificate_and_error():
+    """A histogram of rows (24 keys, max_rows 24, eps 1): the L1 plan gives each cell pure noise
+    at distance 1 for eps / l1 (l1 = 2m = 48 under replace, m = 24 under add-remove); the
+    statistic's certificate is l1 times the cell's exact one, within eps, and the unit's total
+    says the same; each cell's error is about that of the geometric at eps / l1, 2a / (1 - a^2),
+    against the cell-by-cell plan's e^(-eps / (24 * 24)) -- checked by forcing that plan."""
+    import math
+    from dataclasses import replace as dc_replace
+
+    from optnoise.neighbourhood import Neighbourhood
+    from optnoise.query.mechanisms import cell_for, noise_abs
+    from optnoise.query.neighbourhood import cell_domain
+    frame = pd.DataFrame({"h": np.repeat(np.arange(100), 24), "hour": np.tile(np.arange(24), 100)})
+    for change, l1 in (("replace", 48), ("add-remove", 24)):
+        unit = {"id": "h", "max_rows": 24, "change": change}
+        if change == "add-remove":
+            unit["max_units"] = 200
+        spec = {"unit": unit, "statistics": {"r": {"kind": "histogram", "of": "rows", "key": "hour",
+                                                   "keys": list(range(24)), "epsilon": 1.0}}}
+        parsed = parse_query_spec(spec)
+        stat = parsed.statistics[0]
+        d = derive(stat, parsed.unit)
+        assert d.l1 == l1 and d.cells == 24 and d.distance == 24
+        offset, n = cell_domain(stat, parsed.unit, 100)
+        cell = cell_for(stat, d, n, offset)
+        assert cell.noise.neighbourhood == Neighbourhood.bd(1)
+        assert l1 * cell.epsilon_pure <= 1.0
+        a = math.exp(-1.0 / l1)
+        assert noise_abs(cell.noise) == pytest.approx(2 * a / (1 - a * a), rel=1e-3)
+        old = cell_for(stat, dc_replace(d, l1=None), n, offset)   # cell by cell: 24 cells at eps/24, distance 24
+        assert noise_abs(old.noise) > 10 * noise_abs(cell.noise)
+        doc = query(frame, spec)   # unseeded: the certificates are stated
+        cert = doc["statistics"]["r"]["certificate"]
+        assert cert["l1"] == l1 and cert["epsilon_pure"] <= 1.0
+        assert cert["epsilon_pure"] >= l1 * cert["cell"]["epsilon_pure"]    # rounded up, never down
+        assert doc["total"]["cells"] == 1 and doc["total"]["basic"]["epsilon"] == cert["epsilon_pure"]
+        assert doc["statistics"]["r"]["neighbourhood"]["l1"] == l1

@@ -216,3 +216,29 @@ def test_chained_geometric_interval_covers_every_truth_exactly():
         assert covered >= 1 - alpha
     l, u = _quantiles(form, alpha, 100)
     assert f"[{l}, {u}]" in how
+
+
+def test_attack_budget_is_checked_on_the_attack_readout():
+    """budget = { max_tpr, at_fpr } (or max_mu): met iff the total's attack readout meets it --
+    the readout at at_fpr is a proven bound, never below the pure sum's exact curve
+    min(e^eps FPR, 1 - e^-eps (1 - FPR)) at eps = 1.5 here (the pure line is among its lines),
+    refused just below the readout -- and a share of it is refused."""
+    from optnoise.errors import InvalidParameterError
+    from optnoise.query.files import warm_modules
+    from optnoise.query.spec import parse_query_spec
+    frame = pd.DataFrame({"u": [1, 1, 2, 3, 4], "k": [0, 1, 1, 0, 1]})
+    stats = {"n": {"kind": "count", "epsilon": 1.0},
+             "h": {"kind": "histogram", "key": "k", "keys": [0, 1], "epsilon": 0.5}}
+    pure_line = min(math.exp(1.5) * 0.05, 1 - math.exp(-1.5) * 0.95)
+    ok = {"unit": {"id": "u", "max_rows": 2}, "budget": {"max_tpr": 0.5, "at_fpr": 0.05}, "statistics": stats}
+    assert warm_modules(parse_query_spec(ok)) == ()
+    doc = query(frame, ok)
+    tpr = doc["total"]["attack"]["tpr_at_fpr"]["0.05"]
+    assert tpr <= pure_line * (1 + 1e-9) and doc["total"]["within_budget"] is True
+    assert doc["total"]["budget"]["notion"] == "attack"
+    with pytest.raises(InvalidParameterError, match="TPR"):
+        query(frame, {**ok, "budget": {"max_tpr": tpr * 0.99, "at_fpr": 0.05}})
+    doc = query(frame, {**ok, "budget": {"max_mu": 3.0}})
+    assert doc["total"]["within_budget"] is True
+    with pytest.raises(InvalidParameterError, match="share"):
+        query(frame, {**ok, "statistics": {"n": {"kind": "count", "share": 0.5}}})

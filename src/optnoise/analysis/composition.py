@@ -92,6 +92,9 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..resources import check, pld_bytes
 from ..target import check_delta, check_epsilon, check_epsilons
+from .dense_pld import MAX_CELLS as DENSE_CELLS
+from .dense_pld import DensePLD, composed_cells, delta_upper, from_grid, self_compose
+from .dense_pld import compose as dense_compose
 from .exact_composition import MAX_ATOMS, KFold, loss_atoms, state_count
 from .floating import LossDistribution
 from .outward import U, nudge_up, pld_allowance, rdp_delta_up, rdp_epsilon_up, renyi_allowance, sum_up
@@ -299,6 +302,17 @@ def _unit_pld(lds: Sequence[LossDistribution], discretization: float) -> _Unit:
     from dp_accounting.pld import pld_pmf
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
+    ks, masses, infinity, error = _ctd_unit(lds, discretization)
+    pmf = pld_pmf.create_pmf(loss_probs=dict(zip(ks.tolist(), masses.tolist())), discretization=discretization,
+                             infinity_mass=infinity, pessimistic_estimate=True)
+    return _Unit(pld_lib.PrivacyLossDistribution(pmf), int(ks.max() - ks.min() + 1), error)
+
+
+def _ctd_unit(lds: Sequence[LossDistribution], discretization: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The pessimistic Connect-the-Dots PMF dominating every given pair (:func:`_unit_pld`):
+    ``(grid indices, their masses, the mass at +inf, error)``, the grid losses being
+    ``fl(index * discretization)`` and ``error`` a bound on the l1 distance of the float
+    masses (``+inf`` included) from the exact ones."""
     lds = list(lds)
     if not lds:
         raise InvalidParameterError("pairs", [], "at least one loss distribution")
@@ -309,9 +323,7 @@ def _unit_pld(lds: Sequence[LossDistribution], discretization: float) -> _Unit:
     target, target_err = _hockey(lds, grid)
     deltas = np.minimum.accumulate(target)  # non-increasing up to round-off (the exact curve is)
     masses, error = _ctd_masses(grid, deltas, target_err)
-    pmf = pld_pmf.create_pmf(loss_probs=dict(zip(ks.tolist(), masses.tolist())), discretization=discretization,
-                             infinity_mass=float(deltas[-1]), pessimistic_estimate=True)
-    return _Unit(pld_lib.PrivacyLossDistribution(pmf), int(ks.max() - ks.min() + 1), error)
+    return ks, masses, float(deltas[-1]), error
 
 
 def dominating_pld(pairs: PrivacyProfile | Sequence[LossDistribution],
@@ -388,6 +400,30 @@ def _composed_plds(item_lds: list[list[LossDistribution]], units: list[list[tupl
                 errors.append(error)
                 total = pld if total is None else total.compose(pld)
         yield total, pld_allowance(spans, counts, truncations=2 * len(spans), errors=errors)
+
+
+def _dense_plds(item_lds: list[list[LossDistribution]], units: list[list[tuple[int, ...]]],
+                counts: Sequence[int], discretization: float, max_cells: int) -> list[DensePLD] | None:
+    """The composed PLD of every combination of units as :class:`~.dense_pld.DensePLD`
+    (the same units as :func:`_composed_plds`), or ``None`` when one would have more than
+    ``max_cells`` cells."""
+    units_built: dict[tuple[int, int], DensePLD] = {}
+    powers: dict[tuple[int, int], DensePLD] = {}
+    out = []
+    for combo in itertools.product(*[range(len(u)) for u in units]):
+        for i, j in enumerate(combo):
+            if (i, j) not in units_built:
+                ks, masses, infinity, error = _ctd_unit([item_lds[i][x] for x in units[i][j]], discretization)
+                units_built[(i, j)] = from_grid(ks, masses, infinity, error, discretization)
+        if composed_cells([units_built[(i, j)].cells for i, j in enumerate(combo)], list(counts)) > max_cells:
+            return None
+        total = None
+        for i, j in enumerate(combo):
+            if (i, j) not in powers:
+                powers[(i, j)] = self_compose(units_built[(i, j)], int(counts[i]))
+            total = powers[(i, j)] if total is None else dense_compose(total, powers[(i, j)])
+        out.append(total)
+    return out
 
 
 # ------------------------------------------------------------------------------ bounds
@@ -708,13 +744,20 @@ def compose_sequence(items: Sequence[Item], *, epsilon: float | None = None, del
 
 def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Sequence[float] = DEFAULT_ORDERS,
                 discretization: float = DISCRETIZATION,
-                max_combinations: int = MAX_COMBINATIONS) -> tuple[np.ndarray, np.ndarray]:
+                max_combinations: int = MAX_COMBINATIONS,
+                dense_cells: int = DENSE_CELLS) -> tuple[np.ndarray, np.ndarray]:
     """The composed privacy profile ``delta(eps)`` at many epsilons (data for a plot).
 
     The minimum of the PLD bound (composed once, evaluated at every epsilon, its numerical
     allowance added), the RDP bound and the pure bound, as in :func:`compose_best` (the
     ``exact`` and ``basic`` bounds are left out here for speed); every value is an upper
     bound. Returns ``(epsilons, deltas)``.
+
+    The PLDs are the same pessimistic Connect-the-Dots units as :func:`compose_best`'s,
+    composed with numpy's FFT (:mod:`~optnoise.analysis.dense_pld`: no truncation, its own
+    proven allowance) while the composition has at most
+    :data:`~optnoise.analysis.dense_pld.MAX_CELLS` grid cells (``dense_cells``), by
+    dp_accounting beyond.
     """
     eps = np.asarray(check_epsilons(epsilons, allow_zero=True, allow_inf=True, accepted="epsilons >= 0"), dtype=float)
     profiles = [p for p, _ in items]
@@ -723,7 +766,10 @@ def delta_curve(items: Sequence[Item], epsilons: Sequence[float], *, orders: Seq
     cap = max(max_combinations, len(item_lds[0])) if len(item_lds) == 1 else max_combinations
     units, _ = _units([len(x) for x in item_lds], cap)
     worst = np.zeros(eps.size)
-    for total, allowance in _composed_plds(item_lds, units, counts, discretization):
+    dense = _dense_plds(item_lds, units, counts, discretization, dense_cells)
+    for total in dense or ():
+        worst = np.maximum(worst, delta_upper(total, eps))
+    for total, allowance in () if dense is not None else _composed_plds(item_lds, units, counts, discretization):
         # one call per epsilon: dp_accounting's array form walks the PLD in a Python loop
         with np.errstate(over="ignore"):
             values = np.array([float(total.get_delta_for_epsilon(float(e))) for e in eps])

@@ -237,11 +237,14 @@ def privacy_profile(mechanism: CyclicPMF | IntegerPMF | Channel,
     builders, nb = pair_builders(mechanism, neighbourhood, max_memory=max_memory)
     if isinstance(mechanism, Channel) and len(builders) * mechanism.n_outputs >= STREAM_CELLS \
             and isinstance(nb, InputPairs) and nb.covers_all(mechanism.n_inputs):
+        from .sparse_complete import float_sparse_summary
         pairs = lazy_map(builders, lambda label, b: LazyPair(label, lambda: _float_pair(b())))
         columns = _column_pair(mechanism.matrix, FloatPair)
-        return PrivacyProfile(pairs, nb, space="channel", summarize=complete_summary(
-            len(pairs), lambda eps, d: PrivacyProfile((columns,), nb).values(eps, d),
-            lambda eps, d: PrivacyProfile(pairs, nb)._from_pairs(eps, d)))
+        by_column: Summarizer = lambda eps, d: PrivacyProfile((columns,), nb).values(eps, d)  # noqa: E731
+        every = float_sparse_summary(mechanism.matrix, lambda: _pure_of(by_column))
+        if every is None:   # rows with many outputs: pair by pair
+            every = lambda eps, d: PrivacyProfile(pairs, nb)._from_pairs(eps, d)  # noqa: E731
+        return PrivacyProfile(pairs, nb, space="channel", summarize=complete_summary(len(pairs), by_column, every))
     if isinstance(mechanism, IntegerPMF) and mechanism.finite_support and mechanism.probs.ndim == 1 \
             and mechanism.probs.size * len(builders) >= STREAM_CELLS:
         return _streamed_line_profile(mechanism, nb, builders)  # type: ignore[arg-type]
@@ -298,6 +301,7 @@ def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs |
     built when used once the mechanism is large, so memory stays O(n)).
     """
     from .exact_fast import IntegerPair, certify_pairs
+    from .sparse_complete import sparse_summary
 
     def concrete(pm: PairMasses) -> IntegerPair:
         return IntegerPair.from_weights(pm.p, pm.q, pm.denominator, pm.label)  # type: ignore[arg-type]
@@ -309,9 +313,12 @@ def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs |
         columns = _column_pair(form.weights, lambda p, q, label: IntegerPair.from_weights(p, q, form.denominator,
                                                                                          label))
         lazy = lazy_map(builders, lambda label, b: LazyPair(label, lambda: concrete(b())))
+        by_column: Summarizer = lambda eps, d: certify_pairs([columns], epsilon=eps, delta=d)  # type: ignore[list-item]  # noqa: E731
+        every: Summarizer | None = sparse_summary(form.weights, form.denominator, lambda: _pure_of(by_column))
+        if every is None:   # rows with many outputs: pair by pair
+            every = lambda eps, d: certify_pairs((concrete(b()) for _, b in builders), epsilon=eps, delta=d)  # noqa: E731
         return PrivacyProfile(lazy, nb, exact=True, space="channel", summarize=complete_summary(
-            len(lazy), lambda eps, d: certify_pairs([columns], epsilon=eps, delta=d),  # type: ignore[list-item]
-            lambda eps, d: certify_pairs((concrete(b()) for _, b in builders), epsilon=eps, delta=d)))
+            len(lazy), by_column, every))
     if cells >= STREAM_CELLS:
         pairs: tuple[PairAnalysis, ...] = tuple(LazyPair(label, lambda b=b: concrete(b())) for label, b in builders)
 
@@ -323,6 +330,12 @@ def exact_profile(form: IntegerForm, neighbourhood: Neighbourhood | InputPairs |
         def summarize(eps: float | None, delta: float | None) -> PairMaxima:
             return certify_pairs(pairs, epsilon=eps, delta=delta)  # type: ignore[arg-type]
     return PrivacyProfile(pairs, nb, exact=True, space=space or form.kind, summarize=summarize)
+
+
+def _pure_of(by_column: Summarizer) -> tuple[float, str]:
+    """``(epsilon_pure, label)`` of the column pair (the profile's pure epsilon, exactly)."""
+    got = by_column(None, None)
+    return got.epsilon_pure, got.worst.get("epsilon_pure", "")
 
 
 def _column_pair(matrix: np.ndarray, make: Callable) -> PairAnalysis:

@@ -71,6 +71,9 @@ class RecordSolution:
         A proven lower bound on the optimum over *all* channels (:func:`complete_bound`).
     outputs, rounds:
         Outputs generated, restricted LPs solved.
+    multipliers:
+        The row multipliers ``u`` the bound was certified from (before its repair): a dual
+        candidate of the full LP, reused by :mod:`optnoise.design.record_mix`.
     mixing:
         Weight of the uniform channel mixed in to absorb the solver's tolerance (0 if none).
     """
@@ -82,6 +85,7 @@ class RecordSolution:
     rounds: int
     mixing: float
     seconds: float
+    multipliers: np.ndarray | None = None
 
     @property
     def gap(self) -> float:
@@ -171,6 +175,20 @@ class _PlainMaster:
         return np.asarray(res.eqlin.marginals, dtype=np.float64), np.asarray(res.x, dtype=np.float64)
 
 
+def interior_multipliers(cost: np.ndarray, epsilon: float) -> np.ndarray:
+    """Row multipliers of the per-record pure LP over *every* output, from HiGHS's interior-point
+    method without crossover: a point inside the optimal dual face rather than a vertex (the
+    per-record ``(eps, delta)`` bound, :mod:`optnoise.design.record_mix`, can need one). A
+    candidate only: whoever uses it checks it (the bounds repair any shortfall).
+    ``O(n^2)`` variables: for small ``n``."""
+    c = np.asarray(cost, dtype=np.float64)
+    master = _Master(c, math.exp(epsilon) * (1.0 - RATIO_MARGIN))
+    master.h.setOptionValue("solver", "ipm")
+    master.h.setOptionValue("run_crossover", "off")
+    master.add(list(range(c.shape[0])))
+    return master.solve()[0]
+
+
 def master_for(c: np.ndarray, e: float, incremental: bool = True) -> _Master | _PlainMaster:
     """The incremental master where scipy exposes HiGHS, else the plain one."""
     if incremental:
@@ -219,9 +237,11 @@ def _start(size: int) -> list[int]:
 
 
 def _generate(master: _Master | _PlainMaster, c: np.ndarray, epsilon: float, e: float,
-              deadline: float) -> tuple[np.ndarray, Bound, int]:
-    """Rounds of solve / bound / price until the gap closes; ``(variables, best bound, rounds)``."""
+              deadline: float) -> tuple[np.ndarray, Bound, int, np.ndarray]:
+    """Rounds of solve / bound / price until the gap closes; ``(variables, best bound, rounds,
+    the multipliers of the best bound)``."""
     best = Bound(-math.inf, "complete-dual", math.inf)
+    best_u = np.zeros(c.shape[0])
     rounds = 0
     while True:
         u, x = master.solve()
@@ -229,12 +249,12 @@ def _generate(master: _Master | _PlainMaster, c: np.ndarray, epsilon: float, e: 
         cost = float(np.sum(c * channel_of(master.outputs, x, c.shape[0], e)))
         bound = complete_bound(c, u, epsilon)
         if bound.value > best.value:
-            best = bound
+            best, best_u = bound, u
         values = complete_values(c, u, e)
         have = set(master.outputs)
         order = [int(y) for y in np.argsort(values) if values[y] < 0 and int(y) not in have][:PER_ROUND]
         if best.gap(cost) <= GAP_TOLERANCE / 10 or not order or rounds >= MAX_ROUNDS or time.perf_counter() > deadline:
-            return x, best, rounds
+            return x, best, rounds, best_u
         master.add(order)
 
 
@@ -262,11 +282,12 @@ def solve_record(cost: np.ndarray, epsilon: float, *, time_limit: float | None =
     master = master_for(c, e, incremental)
     master.add(_start(size))
     deadline = math.inf if time_limit is None else t0 + float(time_limit)
-    x, bound, rounds = _generate(master, c, epsilon, e, deadline)
+    x, bound, rounds, u = _generate(master, c, epsilon, e, deadline)
     P, lam = mix_to_ratio(channel_of(master.outputs, x, size, e), epsilon)
     return RecordSolution(P, float(np.sum(c * P)), bound, len(master.outputs), rounds, lam,
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, u)
 
 
-__all__ = ["MAX_ROUNDS", "PER_ROUND", "START_OUTPUTS", "RecordSolution", "channel_of", "master_for", "mix_to_ratio",
+__all__ = ["MAX_ROUNDS", "PER_ROUND", "START_OUTPUTS", "RecordSolution", "channel_of", "interior_multipliers",
+           "master_for", "mix_to_ratio",
            "solve_record"]

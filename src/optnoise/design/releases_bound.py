@@ -129,37 +129,47 @@ def binary_h(p: float, q: float, k: int, e: float) -> float:
     return float(np.maximum(binary_terms(p, q, k, e), 0.0).sum())
 
 
+@lru_cache(maxsize=8)
+def binomials(k: int) -> tuple[int, ...]:
+    """``C(K, N)`` for ``N = 0..K``, exact."""
+    return tuple(math.comb(k, n) for n in range(k + 1))
+
+
+def binomial_sum(a: int, b: int, k: int, lo: int, hi: int) -> int:
+    """``sum_{N=lo..hi} C(K, N) a^N b^(K-N)`` exactly (Python integers).
+
+    Horner's scheme in ``a`` over ``j = N - lo``: ``sum_j C(K, lo+j) a^j b^(m-j)`` with ``m =
+    hi - lo``, times ``a^lo b^(K-hi)``; every step multiplies a large integer by a small one
+    (linear in its size), where expanding each term costs a product of two large ones."""
+    combs, acc, b_pow = binomials(k), 0, 1
+    for j in range(hi - lo, -1, -1):
+        acc = acc * a + combs[lo + j] * b_pow
+        b_pow *= b
+    return acc * a ** lo * b ** (k - hi)
+
+
 def certified_above(p: float, q: float, k: int, delta: float, e_up: float) -> bool:
     """Whether ``H_K(p, q) > delta`` is *proven*, in exact integer arithmetic: the floats ``p``,
-    ``q``, ``e_up >= e^eps`` and ``delta`` are dyadic rationals, so over the terms ``S`` that
-    are positive in floats the inequality ``sum_S C(K,N) (p^N (1-p)^(K-N) - e_up q^N
-    (1-q)^(K-N)) > delta`` is decided exactly after multiplying out the denominators. A term
-    of ``S`` is at most its ``max(0, .)`` and the terms left out are ``>= 0`` there, and
-    ``e_up >= e^eps`` only lowers the sum, so a pass proves ``H_K(p, q) > delta``. (K is
-    limited by :data:`BINARY_MAX_K`: the integers have about ``K`` times a float's bits.)"""
+    ``q``, ``e_up >= e^eps`` and ``delta`` are dyadic rationals, so over the range ``S = lo..hi``
+    of the terms that are positive in floats the inequality ``sum_S C(K,N) (p^N (1-p)^(K-N) -
+    e_up q^N (1-q)^(K-N)) > delta`` is decided exactly after multiplying out the
+    denominators (:func:`binomial_sum`). The sum over any ``S`` is at most the sum of the
+    terms' ``max(0, .)``, and ``e_up >= e^eps`` only lowers it, so a pass proves ``H_K(p, q)
+    > delta``. (The likelihood ratio of two binomials is monotone in ``N``, so the positive
+    terms are a range and nothing is lost by summing the range. K is limited by
+    :data:`BINARY_MAX_K`: the integers have about ``K`` times a float's bits.)"""
     t = binary_terms(p, q, k, e_up)
-    terms = [int(i) for i in np.nonzero(t > 0)[0]]
-    if not terms or float(np.sum(t[terms])) <= delta:
+    positive = np.nonzero(t > 0)[0]
+    # a float screen only: rejected where even a generous allowance for the float sum's
+    # cancellation (terms of up to ~1 summing to ~delta) cannot reach delta; the rest is exact
+    if positive.size == 0 or float(np.sum(t[positive])) + 1e-12 * float(np.abs(t).sum()) <= delta:
         return False
+    lo, hi = int(positive[0]), int(positive[-1])
     fp, fq, fe, fd = Fraction(p), Fraction(q), Fraction(e_up), Fraction(delta)
-    a_p, d_p = fp.numerator, fp.denominator
-    a_q, d_q = fq.numerator, fq.denominator
-    b_p, b_q = d_p - a_p, d_q - a_q
-    scale_q = fe.numerator * d_p ** k          # common denominator: d_p^K d_q^K e_den
-    scale_p = fe.denominator * d_q ** k
-    total = 0
-    lo = terms[0]
-    xp, yp = a_p ** lo, b_p ** (k - lo)      # a^N and b^(K-N), stepped along the (sorted) terms
-    xq, yq = a_q ** lo, b_q ** (k - lo)
-    at = lo
-    for i in terms:
-        if i != at:
-            xp, xq = xp * a_p ** (i - at), xq * a_q ** (i - at)
-            # exact: b^(K-at) = b^(K-i) b^(i-at); a zero b (p or q = 1) by the power itself
-            yp = yp // b_p ** (i - at) if b_p else b_p ** (k - i)
-            yq = yq // b_q ** (i - at) if b_q else b_q ** (k - i)
-            at = i
-        total += math.comb(k, i) * (scale_p * xp * yp - scale_q * xq * yq)
+    d_p, d_q = fp.denominator, fq.denominator
+    # common denominator d_p^K d_q^K e_den: the p side times e_den d_q^K, the q side times e_num d_p^K
+    total = (fe.denominator * d_q ** k * binomial_sum(fp.numerator, d_p - fp.numerator, k, lo, hi)
+             - fe.numerator * d_p ** k * binomial_sum(fq.numerator, d_q - fq.numerator, k, lo, hi))
     # total / (d_p^K d_q^K e_den) > delta  <=>  total * delta_den > delta_num * d_p^K d_q^K e_den
     return total * fd.denominator > fd.numerator * d_p ** k * d_q ** k * fe.denominator
 

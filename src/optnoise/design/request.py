@@ -311,13 +311,22 @@ class Request:
         return (self.prior is not None or self.worst_case or isinstance(c, ReleasedCost)
                 or (np.ndim(c) == 2 and not isinstance(c, (str, Cost))))
 
+    @property
+    def _pairs_free(self) -> bool:
+        """Whether a per-record channel is solved without a row per pair and output: pure DP (the
+        per-column reduction), or ``(eps, delta)``-DP by the pure design mixed
+        (:mod:`optnoise.design.record_mix`: no constraints, a prior-averaged cost)."""
+        t = self.target
+        return t.delta == 0 or (t.notion == "dp" and self.solver.exploit_structure and not self.constraints  # type: ignore[union-attr]
+                                and not self.loss_worst)
+
     @cached_property
     def neighbours(self) -> Neighbourhood | InputPairs:
         """Who is protected: the neighbourhood given, or the unit's, or the default --
         checked against the domain. A channel's are always its ordered input pairs."""
         if self.unit == "record":
             if self.space == "channel" and self.problem == "channel" and \
-                    4 * self.size ** 2 * (1 if self.target.delta == 0 else self.size) > MAX_NONZEROS:  # type: ignore[union-attr]
+                    4 * self.size ** 2 * (1 if self._pairs_free else self.size) > MAX_NONZEROS:
                 raise InvalidParameterError("n", self.n, f"a smaller domain for a per-record channel: its model would "
                                             f"have more than {MAX_NONZEROS:.0e} coefficients")
             nb = unit_neighbourhood(self.space, self.largest, ordered=self.space == "channel",

@@ -94,7 +94,7 @@ def staircase_bound(epsilon: float, sensitivity: int, cost: Cost, value: float,
 
 def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost | Callable = "abs", *,
                      discrete: bool = False, gamma: float | None = None, r: int | None = None,
-                     lp: bool = False, max_memory: int | None = None) -> StaircaseDesign:
+                     lp: bool = False, max_memory: int | None = None, bound: bool = True) -> StaircaseDesign:
     """The optimal staircase (or a given member) for ``cost``, its cost and the gain over
     Laplace (continuous) or the geometric mechanism (discrete).
 
@@ -115,6 +115,10 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
     max_memory:
         Bytes the computation may take (:mod:`optnoise.resources`): every member ``P_r``
         for ``discrete``, the LP with ``lp``.
+    bound:
+        With ``discrete``: also the proven lower bound over all noise on Z
+        (:func:`staircase_bound`: an LP over a window, seconds at small epsilon); without it
+        the report has no ``lower_bound``.
     """
     eps = st.check_eps(epsilon)
     c = parse_cost(cost)
@@ -135,7 +139,8 @@ def design_staircase(epsilon: float, sensitivity: float = 1.0, cost: str | Cost 
         report.update({"r": chosen, "r_star": choice.r, "optimal": chosen == choice.r, "expected_cost": value,
                        "geometric_cost": base, "gain": base / value if value > 0 else None,
                        "costs_by_r": list(choice.costs)})
-        report.update(staircase_bound(eps, d, c, value, max_memory))
+        if bound:
+            report.update(staircase_bound(eps, d, c, value, max_memory))
         if lp:
             des = design_integer(eps, d, c, max_memory=max_memory)
             report["lp_expected_cost"] = des.expected_cost

@@ -29,10 +29,33 @@ from .spec import QuerySpec, load_query_spec, parse_query_spec
 
 #: Engines of the statistics: streamed with pyarrow, or on Spark (:mod:`.spark`).
 ENGINES = ("local", "spark")
-#: Imported in the background while the rows stream: the unit's total and its attack readout
-#: compose privacy loss distributions with dp_accounting, whose import (SciPy's signal and
-#: stats packages) took 1.3-2.6 s of a query's fixed cost (docs/benchmarks.md).
+#: Imported in the background while the rows stream, when the spec may need them
+#: (:func:`warm_modules`): a unit's total that is not the pure sum composes privacy loss
+#: distributions with dp_accounting, whose import (SciPy's signal and stats packages) took
+#: 1.3-2.6 s of a query's fixed cost (docs/benchmarks.md).
 WARM_MODULES = ("dp_accounting.pld.privacy_loss_distribution",)
+
+
+def warm_modules(spec: QuerySpec) -> tuple[str, ...]:
+    """:data:`WARM_MODULES` when the spec may compose its total with dp_accounting, else none.
+
+    Decided from the spec alone, before any row is read; a wrong guess costs time, never a
+    number (the module is imported where it is used). The attack readout composes with numpy
+    (:func:`optnoise.analysis.composition.delta_curve`), and a total whose parts are all pure
+    is the pure sum (:func:`~.release.pure_total`) unless a budget below the sum of the
+    statistics' epsilons asks for the tighter bounds; a statistic with ``delta > 0`` or the
+    clamped discrete Gaussian (never pure) composes by PLDs.
+    """
+    stats = spec.statistics
+    targets = [s.target for s in stats]
+    if any(t is None or t.epsilon is None or t.delta > 0 for t in targets) or any(
+            s.mechanism == "clamped-discrete-gaussian" for s in stats):
+        return WARM_MODULES
+    budget = spec.budget
+    if budget is not None and budget.epsilon is not None and \
+            sum(float(t.epsilon) for t in targets) > budget.epsilon:  # type: ignore[union-attr,arg-type]
+        return WARM_MODULES
+    return ()
 
 
 def warm_imports(modules: tuple[str, ...] = WARM_MODULES) -> None:
@@ -75,7 +98,9 @@ def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLi
     warn_not_private(src, "query_file")
     with ThreadPoolExecutor(max_workers=2) as pool:   # hashing and an import beside the aggregation
         digest = pool.submit(file_sha256, input_path)
-        pool.submit(warm_imports)
+        warm = warm_modules(parsed)
+        if warm:
+            pool.submit(warm_imports, warm)
         if engine == "spark":
             from .spark import aggregate_spark
             agg = aggregate_spark(input_path, fmt, parsed, master=spark_master)
@@ -130,4 +155,4 @@ def _grouped(values: dict) -> bool:
     return any(isinstance(v, dict) for v in values.values())
 
 
-__all__ = ["ENGINES", "check_columns", "query_file", "released_table"]
+__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "released_table", "warm_imports", "warm_modules"]

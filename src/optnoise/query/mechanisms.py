@@ -66,6 +66,9 @@ CHANNEL_MAX_WORK = 2_000
 MAX_EXACT_DISTANCE = 64
 #: An unbiased cell with a PDP target is pure at ``eps (1 - PDP_MARGIN)`` (:func:`unbiased_cell`).
 PDP_MARGIN = 1e-6
+#: A clamped cell takes the staircase where its float ``E|eta|`` is this many times below the
+#: geometric's (:func:`_least_line_noise`).
+STAIRCASE_GAIN = 1.01
 #: Relative room under a chained cell's target that rounding the weights may use.
 CHAIN_MARGINS = (1e-6, 1e-4, 1e-3, 1e-2)
 
@@ -209,7 +212,7 @@ def count_cell(name: str, n: int, offset: int, distance: int, target: Target, ch
                                     "needs the optimal channel, designed up to n * distance = "
                                     f"{CHANNEL_MAX_WORK}; clamping is not post-processing under PDP)")
     if distance > 1 and choice != "clamped-discrete-gaussian":   # pure DP meets any (eps, delta) target
-        return _chained_geometric(name, n, offset, distance, target)
+        return _least_line_noise(name, n, offset, distance, target, choice)
     if distance > MAX_EXACT_DISTANCE:
         raise InvalidParameterError("delta", target.delta, f"no delta (a pure target) for a cell that one unit moves "
                                     f"by {distance} > {MAX_EXACT_DISTANCE}, or a coarser resolution / smaller clamp")
@@ -268,24 +271,49 @@ def unbiased_cell(name: str, n: int, offset: int, distance: int, target: Target)
                 bounded=bounded)
 
 
-def _staircase(name: str, n: int, offset: int, distance: int, target: Target) -> Cell:
+def _least_line_noise(name: str, n: int, offset: int, distance: int, target: Target, choice: str) -> Cell:
+    """A clamped cell at ``distance > 1`` under a DP target: the chained geometric, and (default
+    ``choice``, distances up to :data:`MAX_EXACT_DISTANCE`) Geng & Viswanath's discrete staircase,
+    the one with the smaller ``E|eta|`` (a property of the noise alone, not of the data). The
+    staircase's ``E|eta|`` is the least of all pure eps-DP noise on the integers at that
+    sensitivity (Theorem 13), so it wins unless its certification margin costs more than that
+    (at distance 24 and eps 1: 23.03 against 24.24)."""
+    chained = _chained_geometric(name, n, offset, distance, target)
+    if choice != "optimal" or distance > MAX_EXACT_DISTANCE:
+        return chained
+    from ..design.staircase import design_staircase
+    if design_staircase(target.epsilon, distance, "abs", discrete=True, bound=False).report["gain"] < STAIRCASE_GAIN:
+        return chained   # not worth its certificate (small eps per unit of distance: the two nearly agree)
+    try:
+        stair = _staircase(name, n, offset, distance, Target(target.epsilon), clamped=True)
+    except DesignError:
+        return chained
+    return min((chained, stair), key=lambda c: noise_abs(c.noise))
+
+
+def _staircase(name: str, n: int, offset: int, distance: int, target: Target, clamped: bool = False) -> Cell:
     """Geng & Viswanath's discrete staircase ``P_r`` (2016, (82)-(83), ``r*`` of Theorem 13: the
     least ``E|eta|`` of all pure eps-DP noise on the integers for sensitivity ``distance``),
     symmetric, calibrated just below the pure ``target`` and certified exactly under the
-    distances ``1..distance`` on its mirrored quantized weights (:func:`.unbiased.symmetric_noise`)."""
+    distances ``1..distance`` on its mirrored quantized weights (:func:`.unbiased.symmetric_noise`).
+    ``clamped``: the output clamped to the domain (post-processing of the certified noise);
+    otherwise released on the integers, unbiased."""
     from ..design.staircase import design_staircase
     from ..errors import OptnoiseError
+    where = "output clamped to the domain" if clamped else \
+        "on the integers, exactly symmetric: unbiased, not clamped (released values may be negative or above the domain)"
     for margin in CHAIN_MARGINS:
-        found = design_staircase(target.epsilon * (1 - margin), distance, "abs", discrete=True)
+        found = design_staircase(target.epsilon * (1 - margin), distance, "abs", discrete=True, bound=False)
         own = Mechanism(found.mechanism.pmf, Neighbourhood.bd(distance), target, f"staircase P_r, D = {distance}")
         try:
             noise = symmetric_noise(own, target)
         except (DesignError, OptnoiseError):
             continue
-        return Cell(name, noise, "line", n, offset,
+        if clamped:   # the same certified weights; not released unbiased
+            noise = replace(noise, name=f"staircase P_r, D = {distance}, symmetric")
+        return Cell(name, noise, "clamped-line" if clamped else "line", n, offset,
                     f"discrete staircase noise (Geng & Viswanath 2016, r = {found.report.get('r')}, eps less "
-                    f"{margin:g}) on the integers, exactly symmetric: unbiased, not clamped (released values may be "
-                    "negative or above the domain)", {"method": "staircase", "r": found.report.get("r")})
+                    f"{margin:g}), {where}", {"method": "staircase", "r": found.report.get("r")})
     raise DesignError(f"no discrete staircase for distance {distance} is certified at {target.describe()}")
 
 
@@ -342,14 +370,31 @@ def noise_abs(mechanism: Mechanism) -> float:
 
 
 def cell_for(stat: Statistic, derived: Derived, n: int, offset: int) -> Cell:
-    """The mechanism of one cell of ``stat`` (``n``, ``offset``: the cell's domain)."""
+    """The mechanism of one cell of ``stat`` (``n``, ``offset``: the cell's domain); under the
+    L1 plan (``derived.l1``, :class:`~.neighbourhood.Derived`) pure noise certified at
+    distance 1 for :func:`l1_target`."""
     target = cell_target(stat.target, derived.cells)  # type: ignore[arg-type]
+    distance = derived.distance
+    if derived.l1 is not None:
+        target, distance = l1_target(stat.target, derived.l1), 1  # type: ignore[arg-type]
     if stat.kind in ("peak", "mode"):
         return key_cell(stat.name, stat, target)
     if stat.unbiased:
-        return unbiased_cell(stat.name, n, offset, int(derived.distance), target)  # type: ignore[arg-type]
-    return count_cell(stat.name, n, offset, int(derived.distance), target, stat.mechanism)  # type: ignore[arg-type]
+        return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
+    return count_cell(stat.name, n, offset, int(distance), target, stat.mechanism)  # type: ignore[arg-type]
+
+
+#: Relative room under ``epsilon / l1`` for the L1 plan's cells, so that ``l1`` times the
+#: cell's certificate, rounded up, stays within the statistic's epsilon.
+L1_MARGIN = 1e-9
+
+
+def l1_target(target: Target, l1: int) -> Target:
+    """A cell's pure target under the L1 plan: ``epsilon / l1`` (less :data:`L1_MARGIN`),
+    ``delta = 0`` whatever the statistic's (chaining needs pure DP; pure meets every ``(eps,
+    delta)`` and every PDP target)."""
+    return Target(target.epsilon / l1 * (1 - L1_MARGIN))
 
 
 __all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "cell_for", "cell_target", "channel_fits", "count_cell",
-           "coarse", "family_designs", "key_cell", "noise_abs", "unbiased_cell"]
+           "coarse", "family_designs", "key_cell", "l1_target", "noise_abs", "unbiased_cell"]

@@ -30,7 +30,12 @@ group: ``min(2m, K)``), each by at most ``m``; a statistic
 ``by`` group changes the unit's old group and its new one under ``replace`` (one group under
 ``add-remove``): groups compose in parallel because the bounding rule fixes one group per
 unit. Each cell's mechanism is certified under the cell's distances, and the statistic's
-guarantee is the composition of that many cells (:mod:`.mechanisms`).
+guarantee is the composition of that many cells (:mod:`.mechanisms`) -- except under the
+*L1 plan* (a histogram of rows, :func:`l1_bound`): a unit's ``m`` rows move the cells by at
+most ``m`` in total (``2m`` under ``replace``), far less than ``cells x m``, so each cell
+gets pure noise certified at distance 1 for ``epsilon / l1``; a pure ``eps1``-DP cell at
+distance 1 is ``|s| eps1``-DP at distance ``s`` (chaining ``P[y|q] <= e^eps1 P[y|q+1]``),
+independent cells multiply, so the statistic is ``eps1 sum |s_i| <= eps1 l1``-DP.
 """
 
 from __future__ import annotations
@@ -55,6 +60,11 @@ class Derived:
         A unit's contribution to one cell lies in ``low..high`` (answer units).
     change:
         ``"replace"`` or ``"add-remove"``.
+    l1:
+        Where the statistic is released by the *L1 plan* (:func:`l1_bound`): the largest sum
+        over the cells of their changes, below ``cells * distance``; each cell then gets
+        pure noise certified at distance 1 for ``epsilon / l1`` and the statistic's guarantee
+        is ``l1`` times that certificate (chained). ``None``: cell by cell.
     """
 
     distance: int | None
@@ -62,14 +72,16 @@ class Derived:
     low: int
     high: int
     change: str
+    l1: int | None = None
 
     def to_json(self, stat: Statistic) -> dict:
         cell = "every shift of the key (any key may become any other)" if self.distance is None else \
             f"at most {self.distance}" + (f" (x resolution {stat.resolution})" if stat.kind in ("sum", "peak") else "")
+        total = "" if self.l1 is None else f", by at most {self.l1} in all"
         return {"change": self.change, "cell_distance": self.distance, "cells_per_unit": self.cells,
-                "contribution": [self.low, self.high],
+                "contribution": [self.low, self.high], "l1": self.l1,
                 "in_words": f"one unit ({self.change}) moves {self.cells} released value{'s' if self.cells > 1 else ''}"
-                            f", each by {cell}; derived from the query and the unit, not from the data"}
+                            f", each by {cell}{total}; derived from the query and the unit, not from the data"}
 
 
 def contribution(stat: Statistic, unit: Unit) -> tuple[int, int]:
@@ -99,7 +111,22 @@ def derive(stat: Statistic, unit: Unit) -> Derived:
         cells = 2 if grouped and replace else 1
     if stat.kind in ("peak", "mode") and stat.method == "answer-noise":
         distance = None
-    return Derived(distance, cells, low, high, unit.change)
+    l1 = l1_bound(stat, unit)
+    if l1 is not None and distance is not None and l1 >= cells * distance:
+        l1 = None   # no better than cell by cell
+    return Derived(distance, cells, low, high, unit.change, l1)
+
+
+def l1_bound(stat: Statistic, unit: Unit) -> int | None:
+    """The largest total change ``sum_cells |change|`` one unit can cause, where the L1 plan
+    applies (:class:`Derived`): a histogram of rows, whose unit holds at most ``m`` rows in all
+    (the bounding rule), so removing or adding them moves the cells by ``m`` in total and
+    replacing them by ``2m`` (the old rows out, the new in). Not for
+    ``clamped-discrete-gaussian`` (the plan needs pure noise). ``None`` elsewhere."""
+    if stat.kind != "histogram" or stat.of != "rows" or stat.mechanism == "clamped-discrete-gaussian":
+        return None
+    m = int(unit.rows_bound)  # type: ignore[arg-type]
+    return 2 * m if unit.change == "replace" else m
 
 
 def rows_histogram_cells(stat: Statistic, unit: Unit) -> int:
@@ -129,4 +156,4 @@ def cell_domain(stat: Statistic, unit: Unit, units: int) -> tuple[int, int]:
     return count * low, max(1, count * (high - low))
 
 
-__all__ = ["Derived", "cell_domain", "contribution", "derive", "rows_histogram_cells", "score_sensitivity"]
+__all__ = ["Derived", "cell_domain", "contribution", "derive", "l1_bound", "rows_histogram_cells", "score_sensitivity"]

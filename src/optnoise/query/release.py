@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Iterable
 
 import numpy as np
@@ -69,8 +70,23 @@ class Planned:
         return self.parts[0].composition_profile()
 
     @property
+    def l1_epsilon(self) -> float | None:
+        """Under the L1 plan (``derived.l1``): the statistic's proven pure epsilon, ``l1`` times
+        the cell's certificate at distance 1, multiplied exactly and rounded up (the chaining
+        argument: :mod:`.neighbourhood`); ``None`` otherwise."""
+        if self.derived.l1 is None or self.cell is None:
+            return None
+        from fractions import Fraction
+
+        from ..analysis.outward import sum_up
+        return sum_up([Fraction(self.cell.epsilon_pure) * self.derived.l1])
+
+    @cached_property
     def parts(self) -> list:
-        """What one unit can move, for the unit's total: the cell once per cell it moves."""
+        """What one unit can move, for the unit's total: the cell once per cell it moves (under
+        the L1 plan, binary randomized response at the statistic's pure epsilon, once)."""
+        if self.l1_epsilon is not None:
+            return [TheoremPart(self.stat.name, dominating_rr(self.l1_epsilon), self.l1_epsilon)]
         if self.cell is not None:
             return [self.cell] * self.derived.cells
         eps = cell_target(self.stat.target, self.derived.cells).epsilon  # type: ignore[arg-type]
@@ -126,6 +142,9 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     from ..analysis.composition import compose_sequence
     from ..analysis.outward import sum_up
     budget = spec.budget
+    attack_target = budget if budget is not None and budget.notion == "attack" else None
+    if attack_target is not None:   # checked on the attack readout below
+        budget = None
     parts = [p for item in planned for p in item.parts]
     eps = [p.epsilon_delta for p in parts]
     basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
@@ -151,15 +170,31 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
         total["within_budget"] = within(basic, pld, budget)
         if not total["within_budget"]:
             raise over_budget(total, budget)
-    total["attack"] = total_attack(items, total, spec.unit)
+    extra = () if attack_target is None or attack_target.max_tpr is None else (attack_target.at_fpr,)
+    total["attack"] = total_attack(items, total, spec.unit, extra)
+    if attack_target is not None:
+        total["budget"] = attack_target.to_json()
+        total["within_budget"] = attack_within(total["attack"], attack_target)
+        if not total["within_budget"]:
+            raise over_budget(total, attack_target)
     return total
+
+
+def attack_within(attack: dict, budget: Any) -> bool:
+    """Whether the unit's best attacker meets a budget in attack terms (``max_tpr`` at
+    ``at_fpr``, ``max_mu``): read on ``total.attack``, a proven upper bound on the attacker
+    (:func:`total_attack`), so a pass is proven; a fail may be the bound's looseness (the
+    refusal says which bound it read)."""
+    tpr = attack["tpr_at_fpr"][f"{budget.at_fpr:g}"] if budget.max_tpr is not None else None
+    mu = attack["mu_gdp"] if budget.max_mu is not None else None
+    return budget.admits_attack(tpr=tpr, mu=mu, exact=True)
 
 
 #: Epsilons of the grid at which the composed privacy profile is read for the attack bound.
 ATTACK_GRID = 16
 
 
-def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
+def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any, fprs: tuple[float, ...] = ()) -> dict:
     """The unit's total in attack terms (``total.attack``, the shape of the release manifest's):
     a proven upper bound on the best attacker's TPR at each FPR, fast.
 
@@ -170,7 +205,9 @@ def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
     the trade-off curve, so the best line over any set of points is a proven bound): the
     composed privacy profile ``delta(eps)`` of every cell one unit moves
     (:func:`optnoise.analysis.composition.delta_curve`: each statistic's pairs as one
-    dominating pair, PLD-composed, and the pure bound; each an upper bound; RDP, which helps
+    dominating pair, PLD-composed with numpy's FFT and a proven allowance
+    (:mod:`optnoise.analysis.dense_pld`, no dp_accounting import), and the pure bound; each
+    an upper bound; RDP, which helps
     only at deltas far below what an FPR of 0.001 reads, is left out) at :data:`ATTACK_GRID` epsilons from 0 to the pure sum (or twice the total's
     epsilon), the total's own ``basic`` and ``pld`` points, and the pure sum
     ``sum k eps_pure``. For a pure total the pure line alone gives the closed form
@@ -198,7 +235,7 @@ def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any) -> dict:
     eps, deltas = delta_curve(items, grid, orders=(), max_combinations=1)
     points += list(zip(eps.tolist(), deltas.tolist()))
     symmetric = all(swap_closed(prof.neighbourhood) for prof, _ in items)
-    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*DEFAULT_FPRS, WORDS_FPR}))
+    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*DEFAULT_FPRS, WORDS_FPR, *fprs}))
     who = f"a {unit.id}'s rows" if unit.id else "a row"
     if unit.change == "add-remove":
         words = {"subject": who, "verb": "were", "qualifier": " (A: in the table, B: left out)"}
@@ -383,6 +420,13 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
                               "epsilon_pure": _up_sum([cell.epsilon_pure] * item.derived.cells),
                               "composition": "basic composition over the cells one unit moves, of the cell's "
                                              "certificate under its derived distances, rounded up"}
+        if item.l1_epsilon is not None:
+            doc["certificate"].update(
+                epsilon_pure=item.l1_epsilon, l1=item.derived.l1,
+                composition=f"L1 plan: one unit moves the cells by at most {item.derived.l1} in all; each cell's "
+                            "noise is certified pure at distance 1 (eps1), so a cell moved by s is |s| eps1-DP "
+                            "(chaining) and the independent cells together eps1 x (sum of |s|) <= "
+                            f"{item.derived.l1} eps1, multiplied exactly and rounded up")
     else:
         doc["mechanism"] = {"name": "report-noisy-max", "rule": "permute-and-flip",
                             "score_sensitivity": item.sensitivity}

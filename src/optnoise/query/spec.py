@@ -277,8 +277,10 @@ def _target(t: Mapping[str, Any], budget: Target | None) -> tuple[Target, float 
     if share is not None:
         if "epsilon" in t or "delta" in t:
             raise InvalidParameterError("share", share, "either share or epsilon (and delta), not both")
-        if budget is None:
-            raise InvalidParameterError("share", share, "a share of a budget: give budget = { epsilon, delta }")
+        if budget is None or budget.notion == "attack":
+            raise InvalidParameterError("share", share, "a share of a budget in epsilon and delta: give budget = "
+                                        "{ epsilon, delta } (an attack budget has no epsilon to share: give each "
+                                        "statistic its epsilon)")
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
             raise InvalidParameterError("share", share, "a fraction 0 < share <= 1 of the budget")
         return Target(budget.epsilon * share, budget.delta * share, check_notion(t.get("notion", "dp"))), float(share)
