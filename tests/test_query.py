@@ -482,3 +482,27 @@ def test_rows_histogram_l1_plan_certificate_and_error():
         assert cert["epsilon_pure"] >= l1 * cert["cell"]["epsilon_pure"]    # rounded up, never down
         assert doc["total"]["cells"] == 1 and doc["total"]["basic"]["epsilon"] == cert["epsilon_pure"]
         assert doc["statistics"]["r"]["neighbourhood"]["l1"] == l1
+
+
+def test_a_rows_key_does_not_depend_on_other_rows_missing_values(tmp_path):
+    """Integer keys beyond 2^53 (review finding): Arrow turns an int64 column with a missing
+    value into float64, which rounds 2^53 + 1 to 2^53 -- so a row's declared key depended on
+    whether another row of its batch had a missing value, and adding one unit with a missing
+    key moved 1,000 other units' cells. Now every row's key is its own exact value: adding that
+    unit changes nothing (its row has no key)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from optnoise.table.files import read_batches
+    big = 2 ** 53
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 1}, "statistics": {
+        "h": {"kind": "histogram", "key": "k", "keys": [big, big + 2], "epsilon": 1.0},
+        "r": {"kind": "histogram", "of": "rows", "key": "k", "keys": [big, big + 2, big + 4], "epsilon": 1.0}}})
+    got = []
+    for extra in ([], [None]):
+        keys = [big + 1] * 500 + [big + 2] * 300 + [big + 4] * 200 + extra
+        path = tmp_path / f"k{len(extra)}.parquet"
+        pq.write_table(pa.table({"u": pa.array(range(len(keys)), pa.int64()), "k": pa.array(keys, pa.int64())}), path)
+        agg = aggregate(read_batches(path, "parquet", list(spec.columns)), spec)
+        got.append([answers(agg, s).cells.tolist() for s in spec.statistics])
+    assert got[0] == got[1] == [[[0, 300]], [[0, 300, 200]]]

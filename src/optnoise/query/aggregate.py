@@ -89,7 +89,7 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
               for group in shared for s in carriers(group)}
     m = spec.unit.rows_bound
     for batch in batches:
-        df = batch if isinstance(batch, pd.DataFrame) else batch.to_pandas(split_blocks=True)   # no block copy
+        df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
         rows = (df[row_column].to_numpy(np.int64) if row_column is not None
                 else np.arange(out.rows + 1, out.rows + 1 + len(df)))
         codes = index.codes(unit_ids(df, spec, rows=rows))
@@ -410,11 +410,34 @@ def counted_rows(df: "pd.DataFrame", rows: np.ndarray, stat: Statistic,
     return mask, group, key, value
 
 
+def arrow_to_pandas(batch: Any) -> "pd.DataFrame":
+    """An Arrow batch or table as a DataFrame (no block copy), its *integer columns with
+    missing values* as pandas' nullable integers.
+
+    Why: Arrow's default turns such a column into float64, which rounds integers beyond
+    2^53; a row's declared key would then depend on whether another row of its batch has a
+    missing value -- one unit could move other units' cells (:func:`declared_index`). Every
+    row's key is decided by its own value alone this way, and as the Spark engine decides it."""
+    import pyarrow as pa
+    df = batch.to_pandas(split_blocks=True)
+    for i, field in enumerate(batch.schema):
+        if pa.types.is_integer(field.type) and batch.column(i).null_count:
+            df[field.name] = batch.column(i).to_pandas(types_mapper=_nullable_integers)
+    return df
+
+
+def _nullable_integers(arrow_type: Any) -> Any:
+    import pandas as pd
+    import pyarrow as pa
+    return pd.Int64Dtype() if pa.types.is_signed_integer(arrow_type) else (
+        pd.UInt64Dtype() if pa.types.is_unsigned_integer(arrow_type) else None)
+
+
 def _numbers(col: "pd.Series") -> np.ndarray:
     import pandas as pd
     if col.dtype == bool:
         return np.full(len(col), np.nan)
-    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def matches(col: "pd.Series", cond: Condition) -> np.ndarray:
@@ -447,6 +470,16 @@ def declared_index(col: "pd.Series", keys: Keys) -> np.ndarray:
         if isinstance(col.dtype, np.dtype) and (col.dtype.kind == "i" or col.dtype.kind == "u" and col.dtype.itemsize < 8):
             # a NumPy integer column (it has no missing values): its values, no float round trip
             ok, ints = slice(None), col.to_numpy(np.int64)
+        elif col.dtype.kind in "iu":
+            # pandas' nullable integers (:func:`arrow_to_pandas`) or uint64: the present values,
+            # exactly (beyond int64: no declared key, keys being int64)
+            ok = ~col.isna().to_numpy(dtype=bool)
+            if col.dtype.kind == "u":
+                u = col.to_numpy(dtype=np.uint64, na_value=0)
+                ok &= u < np.uint64(2 ** 63)
+                ints = u[ok].astype(np.int64)
+            else:
+                ints = col.to_numpy(dtype=np.int64, na_value=0)[ok]
         else:
             x = _numbers(col)
             ok = np.isfinite(x) & (x == np.round(x))
@@ -556,5 +589,5 @@ def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
     return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
 
 
-__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "home_cells", "layouts", "aggregate", "answers", "bump", "counted_rows", "declared_index",
+__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "home_cells", "layouts", "aggregate", "answers", "arrow_to_pandas", "bump", "counted_rows", "declared_index",
            "first_rows", "from_cells", "matches", "position_in_unit", "unit_ids"]

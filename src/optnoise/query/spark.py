@@ -51,7 +51,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .aggregate import Aggregated, Answers, aggregate, answers, bump, carriers, from_cells, layouts
+from .aggregate import Aggregated, Answers, aggregate, answers, arrow_to_pandas, bump, carriers, from_cells, layouts
 from .spark_rules import eligible
 from .spec import QuerySpec, Statistic
 
@@ -285,7 +285,7 @@ def _on_driver(keyed: Any, units: list, spec: QuerySpec, shared: list[list[Stati
     import pandas as pd
     from pyspark.sql import functions as F
     chosen = keyed.filter(F.col(UNIT).isin(units)).select(*[f"`{c}`" for c in spec.columns], ROW)
-    frame = chosen.toArrow().to_pandas().sort_values(ROW, kind="stable")   # as the local engine reads Arrow
+    frame = arrow_to_pandas(chosen.toArrow()).sort_values(ROW, kind="stable")   # as the local engine reads Arrow
     try:
         local = aggregate([frame], spec, row_column=ROW)
     except InvalidParameterError as exc:   # the index of the read in the message: its data row
