@@ -26,7 +26,7 @@ from ..errors import InvalidParameterError
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private, withhold
 from ..table.manifest import round_up
-from ..table.plan import over_budget, within
+from ..table.plan import attack_within, over_budget, within
 from .aggregate import Aggregated, Answers, aggregate, answers
 from .intervals import expected_abs_error, interval, unbiased_price
 from .mechanisms import Cell, cell_for, cell_target, dominating_rr
@@ -69,7 +69,7 @@ class Planned:
         """The exact profile of one of the cells (what the total composes ``len(parts)`` times)."""
         return self.parts[0].composition_profile()
 
-    @property
+    @cached_property
     def l1_epsilon(self) -> float | None:
         """Under the L1 plan (``derived.l1``): the statistic's proven pure epsilon, ``l1`` times
         the cell's certificate at distance 1, multiplied exactly and rounded up (the chaining
@@ -178,16 +178,6 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
         if not total["within_budget"]:
             raise over_budget(total, attack_target)
     return total
-
-
-def attack_within(attack: dict, budget: Any) -> bool:
-    """Whether the unit's best attacker meets a budget in attack terms (``max_tpr`` at
-    ``at_fpr``, ``max_mu``): read on ``total.attack``, a proven upper bound on the attacker
-    (:func:`total_attack`), so a pass is proven; a fail may be the bound's looseness (the
-    refusal says which bound it read)."""
-    tpr = attack["tpr_at_fpr"][f"{budget.at_fpr:g}"] if budget.max_tpr is not None else None
-    mu = attack["mu_gdp"] if budget.max_mu is not None else None
-    return budget.admits_attack(tpr=tpr, mu=mu, exact=True)
 
 
 #: Epsilons of the grid at which the composed privacy profile is read for the attack bound.

@@ -47,7 +47,7 @@ from .files import (
     select_columns,
 )
 from .manifest import WORDS_FPR, build_manifest, record_attack, words
-from .plan import ColumnPlan, over_budget, plan_column, plan_key, record_total
+from .plan import ColumnPlan, attack_within, over_budget, plan_column, plan_key, record_total
 from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
 
 if TYPE_CHECKING:
@@ -116,9 +116,7 @@ def attack_budget(plans: list[ColumnPlan], total: dict, budget: Target) -> dict:
     lower bound (:func:`~optnoise.table.manifest.record_attack`; the attacker's TPR rounded up)."""
     fpr = budget.at_fpr if budget.max_tpr is not None else WORDS_FPR
     attack = record_attack(plans, fpr=fpr)  # type: ignore[arg-type]
-    tpr = attack["tpr_at_fpr"][f"{fpr:g}"] if budget.max_tpr is not None else None
-    mu = attack["mu_gdp"] if budget.max_mu is not None else None
-    return {**total, "attack": attack, "within_budget": budget.admits_attack(tpr=tpr, mu=mu, exact=True)}
+    return {**total, "attack": attack, "within_budget": attack_within(attack, budget)}
 
 
 def _plan(col: ColumnSpec, unit: str, max_seconds: float | None = None) -> ColumnPlan:

@@ -527,6 +527,16 @@ def within(basic: dict, pld: dict, budget: Target) -> bool:
     return by_basic or (pld["epsilon"] is not None and pld["epsilon"] <= budget.epsilon * slack)
 
 
+def attack_within(attack: dict, budget: Target) -> bool:
+    """Whether an attack readout (the keys of ``total.attack``: ``tpr_at_fpr``, ``mu_gdp``)
+    meets a budget in attack terms (``max_tpr`` at ``at_fpr``, ``max_mu``), by
+    :meth:`~optnoise.target.Target.admits_attack` with no tolerance: the readout is itself
+    a proven upper bound on the attacker, so a pass is proven."""
+    tpr = attack["tpr_at_fpr"][f"{budget.at_fpr:g}"] if budget.max_tpr is not None else None
+    mu = attack["mu_gdp"] if budget.max_mu is not None else None
+    return budget.admits_attack(tpr=tpr, mu=mu, exact=True)
+
+
 def over_budget(total: dict, budget: Target) -> InvalidParameterError:
     """The refusal of a spec whose record total exceeds its budget."""
     if budget.notion == "attack":
@@ -558,7 +568,7 @@ def released_profile(plan: ColumnPlan):
     return privacy_profile(_sampled(plan.mechanism), plan.mechanism.neighbourhood, exact=True)
 
 
-__all__ = ["ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column", "plan_key",
+__all__ = ["ColumnPlan", "NOISE", "all_pairs", "attack_within", "coarse_tails", "line_noise", "plan_column", "plan_key",
            "record_neighbourhood", "record_total", "refusal", "released_channel", "released_profile", "shared",
            "composition_items", "GROUP_FROM",
-           "within"]
+           "over_budget", "within"]
