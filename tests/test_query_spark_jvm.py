@@ -135,3 +135,102 @@ def test_jvm_path_refuses_as_local(tmp_path, spark):
     frame.to_parquet(tmp_path / "noid.parquet", index=False)
     with pytest.raises(InvalidParameterError, match="data row 201"):
         aggregate_spark(tmp_path / "noid.parquet", "parquet", spec)
+
+
+def _over_by_one() -> pd.DataFrame:
+    """Units of exactly max_rows + 1 = 4 rows whose 4th row would change every answer and
+    count if it were kept: a missing value (must not be refused), a value beyond the clamp, a
+    row failing ``where``, an undeclared key, a row in the unit's cell; beside units within
+    max_rows, and units with no counted row at all."""
+    rows = []
+    last = [  # (k, g, v): the 4th row of each unit; the first three are (1, 2, 1.0)
+        (1, 2, np.nan), (1, 2, 99.0), (-1, 2, 3.0), (1, 7, 2.5), (1, 2, 4.5), (1, 2, 0.5)]
+    for u, (k, g, v) in enumerate(last):
+        rows += [(u, 1, 2, 1.0 + u / 4)] * 3 + [(u, k, g, v)]
+    rows += [(10, 0, 1, 2.0), (10, 0, 1, 3.0), (11, 2, 3, 5.0)]     # within max_rows
+    rows += [(12, 7, 7, 1.0)] * 4                                    # never counted, over by one
+    # each unit's rows in this order, interleaved with the other units' rows
+    rank = {}
+    for i, r in enumerate(rows):
+        rank[i] = (sum(1 for q in rows[:i] if q[0] == r[0]), np.random.default_rng(i).random())
+    order = sorted(range(len(rows)), key=rank.get)
+    return pd.DataFrame([rows[i] for i in order], columns=["u", "k", "g", "v"])
+
+
+def test_units_one_row_over_max_rows_need_no_second_job(tmp_path, spark, monkeypatch):
+    import optnoise.query.spark as engine
+
+    def second_job(*args, **kwargs):
+        raise AssertionError("a second job ran")
+    frame = _over_by_one()
+    frame.to_parquet(tmp_path / "over.parquet", index=False)
+    stats = {"n": STATS["n"], "h": STATS["h"], "hr": STATS["hr"], "s": STATS["s"],
+             "sn": {**STATS["s"], "where": {"k": {"lower": 0, "upper": 1}}}}
+    spec = {"unit": {"id": "u", "max_rows": 3}, "statistics": stats}
+    monkeypatch.setattr(engine, "_on_driver", second_job)
+    monkeypatch.setattr(engine, "_rows_of", second_job)
+    local = _same(spec, tmp_path / "over.parquet")   # several layouts: the window decides
+    assert local.rows - local.kept == 7 and local.counts["s"].get("values_clamped", 0) == 0
+    _same({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}}, tmp_path / "over.parquet")
+    # a unit whose 4th row lies in another cell is not simple: the second job takes it
+    frame.loc[len(frame)] = (0, 2, 3, 1.0)   # unit 0's 5th row: over by two
+    frame.to_parquet(tmp_path / "over2.parquet", index=False)
+    with pytest.raises(AssertionError, match="a second job ran"):
+        aggregate_spark(tmp_path / "over2.parquet", "parquet", parse_query_spec(spec))
+    monkeypatch.undo()
+    _same(spec, tmp_path / "over2.parquet")
+    # an id without max_rows (counts of units): every unit in one cell is simple, whatever its rows
+    _same({"unit": {"id": "u"}, "statistics": {"n": STATS["n"], "h": STATS["h"], "m": {
+        "kind": "mode", "key": "k", "keys": [0, 1, 2], "epsilon": 1.0}}}, tmp_path / "over2.parquet")
+
+
+def test_a_bad_value_among_the_first_rows_of_a_unit_over_by_one_is_refused(tmp_path, spark):
+    frame = _over_by_one()
+    at = int(np.flatnonzero((frame["u"] == 4).to_numpy())[1])   # unit 4's second row, counted
+    frame.loc[at, "v"] = np.nan
+    frame.to_parquet(tmp_path / "bad.parquet", index=False)
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}})
+    with pytest.raises(InvalidParameterError, match=f"missing value at data row {at + 1}"):
+        aggregate(read_batches(tmp_path / "bad.parquet", "parquet", list(spec.columns)), spec)
+    with pytest.raises(InvalidParameterError, match=f"missing value at data row {at + 1}"):
+        aggregate_spark(tmp_path / "bad.parquet", "parquet", spec)
+
+
+def test_parquet_schema_is_the_one_spark_infers(tmp_path, spark):
+    from optnoise.query.spark import parquet_schema
+    frame = pd.DataFrame({"i8": np.array([1, -2], np.int8), "i16": np.array([3, 4], np.int16),
+                          "i32": np.array([5, 6], np.int32), "i64": [2**40, -1], "f32": np.array([0.5, 1], np.float32),
+                          "f64": [0.25, np.nan], "b": [True, False], "s": ["a", None],
+                          "c": pd.Categorical(["x", "y"]), "n": pd.array([1, None], "Int64")})
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    names = list(frame.columns)
+    given = parquet_schema(tmp_path / "t.parquet", names)
+    inferred = spark.read.parquet(str(tmp_path / "t.parquet")).select(*names).schema
+    assert [(f.name, f.dataType) for f in given.fields] == [(f.name, f.dataType) for f in inferred.fields]
+    assert spark.read.schema(given).parquet(str(tmp_path / "t.parquet")).collect() == \
+        spark.read.parquet(str(tmp_path / "t.parquet")).select(*names).collect()
+    # a type not mapped here: Spark infers the schema itself
+    pd.DataFrame({"u": np.array([1], np.uint32), "t": pd.to_datetime(["2024-01-01"])}).to_parquet(
+        tmp_path / "other.parquet", index=False)
+    assert parquet_schema(tmp_path / "other.parquet", ["u"]) is None
+    assert parquet_schema(tmp_path / "other.parquet", ["t"]) is None
+
+
+def test_a_failed_job_is_one_line(tmp_path, spark, capfd):
+    from optnoise.errors import OptnoiseError
+    # 4e18 in units of 1, three rows of a unit: the sum passes the 64-bit range (ANSI mode fails it)
+    pd.DataFrame({"u": [1, 1, 1], "v": [4e18] * 3}).to_parquet(tmp_path / "big.parquet", index=False)
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": {
+        "kind": "sum", "column": "v", "clamp": {"lower": 4e18, "upper": 4.000000001e18}, "resolution": 1,
+        "epsilon": 1.0}}})
+    ansi = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", "true")   # Spark 4's default
+    capfd.readouterr()
+    try:
+        with pytest.raises(OptnoiseError, match="the Spark job failed: .*OVERFLOW") as info:
+            aggregate_spark(tmp_path / "big.parquet", "parquet", spec)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", ansi)
+    assert "\n" not in str(info.value)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "QueryContextLogger" not in err

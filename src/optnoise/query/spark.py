@@ -12,20 +12,31 @@ order of the first-``max_rows``-rows rule. Two paths, the same answers and count
 column expressions (:mod:`.spark_rules`, bit for bit the local engine's), and the rest are
 Spark aggregations, so no row goes through Python:
 
-1. *Per (unit, layout, cell)* (a hash aggregation, combined before the shuffle): rows,
-   the rows failing ``where`` or undeclared, the clamped, rounded values and the clamped
-   rows summed, the first bad value and the first row without an id (a layout is
-   :func:`.aggregate.layouts`'s: statistics sharing ``where``, ``by`` and ``key``).
-2. *Per unit* (a window over those aggregates): a unit with at most one counted cell per
-   layout and at most ``max_rows`` rows -- most units -- needs no rule (its home cell and
-   group are that cell's, nothing is dropped), so it is summed into its cell's totals with
-   the number of such units; the others (rows in several cells, or more than ``max_rows``
-   rows) stay per unit and cell. One collect (through Arrow) brings that table.
-3. Only when some units have more than ``max_rows`` rows, a second job ranks *their* rows
-   alone (a broadcast join on those units, ``row_number`` by the read index) and aggregates
-   their first ``max_rows`` rows as in 1; they replace those units' rows.
+1. *Per (unit, layout)* (a hash aggregation, combined before the shuffle, as a plain
+   group-by): rows, counted rows, the least and greatest cell, the rows failing ``where``
+   (when there is one), the clamped, rounded values and the clamped rows summed, the first
+   bad value, and (with ``max_rows``) the unit's last row by the read index (``max_by``)
+   (a layout is :func:`.aggregate.layouts`'s: statistics sharing ``where``, ``by`` and
+   ``key``; the rows not counted that pass ``where`` are derived, as the rows kept less the
+   counted and the failing).
+2. *Per unit* (on those aggregates; a window over the unit's layouts when there are
+   several): a unit with at most one counted cell per layout and at most ``max_rows`` rows
+   -- most units -- needs no rule (its home cell and group are that cell's, nothing is
+   dropped), so it is summed into its cell's totals with the number of such units. A unit of
+   exactly ``max_rows + 1`` rows (a day of 25 hourly readings) in one cell is one too: its
+   last row is taken out of its sums, which leaves its first ``max_rows`` rows. The others
+   (rows in several cells, or more rows) stay per unit and cell. One collect (through
+   Arrow) brings that table. Rows without an id aggregate as one null unit, never simple,
+   which the driver refuses (a second job finds the first such row).
+3. Only when some units are not simple, a second job ranks *their* rows alone: on the
+   driver by the local engine when they are few (an ``IN`` filter on the scan), else on
+   Spark (a broadcast join on those units, ``row_number`` by the read index), and
+   aggregates their first ``max_rows`` rows as in 1; they replace those units' rows.
 4. The driver applies :func:`.aggregate.answers` (the local engine's unit rules and
    counts) to the units kept per unit, and adds the simple units' cell totals.
+
+A Parquet file is read with the schema of its footer (:func:`parquet_schema`): Spark's own
+inference would read the footer again in a job of its own.
 
 **The Python path** (a CSV, read as text and parsed as pandas does; other column types):
 one shuffle by unit (hash-partitioned by the id as text, sorted by (unit, index), so every
@@ -50,7 +61,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, OptnoiseError
 from .aggregate import Aggregated, Answers, aggregate, answers, arrow_to_pandas, bump, carriers, from_cells, layouts
 from .spark_rules import eligible
 from .spec import QuerySpec, Statistic
@@ -79,8 +90,10 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
         raw_rows = keyed.repartition(UNIT).sortWithinPartitions(UNIT, ROW).drop(UNIT)
     else:
         raw_rows = raw
+    from ..table.spark import quiet_failures
     try:
-        rows = raw_rows.mapInPandas(_per_partition(spec), SCHEMA).collect()
+        with quiet_failures():
+            rows = raw_rows.mapInPandas(_per_partition(spec), SCHEMA).collect()
     except Exception as exc:   # a failed job: a bad value, or something else
         raise _job_error(exc, raw) from None
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
@@ -154,7 +167,8 @@ def _per_partition(spec: QuerySpec) -> Any:
 
 
 def _read(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> Any:
-    """The spec's columns; a CSV's as text, as the local engine reads them."""
+    """The spec's columns; a CSV's as text, as the local engine reads them; a Parquet file's
+    with the schema its footer gives (:func:`parquet_schema`) when every column maps."""
     if fmt == "csv":
         from pyspark.sql.types import StringType, StructField, StructType
 
@@ -162,8 +176,40 @@ def _read(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> 
         text = StructType([StructField(c, StringType()) for c in column_names(path, fmt)])
         df = spark.read.option("header", True).schema(text).csv(str(path))
     else:
-        df = spark.read.parquet(str(path))
+        schema = parquet_schema(path, columns)
+        reader = spark.read if schema is None else spark.read.schema(schema)
+        df = reader.parquet(str(path))
     return df.select(*[f"`{c}`" for c in columns])
+
+
+def parquet_schema(path: str | os.PathLike, columns: list[str]) -> Any:
+    """The Spark schema of ``columns`` of a Parquet file, read from its footer by pyarrow on
+    the driver, or ``None`` when a column's type is not one mapped here (Spark then infers
+    the schema itself).
+
+    Why: Spark's own inference opens the file in a job of its own (1-1.5 s of a query on a
+    fresh session, docs/benchmarks.md). Only the types whose Spark reading is the one Spark
+    infers are mapped -- signed integers, floats, booleans and UTF-8 text, dictionary-encoded
+    or not -- so the columns read, and the path :func:`.spark_rules.eligible` takes, are
+    those of inference."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import types as T
+    simple = {pa.int8(): T.ByteType(), pa.int16(): T.ShortType(), pa.int32(): T.IntegerType(),
+              pa.int64(): T.LongType(), pa.float32(): T.FloatType(), pa.float64(): T.DoubleType(),
+              pa.bool_(): T.BooleanType(), pa.string(): T.StringType(), pa.large_string(): T.StringType()}
+    try:
+        arrow = pq.read_schema(path)
+        kinds = [arrow.field(name).type for name in columns]
+    except Exception:   # noqa: BLE001 -- Spark's own reading reports it
+        return None
+    fields = []
+    for name, kind in zip(columns, kinds):
+        kind = kind.value_type if pa.types.is_dictionary(kind) else kind
+        if kind not in simple:
+            return None
+        fields.append(T.StructField(name, simple[kind]))
+    return T.StructType(fields)
 
 
 def _job_error(exc: Exception, raw: Any) -> Exception:
@@ -181,23 +227,25 @@ def _job_error(exc: Exception, raw: Any) -> Exception:
                                  info["accepted"])
 
 
-__all__ = ["aggregate_spark"]
+__all__ = ["aggregate_spark", "parquet_schema"]
 
 
 # ------------------------------------------------------------------ the JVM path (typed columns)
-def _layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Statistic]], int, list[list[Any]]]:
+def _layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Statistic]], int, bool, list[list[Any]]]:
     """The layouts (:func:`.aggregate.layouts`), the number of value slots (the most summed
-    statistics of one layout) and, per layout, the per-row columns: its index, the row's cell
-    (null when not counted), the flags ``nw`` (fails ``where``) and ``ud`` (undeclared key or
-    group), and per slot the clamped, rounded value, the clamped flag and the row's index when
-    its value is bad (missing or not finite)."""
+    statistics of one layout), whether any layout has a ``where``, and per layout the per-row
+    columns: the row's cell (null when not counted), ``nw`` (fails ``where``; only when some
+    layout has one) and per slot the clamped, rounded value, the clamped flag and the row's
+    index when its value is bad (missing or not finite). A row that is neither counted nor
+    failing ``where`` has an undeclared key or group: ``ud`` is derived from the counts."""
     from pyspark.sql import functions as F
 
     from .spark_rules import INTEGER, declared_index, matches, scaled_value
     shared = layouts(spec.statistics)
     width = max(len([s for s in carriers(group) if s.value_column]) for group in shared)
+    filtered = any(group[0].where for group in shared)
     out = []
-    for i, group in enumerate(shared):
+    for group in shared:
         first = group[0]
         where = F.lit(True)
         for cond in first.where:
@@ -205,8 +253,9 @@ def _layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[St
         g, k = (declared_index(col, keys, types[col] in INTEGER) if col and keys else F.lit(0).cast("long")
                 for col, keys in ((first.by, first.groups), (first.key, first.keys)))
         counted = where & g.isNotNull() & k.isNotNull()
-        fields = [F.lit(i).alias("layout"), F.when(counted, g * (first.keys.size if first.keys else 1) + k).alias("cell"),
-                  (~where).cast("long").alias("nw"), (where & ~counted).cast("long").alias("ud")]
+        fields = [F.when(counted, g * (first.keys.size if first.keys else 1) + k).alias("cell")]
+        if filtered:
+            fields.append((~where).cast("long").alias("nw"))
         valued = [s for s in carriers(group) if s.value_column]
         for j in range(width):
             if j < len(valued):
@@ -218,59 +267,107 @@ def _layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[St
                 fields += [F.lit(0).cast("long").alias(f"v{j}"), F.lit(0).cast("long").alias(f"cl{j}"),
                            F.lit(None).cast("long").alias(f"b{j}")]
         out.append(fields)
-    return shared, width, out
+    return shared, width, filtered, out
 
 
-def _sums(width: int) -> list[Any]:
-    """The aggregates of the flags, values and bad rows (``noid``, ``v*``, ``cl*``, ``b*``)."""
+def _sums(width: int, filtered: bool) -> list[Any]:
+    """The aggregates of the flags, values and bad rows (``nw`` when some layout has a
+    ``where``, ``v*``, ``cl*``, ``b*``)."""
     from pyspark.sql import functions as F
-    return [F.sum("nw").alias("nw"), F.sum("ud").alias("ud"), F.min("noid").alias("noid")] + [
+    return ([F.sum("nw").alias("nw")] if filtered else []) + [
         agg for j in range(width) for agg in (F.sum(f"v{j}").alias(f"v{j}"), F.sum(f"cl{j}").alias(f"cl{j}"),
                                               F.min(f"b{j}").alias(f"b{j}"))]
 
 
-def _per_row(rows: Any, spec: QuerySpec) -> tuple[Any, list[list[Statistic]], int]:
-    """One row per (input row, layout): the unit, the layout's cell, flags and values."""
+def _per_row(rows: Any, spec: QuerySpec) -> tuple[Any, list[list[Statistic]], int, bool]:
+    """One row per (input row, layout): the unit, the row's index, the layout (with several),
+    the layout's cell, flags and values (:func:`_layout_fields`)."""
     from pyspark.sql import functions as F
-    shared, width, fields = _layout_fields(spec, {f.name: f.dataType.simpleString() for f in rows.schema.fields})
+    shared, width, filtered, fields = _layout_fields(spec, {f.name: f.dataType.simpleString()
+                                                            for f in rows.schema.fields})
     base = [F.col(UNIT), F.col(ROW)] if spec.unit.id is not None else [F.col(ROW)]
-    noid = F.when(F.col(UNIT).isNull(), F.col(ROW)) if spec.unit.id is not None else F.lit(None).cast("long")
     if len(fields) == 1:
-        return rows.select(*base, noid.alias("noid"), *fields[0]), shared, width
-    return rows.select(*base, noid.alias("noid"), F.inline(F.array(*[F.struct(*f) for f in fields]))), shared, width
+        return rows.select(*base, *fields[0]), shared, width, filtered
+    tagged = [F.struct(F.lit(i).alias("layout"), *f) for i, f in enumerate(fields)]
+    return rows.select(*base, F.inline(F.array(*tagged))), shared, width, filtered
 
 
-def _by_cell(per_row: Any, width: int, by_unit: bool) -> Any:
-    """Per (unit, layout, cell) (without an id: per (layout, cell), ``unit`` null): ``n`` (and
-    ``total``) rows and :func:`_sums`; ``units`` (without an id: every row is one)."""
+def _layout_key(several: bool) -> Any:
+    """The layout as a grouping key: the per-row column, or 0 with one layout (a constant
+    key, which Spark drops from the hash)."""
+    from pyspark.sql import functions as F
+    return F.col("layout") if several else F.lit(0).alias("layout")
+
+
+def _by_cell(per_row: Any, width: int, filtered: bool, by_unit: bool, several: bool) -> Any:
+    """Per (unit, layout, cell) (without an id: per (layout, cell), ``unit`` null): ``n``,
+    ``total`` and ``kept`` rows, ``nw`` and ``ud`` (the rows not counted that pass ``where``)
+    and :func:`_sums`; ``units`` (without an id: every row is one)."""
     from pyspark.sql import functions as F
     keys = [F.col(UNIT).alias("unit")] if by_unit else [F.lit(None).cast("long").alias("unit")]
-    out = per_row.groupBy(*keys, "layout", "cell").agg(F.count(F.lit(1)).alias("n"), *_sums(width))
-    return out.withColumns({"units": F.lit(0).cast("long") if by_unit else F.col("n"), "total": F.col("n")})
+    out = per_row.groupBy(*keys, _layout_key(several), "cell").agg(F.count(F.lit(1)).alias("n"),
+                                                                   *_sums(width, filtered))
+    nw = F.col("nw") if filtered else F.lit(0).cast("long")
+    return out.withColumns({"units": F.lit(0).cast("long") if by_unit else F.col("n"), "total": F.col("n"),
+                            "kept": F.col("n"), "nw": nw,
+                            "ud": F.when(F.col("cell").isNull(), F.col("n") - nw).otherwise(F.lit(0).cast("long")),
+                            "noid": F.lit(0).cast("long")})
 
 
-def _by_unit(per_row: Any, width: int, max_rows: int | None, several: bool) -> Any:
+def _by_unit(per_row: Any, width: int, filtered: bool, max_rows: int | None, several: bool) -> Any:
     """Job 1: per (unit, layout) -- a hash aggregation combined before the shuffle, as a
-    plain group-by -- then the *simple* units (at most one counted cell in every layout, at
-    most ``max_rows`` rows; with ``several`` layouts a window over the unit's layouts) summed
-    per (layout, cell) with ``unit`` null, ``units`` their number, ``n`` their counted rows and
-    ``total`` all their rows; every other unit one row per layout (``unit``, ``total`` its
-    rows; ``cell`` null), for job 2."""
+    plain group-by -- then the *simple* units summed per (layout, cell) with ``unit`` null.
+
+    A unit is simple when its counted rows lie in at most one cell in every layout and it has
+    at most ``max_rows`` rows, or ``max_rows + 1`` (a day of 25 hourly readings): then its
+    last row (in input order: ``max_by`` on the read index, one more aggregate) is taken out
+    of its sums, which leaves exactly its first ``max_rows`` rows. With several layouts a
+    window over the unit's layouts decides. The sums: ``units`` their number, ``n`` their
+    counted rows, ``total`` all their rows, ``kept`` the rows kept, ``nw`` and ``ud`` the
+    rows not counted. Every other unit is one row per layout (``unit``, ``total`` its rows,
+    ``kept`` at most ``max_rows``; ``cell`` null), for job 2. ``noid`` is 1 where a row had no
+    id (the rows without an id aggregate as one null unit, never simple)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    unit = per_row.groupBy(UNIT, "layout").agg(
+    slots = ["nw"] * filtered + [f"{c}{j}" for j in range(width) for c in ("v", "cl")]
+    last = []
+    if max_rows is not None:   # one max_by per field: fixed-width buffers keep the hash aggregation
+        last = [F.max(ROW).alias("last_r")] + [F.max_by(c, ROW).alias(f"last_{c}") for c in ["cell"] + slots]
+    unit = per_row.groupBy(UNIT, _layout_key(several)).agg(
         F.count(F.lit(1)).alias("n"), F.count("cell").alias("cnt"), F.min("cell").alias("cmin"),
-        F.max("cell").alias("cmax"), *_sums(width))
-    simple = (F.col("cnt") == 0) | (F.col("cmin") == F.col("cmax"))
+        F.max("cell").alias("cmax"), *_sums(width, filtered), *last)
+    one_cell = (F.col("cnt") == 0) | (F.col("cmin") == F.col("cmax"))
+    simple = one_cell & F.col(UNIT).isNotNull()
+    drop = F.lit(False)
     if max_rows is not None:
-        simple = simple & (F.col("n") <= max_rows)
+        drop = F.col("n") == max_rows + 1
+        simple = simple & ((F.col("n") <= max_rows) | drop)
     if several:
         simple = F.min(simple.cast("int")).over(Window.partitionBy(UNIT)) == 1
-    tagged = unit.select(F.when(simple, F.lit(None)).otherwise(F.col(UNIT)).alias("unit"), "layout",
-                         F.when(simple, F.col("cmin")).alias("cell"), *[c for c in unit.columns if c not in (
-                             UNIT, "layout", "cmin", "cmax")])
-    return tagged.groupBy("unit", "layout", "cell").agg(F.sum("cnt").alias("n"), F.sum("n").alias("total"),
-                                                       F.count(F.lit(1)).alias("units"), *_sums(width))
+
+    def less(name: str, field: str) -> Any:   # a sum without the unit's last row when it is dropped
+        if max_rows is None:
+            return F.col(name)
+        return F.col(name) - F.when(drop, F.col(f"last_{field}")).otherwise(F.lit(0).cast("long"))
+    cnt = F.col("cnt") if max_rows is None else \
+        F.col("cnt") - F.when(drop & F.col("last_cell").isNotNull(), 1).otherwise(0).cast("long")
+    kept = F.col("n") - drop.cast("long")
+    nw = less("nw", "nw") if filtered else F.lit(0).cast("long")
+    kept_others = F.least(F.col("n"), F.lit(max_rows)) if max_rows is not None else F.col("n")
+    tagged = unit.select(
+        F.when(simple, F.lit(None)).otherwise(F.col(UNIT)).alias("unit"), "layout",
+        F.when(simple & (cnt > 0), F.col("cmin")).alias("cell"), F.col("n").alias("total"),
+        F.when(simple, kept).otherwise(kept_others).alias("kept"), cnt.alias("cnt"), nw.alias("nw"),
+        (kept - cnt - nw).alias("ud"), F.col(UNIT).isNull().cast("long").alias("noid"),
+        *[x for j in range(width) for x in (
+            less(f"v{j}", f"v{j}").alias(f"v{j}"), less(f"cl{j}", f"cl{j}").alias(f"cl{j}"),
+            (F.when(drop & (F.col(f"b{j}") == F.col("last_r")), F.lit(None)).otherwise(F.col(f"b{j}"))
+             if max_rows is not None else F.col(f"b{j}")).alias(f"b{j}"))])
+    return tagged.groupBy("unit", "layout", "cell").agg(
+        F.sum("cnt").alias("n"), F.sum("total").alias("total"), F.sum("kept").alias("kept"),
+        F.count(F.lit(1)).alias("units"), F.sum("nw").alias("nw"), F.sum("ud").alias("ud"),
+        F.max("noid").alias("noid"), *[agg for j in range(width) for agg in (
+            F.sum(f"v{j}").alias(f"v{j}"), F.sum(f"cl{j}").alias(f"cl{j}"), F.min(f"b{j}").alias(f"b{j}"))])
 
 
 #: Up to this many rows of the units that are not simple, job 2 brings them to the driver and
@@ -333,40 +430,56 @@ def _rows_of(keyed: Any, spark: Any, units: list, max_rows: int | None) -> Any:
 
 def aggregate_jvm(spark: Any, raw: Any, spec: QuerySpec) -> Aggregated:
     """The JVM path (module docstring): job 1 with one collect; job 2 only for the units that
-    are not simple (rows in several cells, or more than ``max_rows`` rows)."""
+    are not simple (rows in several cells, or more than ``max_rows + 1`` rows)."""
     import pandas as pd
     from pyspark.sql import functions as F
     uid, m = spec.unit.id, spec.unit.rows_bound
     keyed = raw.withColumn(UNIT, F.col(f"`{uid}`")) if uid is not None else raw
-    per_row, shared, width = _per_row(keyed, spec)
-    got = _to_frame(_by_unit(per_row, width, m, len(shared) > 1) if uid is not None
-                    else _by_cell(per_row, width, False))
+    per_row, shared, width, filtered = _per_row(keyed, spec)
+    several = len(shared) > 1
+    got = _to_frame(_by_unit(per_row, width, filtered, m, several) if uid is not None
+                    else _by_cell(per_row, width, filtered, False, several))
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
     first = got[got["layout"] == 0]
     others = first[first["unit"].notna()]   # the units that are not simple
-    out.rows = int(first["total"].sum())
+    out.rows, out.kept = int(first["total"].sum()), int(first["kept"].sum())
     out.units = int(first.loc[first["unit"].isna(), "units"].sum()) + len(others)
-    over = others[others["total"] > m] if m is not None else others.iloc[:0]
-    out.kept = out.rows - int((over["total"] - (m or 0)).sum())
     body = got[got["unit"].isna()]
+    noid = _first_without_id(keyed) if bool((got["noid"] > 0).any()) else None
     if len(others):   # job 2: their kept rows, per cell
         units = others["unit"].tolist()
         if len(units) <= IN_FILTER_UNITS and int(others["total"].sum()) <= DRIVER_ROWS:
             detail = _on_driver(keyed, units, spec, shared, width)
         else:
-            rows, _, _ = _per_row(_rows_of(keyed, spark, units, m if len(over) else None), spec)
-            detail = _to_frame(_by_cell(rows, width, True))
+            over = m is not None and bool((others["total"] > m).any())
+            rows, _, _, _ = _per_row(_rows_of(keyed, spark, units, m if over else None), spec)
+            detail = _to_frame(_by_cell(rows, width, filtered, True, several))
         body = pd.concat([body, detail], ignore_index=True)
-    _refuse_bad(got, body, shared, width, keyed, spec)
+    _refuse_bad(noid, body, shared, keyed, spec)
     return _assemble(out, body, spec, shared)
+
+
+def _first_without_id(keyed: Any) -> int:
+    """The read index of the first row without an id (a job run only when there is one)."""
+    from pyspark.sql import functions as F
+    return int(_to_frame(keyed.filter(F.col(UNIT).isNull()).agg(F.min(ROW).alias("r")))["r"].iloc[0])
 
 
 def _to_frame(df: Any) -> Any:
     """A small Spark result as pandas through Arrow; integer columns as pandas ``Int64``
-    (nullable, exact: no float round trip)."""
+    (nullable, exact: no float round trip). A failed job (a sum beyond the long range under
+    ANSI mode, a lost executor) is one line (:func:`optnoise.table.spark.marked_failure`)."""
     import pandas as pd
     import pyarrow as pa
-    return df.toArrow().to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
+
+    from ..table.spark import marked_failure, quiet_failures
+    try:
+        with quiet_failures():
+            table = df.toArrow()
+    except Exception as exc:   # noqa: BLE001 -- every job failure becomes one line
+        info = marked_failure(exc, BAD_VALUE)
+        raise (info if isinstance(info, Exception) else OptnoiseError(f"the Spark job failed: {info}")) from None
+    return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
 
 
 def _assemble(out: Aggregated, body: Any, spec: QuerySpec, shared: list[list[Statistic]]) -> Aggregated:
@@ -412,15 +525,14 @@ def _answers(stat: Statistic, counted: Any, slot: str | None, counts: dict[str, 
     return from_cells(stat, grid)
 
 
-def _refuse_bad(got: Any, body: Any, shared: list[list[Statistic]], width: int, keyed: Any,
-                spec: QuerySpec) -> None:
-    """Raise the local engine's error for the first row (in input order) without an id or
-    with a bad value in a kept, counted row of a summed column; nothing when none."""
+def _refuse_bad(noid: int | None, body: Any, shared: list[list[Statistic]], keyed: Any, spec: QuerySpec) -> None:
+    """Raise the local engine's error for the first row (in input order) without an id
+    (``noid``: its read index) or with a bad value in a kept, counted row of a summed column;
+    nothing when none."""
     from pyspark.sql import functions as F
     found: list[tuple[int, int, str]] = []   # (row index, 0 id / 1 value, column)
-    noid = got["noid"].dropna()
-    if len(noid):
-        found.append((int(noid.min()), 0, spec.unit.id or ""))
+    if noid is not None:
+        found.append((noid, 0, spec.unit.id or ""))
     for i, group in enumerate(shared):
         valued = [s for s in carriers(group) if s.value_column]
         rows = body[body["layout"] == i]

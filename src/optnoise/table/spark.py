@@ -173,10 +173,11 @@ def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, 
     try:
         writer = released.write.mode("error")
         try:
-            if out_fmt == "csv":
-                writer.option("header", True).csv(str(tmp))
-            else:
-                writer.parquet(str(tmp))
+            with quiet_failures():
+                if out_fmt == "csv":
+                    writer.option("header", True).csv(str(tmp))
+                else:
+                    writer.parquet(str(tmp))
         except Exception as exc:  # a failed Spark job: a bad value, or something else
             raise _job_error(exc, df) from None
         parts = sorted(p for p in tmp.iterdir() if p.name.startswith("part-"))
@@ -191,6 +192,28 @@ def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, 
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return manifest
+
+
+#: PySpark's Python loggers that print a failed query's context (JSON, with the JVM's stack
+#: trace) to stderr before the exception reaches the caller.
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+@contextmanager
+def quiet_failures() -> Iterator[None]:
+    """Run the body (a Spark job) with PySpark's query-context loggers off, restored after:
+    a failed job is then the one line :func:`marked_failure` makes of it, not a JSON stack
+    trace on stderr first."""
+    import logging
+    loggers = [logging.getLogger(name) for name in QUERY_CONTEXT_LOGGERS]
+    saved = [log.disabled for log in loggers]
+    for log in loggers:
+        log.disabled = True
+    try:
+        yield
+    finally:
+        for log, was in zip(loggers, saved):
+            log.disabled = was
 
 
 def marked_failure(exc: Exception, marker: str) -> dict | OptnoiseError:
