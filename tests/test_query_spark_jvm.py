@@ -234,3 +234,19 @@ def test_a_failed_job_is_one_line(tmp_path, spark, capfd):
     assert "\n" not in str(info.value)
     err = capfd.readouterr().err
     assert "Traceback" not in err and "QueryContextLogger" not in err
+
+
+@pytest.mark.parametrize("u, g, v", [
+    # unit 1 simple (max_rows + 1 rows, one cell) with the first bad row; unit 2 in two cells
+    ([1, 1, 1, 2, 2], [1, 1, 1, 1, 2], [np.nan, 1.0, 1.0, 1.0, np.nan]),
+    ([1, 2, 2], [1, 1, 2], [np.nan, 1.0, np.nan]),        # unit 1 simple, unit 2 in two cells
+])
+def test_the_first_bad_row_is_named_whichever_job_finds_it(tmp_path, spark, u, g, v):
+    # review finding: job 2 on the driver raised its own first bad row, a later one
+    pd.DataFrame({"u": u, "g": g, "v": v}).to_parquet(tmp_path / "b.parquet", index=False)
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 2}, "statistics": {"s": {
+        **STATS["s"], "groups": [1, 2]}}})
+    for run in (lambda: aggregate(read_batches(tmp_path / "b.parquet", "parquet", list(spec.columns)), spec),
+                lambda: aggregate_spark(tmp_path / "b.parquet", "parquet", spec)):
+        with pytest.raises(InvalidParameterError, match="missing value at data row 1'"):
+            run()

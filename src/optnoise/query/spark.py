@@ -375,19 +375,25 @@ def _by_unit(per_row: Any, width: int, filtered: bool, max_rows: int | None, sev
 DRIVER_ROWS = 1_000_000
 
 
-def _on_driver(keyed: Any, units: list, spec: QuerySpec, shared: list[list[Statistic]], width: int) -> Any:
+def _on_driver(keyed: Any, units: list, spec: QuerySpec, shared: list[list[Statistic]],
+               width: int) -> tuple[Any, tuple[int, int, str] | None]:
     """Job 2 on the driver: ``units``' rows (an ``IN`` filter, in input order) through
     :func:`.aggregate.aggregate` itself, as rows of the collected table (per unit and cell,
-    and one row of each layout's counts)."""
+    and one row of each layout's counts); or, when the local engine refuses a bad value,
+    ``None`` and that row as ``(read index, 1, column)`` for :func:`_refuse_bad`, which
+    weighs it against the simple units' bad rows (an earlier one may lie there)."""
     import pandas as pd
     from pyspark.sql import functions as F
     chosen = keyed.filter(F.col(UNIT).isin(units)).select(*[f"`{c}`" for c in spec.columns], ROW)
-    frame = arrow_to_pandas(chosen.toArrow()).sort_values(ROW, kind="stable")   # as the local engine reads Arrow
+    frame = arrow_to_pandas(_arrow(chosen)).sort_values(ROW, kind="stable")   # as the local engine reads Arrow
     try:
         local = aggregate([frame], spec, row_column=ROW)
-    except InvalidParameterError as exc:   # the index of the read in the message: its data row
-        raise _job_error(RuntimeError(BAD_VALUE + json.dumps({"parameter": exc.parameter, "value": str(exc.value),
-                                                             "accepted": exc.accepted})), keyed) from None
+    except InvalidParameterError as exc:   # the index of the read in the message
+        at = re.search(r"at data row (\d+)", str(exc.value))
+        column = re.fullmatch(r"column '(.*)'", exc.parameter)
+        if at is None or column is None:
+            raise
+        return None, (int(at.group(1)), 1, column.group(1))
     parts = []
     for i, group in enumerate(shared):
         valued = [s for s in carriers(group) if s.value_column]
@@ -403,7 +409,7 @@ def _on_driver(keyed: Any, units: list, spec: QuerySpec, shared: list[list[Stati
             part[f"cl{j}"], tally[f"v{j}"] = 0, [0]
             tally[f"cl{j}"] = [local.counts[valued[j].name].get("values_clamped", 0) if j < len(valued) else 0]
         parts += [pd.DataFrame(part), pd.DataFrame(tally)]
-    return pd.concat(parts, ignore_index=True).astype({"unit": "Int64", "cell": "Int64"})
+    return (pd.concat(parts, ignore_index=True).astype({"unit": "Int64", "cell": "Int64"}), None)
 
 
 #: Up to this many units, job 2 selects their rows with an ``IN`` filter on the scan (a join
@@ -445,17 +451,19 @@ def aggregate_jvm(spark: Any, raw: Any, spec: QuerySpec) -> Aggregated:
     out.rows, out.kept = int(first["total"].sum()), int(first["kept"].sum())
     out.units = int(first.loc[first["unit"].isna(), "units"].sum()) + len(others)
     body = got[got["unit"].isna()]
+    bad: tuple[int, int, str] | None = None
     noid = _first_without_id(keyed) if bool((got["noid"] > 0).any()) else None
     if len(others):   # job 2: their kept rows, per cell
         units = others["unit"].tolist()
         if len(units) <= IN_FILTER_UNITS and int(others["total"].sum()) <= DRIVER_ROWS:
-            detail = _on_driver(keyed, units, spec, shared, width)
+            detail, bad = _on_driver(keyed, units, spec, shared, width)
         else:
             over = m is not None and bool((others["total"] > m).any())
             rows, _, _, _ = _per_row(_rows_of(keyed, spark, units, m if over else None), spec)
             detail = _to_frame(_by_cell(rows, width, filtered, True, several))
-        body = pd.concat([body, detail], ignore_index=True)
-    _refuse_bad(noid, body, shared, keyed, spec)
+        if detail is not None:
+            body = pd.concat([body, detail], ignore_index=True)
+    _refuse_bad(noid, body, shared, keyed, spec, bad)
     return _assemble(out, body, spec, shared)
 
 
@@ -467,19 +475,23 @@ def _first_without_id(keyed: Any) -> int:
 
 def _to_frame(df: Any) -> Any:
     """A small Spark result as pandas through Arrow; integer columns as pandas ``Int64``
-    (nullable, exact: no float round trip). A failed job (a sum beyond the long range under
-    ANSI mode, a lost executor) is one line (:func:`optnoise.table.spark.marked_failure`)."""
+    (nullable, exact: no float round trip); a failed job is one line (:func:`_arrow`)."""
     import pandas as pd
     import pyarrow as pa
 
+    return _arrow(df).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
+
+
+def _arrow(df: Any) -> Any:
+    """``df.toArrow()``; a failed job (a sum beyond the long range under ANSI mode, a lost
+    executor) is one line (:func:`optnoise.table.spark.marked_failure`)."""
     from ..table.spark import marked_failure, quiet_failures
     try:
         with quiet_failures():
-            table = df.toArrow()
+            return df.toArrow()
     except Exception as exc:   # noqa: BLE001 -- every job failure becomes one line
         info = marked_failure(exc, BAD_VALUE)
         raise (info if isinstance(info, Exception) else OptnoiseError(f"the Spark job failed: {info}")) from None
-    return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
 
 
 def _assemble(out: Aggregated, body: Any, spec: QuerySpec, shared: list[list[Statistic]]) -> Aggregated:
@@ -525,12 +537,13 @@ def _answers(stat: Statistic, counted: Any, slot: str | None, counts: dict[str, 
     return from_cells(stat, grid)
 
 
-def _refuse_bad(noid: int | None, body: Any, shared: list[list[Statistic]], keyed: Any, spec: QuerySpec) -> None:
+def _refuse_bad(noid: int | None, body: Any, shared: list[list[Statistic]], keyed: Any, spec: QuerySpec,
+                bad: tuple[int, int, str] | None = None) -> None:
     """Raise the local engine's error for the first row (in input order) without an id
-    (``noid``: its read index) or with a bad value in a kept, counted row of a summed column;
-    nothing when none."""
+    (``noid``: its read index) or with a bad value in a kept, counted row of a summed column
+    (in ``body``, or ``bad`` from job 2 on the driver); nothing when none."""
     from pyspark.sql import functions as F
-    found: list[tuple[int, int, str]] = []   # (row index, 0 id / 1 value, column)
+    found: list[tuple[int, int, str]] = [bad] if bad is not None else []   # (row index, 0 id / 1 value, column)
     if noid is not None:
         found.append((noid, 0, spec.unit.id or ""))
     for i, group in enumerate(shared):
