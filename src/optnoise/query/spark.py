@@ -168,17 +168,19 @@ def _per_partition(spec: QuerySpec) -> Any:
 
 def _read(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> Any:
     """The spec's columns; a CSV's as text, as the local engine reads them; a Parquet file's
-    with the schema its footer gives (:func:`parquet_schema`) when every column maps."""
+    with the schema its footer gives (:func:`parquet_schema`) when every column maps. The
+    file is the driver's (:func:`optnoise.table.spark.local_file`)."""
+    from ..table.spark import local_file
     if fmt == "csv":
         from pyspark.sql.types import StringType, StructField, StructType
 
         from ..table.files import column_names
         text = StructType([StructField(c, StringType()) for c in column_names(path, fmt)])
-        df = spark.read.option("header", True).schema(text).csv(str(path))
+        df = spark.read.option("header", True).schema(text).csv(local_file(path))
     else:
         schema = parquet_schema(path, columns)
         reader = spark.read if schema is None else spark.read.schema(schema)
-        df = reader.parquet(str(path))
+        df = reader.parquet(local_file(path))
     return df.select(*[f"`{c}`" for c in columns])
 
 

@@ -71,6 +71,17 @@ def configured_master(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
+def local_file(path: str | os.PathLike) -> str:
+    """The Spark path of a file on the driver: ``file://`` and its absolute path.
+
+    The input is checked, its columns read and its SHA-256 taken on the driver; a bare path
+    would be looked up on the session's default filesystem instead (HDFS on many clusters),
+    where a different file of the same name could be read and released under this one's
+    hash. With the scheme, Spark reads this file or fails (an executor that does not see it).
+    Not a percent-encoded URI: Hadoop's ``Path`` escapes the characters itself."""
+    return "file://" + str(Path(path).resolve())
+
+
 def spark_session(master: str | None = None):
     """The active SparkSession, or a new one (see the module docstring)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -145,9 +156,9 @@ def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, 
     if in_fmt == "csv":  # every column as text, named from the header already read: no schema job
         from .files import column_names
         text = StructType([StructField(c, StringType()) for c in column_names(input_path, in_fmt)])
-        df = spark.read.option("header", True).schema(text).csv(str(input_path))
+        df = spark.read.option("header", True).schema(text).csv(local_file(input_path))
     else:
-        df = spark.read.parquet(str(input_path))
+        df = spark.read.parquet(local_file(input_path))
     df = df.select(*[f"`{c}`" for c in columns])
     kept_types = {f.name: f for f in df.schema.fields}
     out_struct = StructType([kept_types[f.name] if f.name not in plans else f
