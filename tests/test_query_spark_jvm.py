@@ -256,12 +256,12 @@ def test_spark_reads_the_drivers_file(tmp_path, spark, monkeypatch):
     # the file checked and hashed on the driver, by its file:// path (a bare path would be
     # looked up on the session's default filesystem, HDFS on many clusters); a name with a
     # space and a percent sign reads as itself
-    from optnoise.query.spark import _read
+    from optnoise.query.spark import read_input
     folder = tmp_path / "a b%20c"
     folder.mkdir()
     _over_by_one().to_parquet(folder / "in put.parquet", index=False)
     monkeypatch.chdir(tmp_path)
-    df = _read(spark, "a b%20c/in put.parquet", "parquet", ["u", "v"])
+    df = read_input(spark, "a b%20c/in put.parquet", "parquet", ["u", "v"])
     files = df.inputFiles()
     assert len(files) == 1 and files[0].startswith("file:") and files[0].endswith("in%20put.parquet")
     assert df.count() == len(_over_by_one())

@@ -81,7 +81,7 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
 
     from ..table.spark import spark_session
     spark = spark_session(master)
-    raw = _read(spark, input_path, fmt, list(spec.columns)).withColumn(ROW, F.monotonically_increasing_id())
+    raw = read_input(spark, input_path, fmt, list(spec.columns)).withColumn(ROW, F.monotonically_increasing_id())
     if fmt != "csv" and eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
         return aggregate_jvm(spark, raw, spec)
     uid = spec.unit.id
@@ -166,7 +166,7 @@ def _per_partition(spec: QuerySpec) -> Any:
     return run
 
 
-def _read(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> Any:
+def read_input(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> Any:
     """The spec's columns; a CSV's as text, as the local engine reads them; a Parquet file's
     with the schema its footer gives (:func:`parquet_schema`) when every column maps. The
     file is the driver's (:func:`optnoise.table.spark.local_file`)."""
@@ -229,7 +229,7 @@ def _job_error(exc: Exception, raw: Any) -> Exception:
                                  info["accepted"])
 
 
-__all__ = ["aggregate_spark", "parquet_schema"]
+__all__ = ["aggregate_spark", "parquet_schema", "read_input"]
 
 
 # ------------------------------------------------------------------ the JVM path (typed columns)
