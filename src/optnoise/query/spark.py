@@ -68,6 +68,9 @@ from .spec import QuerySpec, Statistic
 
 ROW, UNIT = "__optnoise_row", "__optnoise_unit"
 BAD_VALUE = "OPTNOISE_BAD_VALUE"
+#: Where the local engine's errors name a row (:func:`.aggregate.unit_ids`, ``_values``):
+#: on Spark that number is the row's read index, turned into its data row here.
+DATA_ROW = re.compile(r"at data row (\d+)")
 SCHEMA = "stat int, group long, key long, n long, counter string"
 #: The ``stat`` of the partition's own counts (rows read, rows kept, units).
 TOTALS = -1
@@ -225,7 +228,7 @@ def _job_error(exc: Exception, raw: Any) -> Exception:
 
     def row(m: re.Match) -> str:
         return f"at data row {raw.filter(F.col(ROW) <= int(m.group(1))).count()}"
-    return InvalidParameterError(info["parameter"], re.sub(r"at data row (\d+)", row, info["value"]),
+    return InvalidParameterError(info["parameter"], DATA_ROW.sub(row, info["value"]),
                                  info["accepted"])
 
 
@@ -391,7 +394,7 @@ def _on_driver(keyed: Any, units: list, spec: QuerySpec, shared: list[list[Stati
     try:
         local = aggregate([frame], spec, row_column=ROW)
     except InvalidParameterError as exc:   # the index of the read in the message
-        at = re.search(r"at data row (\d+)", str(exc.value))
+        at = DATA_ROW.search(str(exc.value))
         column = re.fullmatch(r"column '(.*)'", exc.parameter)
         if at is None or column is None:
             raise
