@@ -19,7 +19,7 @@ from scipy.stats import chisquare
 from optnoise.errors import InvalidParameterError
 from optnoise.query.aggregate import aggregate, answers
 from optnoise.query.mechanisms import count_cell
-from optnoise.query.neighbourhood import derive, score_sensitivity
+from optnoise.query.kinds import derive, score_sensitivity
 from optnoise.query.release import query
 from optnoise.query.spec import parse_query_spec
 from optnoise.randomness import SeededRandomSource
@@ -455,8 +455,8 @@ def test_rows_histogram_l1_plan_certificate_and_error():
     from dataclasses import replace as dc_replace
 
     from optnoise.neighbourhood import Neighbourhood
-    from optnoise.query.mechanisms import cell_for, noise_abs
-    from optnoise.query.neighbourhood import cell_domain
+    from optnoise.query.kinds import cell_domain, cell_for
+    from optnoise.query.mechanisms import noise_abs
     frame = pd.DataFrame({"h": np.repeat(np.arange(100), 24), "hour": np.tile(np.arange(24), 100)})
     for change, l1 in (("replace", 48), ("add-remove", 24)):
         unit = {"id": "h", "max_rows": 24, "change": change}

@@ -26,8 +26,8 @@ point returned passed the rule itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
 
 from ..analysis import privacy_profile
 from ..errors import DesignError, InvalidParameterError, OptnoiseError
@@ -69,6 +69,10 @@ class CalibratedDesign(DesignResult):
     boundary: str | None = None
     composed: Any = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: The relative room under the request's target the calibration used (``margins``).
+    margin: float = 0.0
+    #: What else picks the member (the discrete staircase's ``r``).
+    member: dict = field(default_factory=dict)
 
     method = "calibrated"
     optimal = None
@@ -91,7 +95,9 @@ class CalibratedDesign(DesignResult):
 
 def calibrate(family: str | Calibration | Callable[[float], Representation], request: Request, *,
               start: float | None = None, screen: Callable[[Any], bool] | None = None,
-              name: str | None = None, parameter_name: str = "parameter") -> CalibratedDesign:
+              name: str | None = None, parameter_name: str = "parameter",
+              margins: Sequence[float] | None = None,
+              finish: Callable[[Mechanism], Mechanism | None] | None = None) -> CalibratedDesign:
     """The least noisy member of ``family`` meeting ``request`` (module docstring).
 
     Parameters
@@ -109,7 +115,17 @@ def calibrate(family: str | Calibration | Callable[[float], Representation], req
         pairs); the rule confirms its answer (:func:`optnoise.families.calibrate`).
     name, parameter_name:
         Labels of a builder's result.
+    margins, finish:
+        Calibrate to the request's target tightened by each relative margin in turn
+        (:func:`inside`; a negative margin loosens it) until ``finish`` accepts the member:
+        ``finish(mechanism)`` returns the mechanism to release (e.g. its weights mirrored, or
+        checked under a chained certificate), or ``None`` to try the next margin. The design
+        records the margin used. Raises :class:`~optnoise.errors.DesignError` when none is
+        accepted.
     """
+    if margins is not None:
+        return _within_margins(family, request, margins, finish, start=start, screen=screen, name=name,
+                               parameter_name=parameter_name)
     if isinstance(family, str) or isinstance(family, Calibration):
         if request.space == "integer":
             return _line(family, request)
@@ -117,6 +133,21 @@ def calibrate(family: str | Calibration | Callable[[float], Representation], req
     if not callable(family) or start is None:
         raise InvalidParameterError("family", family, "a family name, a Calibration, or a builder with a start")
     return _builder(family, request, start, name or "custom", parameter_name)
+
+
+def _within_margins(family: Any, request: Request, margins: Sequence[float],
+                    finish: Callable[[Mechanism], Mechanism | None] | None, **options: Any) -> CalibratedDesign:
+    """:func:`calibrate` at the target tightened by each margin in turn, until ``finish``
+    accepts (its docstring)."""
+    target = request.target
+    for margin in margins:
+        got = calibrate(family, request.replace(target=inside(target, margin)), **options)  # type: ignore[arg-type]
+        mech = got.mechanism if finish is None else finish(got.mechanism)
+        if mech is not None:
+            return replace(got, mechanism=mech, margin=margin)
+    label = family if isinstance(family, str) else "the family"
+    raise DesignError(f"no member of {label} within the margins {list(margins)} of {target.describe()} "  # type: ignore[union-attr]
+                      "is accepted")
 
 
 #: Relative room left under an attack target's TPR and mu when a family is calibrated to it, tried in
@@ -192,6 +223,8 @@ def _line(family: str | Calibration, request: Request) -> CalibratedDesign:
                                     "discrete-gaussian) on the integer line")
     target, nb = request.target, request.neighbours
     largest = max(abs(int(x)) for x in nb.integer_shifts())  # type: ignore[union-attr]
+    if family == "staircase":
+        return _staircase(request, largest)
     cal = calibration_of(family)
 
     def build(x: float) -> IntegerPMF:
@@ -211,6 +244,23 @@ def _line(family: str | Calibration, request: Request) -> CalibratedDesign:
                 continue
     mech = Mechanism(pmf, nb, target, f"{family}({cal.parameter}={x:.6g})")
     return CalibratedDesign(family, x, cal.parameter, mech, request.boundary)
+
+
+def _staircase(request: Request, largest: int) -> CalibratedDesign:
+    """Geng & Viswanath's discrete staircase ``P_r`` for a pure target (2016, (82)-(83)): pure
+    ``eps``-DP for the sensitivity ``D`` = the largest distance, with ``r = r*`` of Theorem 13
+    (the least ``E|eta|`` of all pure eps-DP noise on the integers): a closed form, like the
+    geometric's. Whoever releases it certifies its quantized weights exactly."""
+    from ..families.staircase import discrete_staircase_pmf, r_star
+    target = request.target
+    if not target.pure:  # type: ignore[union-attr]
+        raise InvalidParameterError("target", target.describe(), "a pure target for the discrete staircase "  # type: ignore
+                                    "(eps-DP by construction)")
+    eps = float(target.epsilon)  # type: ignore[union-attr]
+    r = r_star(eps, largest, "abs").r
+    pmf = discrete_staircase_pmf(eps, largest, r)
+    mech = Mechanism(pmf, request.neighbours, target, f"staircase P_r, D = {largest}")
+    return CalibratedDesign("staircase", eps, "epsilon", mech, request.boundary, member={"r": r})
 
 
 def _line_edge(cal: Calibration, largest: int, build: Callable[[float], IntegerPMF], nb: Neighbourhood,

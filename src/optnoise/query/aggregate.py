@@ -31,7 +31,10 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .spec import Condition, Keys, QuerySpec, Statistic
+from .cells import Answers, bump, home_cells
+from .kinds import Kind, kind_of
+from .spec import QuerySpec
+from .statistic import Condition, Keys, Statistic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -376,12 +379,6 @@ def _frame(part: tuple[np.ndarray, ...], stat: Statistic) -> "pd.DataFrame":
                          "rows": rows.astype(np.int64), "value": value.astype(np.int64)})
 
 
-def bump(counts: dict[str, int], key: str, n: int) -> None:
-    """Add ``n`` to the counter ``key`` (left absent while zero)."""
-    if n:
-        counts[key] = counts.get(key, 0) + int(n)
-
-
 def cell_rows(df: "pd.DataFrame", stat: Statistic) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """One batch's rows counted by ``stat`` (``where``, declared keys and groups) with each
     row's group and key index, and the counts of the rows left out, as ``(name, n)``."""
@@ -515,79 +512,13 @@ def _values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Statisti
 
 
 # ------------------------------------------------------------------ exact answers
-@dataclass(frozen=True)
-class Answers:
-    """A statistic's exact answers: ``cells`` (groups x keys, answer units) and, for a peak or
-    a mode, ``scores`` (the keys' totals) and ``argmax`` per group."""
-
-    cells: np.ndarray
-    scores: np.ndarray | None = None
-    argmax: np.ndarray | None = None
-
-
-def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each unit's cell ``code`` with the most rows (summed over equal ``(unit, code)``), ties
-    to the least code (the first declared): ``(units, codes)``, sorted by unit. Integer sorts
-    and sums only (``np.lexsort``, ``np.add.reduceat``): exact."""
-    if len(unit) == 0:
-        return unit[:0], code[:0]
-    u, c, r = unit, code, rows
-    ordered = (u[1:] > u[:-1]) | ((u[1:] == u[:-1]) & (c[1:] >= c[:-1]))
-    if not ordered.all():                        # the aggregate comes sorted: usually skipped
-        order = np.lexsort((code, unit))
-        u, c, r = unit[order], code[order], rows[order]
-    start = np.ones(len(u), dtype=bool)
-    start[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])
-    at = np.flatnonzero(start)
-    u, c, r = u[at], c[at], np.add.reduceat(r, at)
-    if (u[1:] > u[:-1]).all():                  # one cell per unit (a group fixed per unit)
-        return u, c
-    best = np.lexsort((c, -r, u))               # by unit, most rows first, then the least code
-    u, c = u[best], c[best]
-    first = np.ones(len(u), dtype=bool)
-    first[1:] = u[1:] != u[:-1]
-    return u[first], c[first]
-
-
-def answers(agg: Aggregated, stat: Statistic) -> Answers:
-    """The exact answer of ``stat`` from the aggregate (module docstring for the rules)."""
+def answers(agg: Aggregated, stat: Statistic, kind: Kind | None = None) -> Answers:
+    """The exact answer of ``stat`` from the aggregate: its kind's rules (:mod:`.kinds`;
+    ``kind`` given where the registry is not at hand, e.g. on a Spark executor)."""
     if stat.name in agg.answered:
         return agg.answered[stat.name]
-    parts, counts = agg.parts[stat.name], agg.counts[stat.name]
-    groups = stat.groups.size if stat.groups else 1
-    keys = stat.keys.size if stat.keys else 1
-    if stat.kind == "count":
-        value = parts["unit"].nunique() if stat.of == "units" else int(parts["rows"].sum())
-        return Answers(np.array([[value]], np.int64))
-    unit, group, key, rows = (parts[c].to_numpy(np.int64) for c in ("unit", "group", "key", "rows"))
-    if stat.kind in ("histogram", "mode") and stat.of != "rows":
-        _, chosen = home_cells(unit, group * keys + key, rows)
-        several = np.unique(unit, return_counts=True)[1] > 1   # (unit, cell) are unique in parts
-        bump(counts, "units_with_rows_in_several_cells", int(several.sum()))
-        return from_cells(stat, np.bincount(chosen, minlength=groups * keys).astype(np.int64).reshape(groups, keys))
-    # a histogram of rows counts them
-    what = rows if stat.kind == "histogram" else parts["value"].to_numpy(np.int64)
-    if stat.by is not None and len(unit):   # sum, peak, histogram of rows: one group per unit
-        homes, home = home_cells(unit, group, rows)
-        of_unit = np.full(int(unit.max()) + 1, -1, np.int64)
-        of_unit[homes] = home
-        keep = of_unit[unit] == group
-        bump(counts, "rows_outside_the_units_group", int(rows.sum() - rows[keep].sum()))
-        group, key, what = group[keep], key[keep], what[keep]
-    cells = np.zeros((groups, keys), np.int64)
-    np.add.at(cells, (group, key), what)
-    return from_cells(stat, cells)
-
-
-def from_cells(stat: Statistic, cells: np.ndarray) -> Answers:
-    """The answers of a histogram, mode, sum or peak from its (groups x keys) totals: units
-    per cell (histogram, mode) or summed values (sum, peak)."""
-    if stat.kind in ("histogram", "sum"):
-        return Answers(cells)
-    if stat.kind == "mode":
-        return Answers(cells, cells, np.argmax(cells, axis=1))
-    return Answers(cells.sum(axis=1, keepdims=True), cells, np.argmax(cells, axis=1))
+    return (kind or kind_of(stat)).answers(stat, agg.parts[stat.name], agg.counts[stat.name])
 
 
 __all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "home_cells", "layouts", "aggregate", "answers", "arrow_to_pandas", "bump", "counted_rows", "declared_index",
-           "first_rows", "from_cells", "matches", "position_in_unit", "unit_ids"]
+           "first_rows", "matches", "position_in_unit", "unit_ids"]

@@ -44,8 +44,8 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..target import Target
+from .kinds import derive, kind_of, score_sensitivity
 from .mechanisms import Cell, cell_target, key_cell
-from .neighbourhood import derive, score_sensitivity
 from .noisy_max import RULE
 from .noisy_max import guarantee as rnm_guarantee
 from .spec import QuerySpec, Statistic, Unit, parse_query_spec
@@ -87,27 +87,10 @@ def profile_shares(k: int) -> dict[str, np.ndarray]:
     return {name: w / w.sum() for name, w in (("flat", flat), ("one-peak", one), ("two-near-tied", two))}
 
 
-def row_value(stat: Statistic) -> Fraction:
-    """A peak's synthetic rows all carry this value (in resolution units): the middle of the
-    clamp's non-negative part, or the clamp's middle when it is all at or below zero."""
-    lo, hi = stat.scaled_clamp
-    return Fraction(max(lo, 0) + hi, 2) if hi > 0 else Fraction(lo + hi, 2)
-
-
 def synthetic_scores(stat: Statistic, unit: Unit, units: int, shares: np.ndarray) -> np.ndarray:
-    """The keys' integer scores in one group of ``units`` units with these shares.
-
-    A mode: units per key, ``round(units * share)``. A peak: the group's ``units * max_rows``
-    rows spread over the keys by share, each carrying :func:`row_value` (resolution units);
-    where that value is negative the shares are mirrored (``max + min - share``) so that the
-    profile's peak stays the largest total.
-    """
-    if stat.kind == "mode":
-        return np.rint(units * shares).astype(np.int64)
-    value = row_value(stat)
-    w = shares if value >= 0 else (shares.max() + shares.min() - shares) / (shares.max() + shares.min() - shares).sum()
-    rows = units * int(unit.rows_bound)  # type: ignore[arg-type]
-    return np.rint(rows * float(value) * w).astype(np.int64)
+    """The keys' integer scores in one group of ``units`` units with these shares (the kind's
+    :meth:`~.kinds.base.KeyKind.synthetic_scores`)."""
+    return kind_of(stat).synthetic_scores(stat, unit, units, shares)  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------ exact laws
@@ -209,13 +192,13 @@ def compare_statistic(stat: Statistic, unit: Unit, units: int, designed: dict | 
         profiles[name] = {"about": PROFILES[name], "scores": [int(x) for x in scores], "true_key": labels[true],
                           "answer-noise": summary(released, true, distances),
                           "report-noisy-max": summary(permute_and_flip_law(scores, eps, sens), true, distances)}
+    kind = kind_of(stat)
     return {
-        "kind": stat.kind, "key": stat.key, "of": stat.of if stat.kind == "peak" else None, "keys": k, "integer_keys": stat.keys.integer,  # type: ignore[union-attr]
+        "kind": stat.kind, "about": kind.about(stat), "key": stat.key, "of": stat.value_column, "keys": k,
+        "integer_keys": stat.keys.integer,  # type: ignore[union-attr]
         "groups": groups, "units_per_group": per_group, "chosen_method": stat.method,
         "target": stat.target.to_json(),  # type: ignore[union-attr]
-        "scores": ("units per key" if stat.kind == "mode" else
-                   f"the keys' totals of {stat.of} in units of the resolution {stat.resolution}, rows at "
-                   f"{float(row_value(stat) * stat.resolution):g} each"),
+        "scores": kind.scores_words(stat),  # type: ignore[attr-defined]
         "distance": ("circular, in declared positions (min(|i - j|, K - |i - j|))" if stat.keys.integer  # type: ignore
                      else "0 if the released key is the true one, else 1"),
         "methods": docs, "profiles": profiles,
@@ -269,7 +252,7 @@ def compare(spec: Any, *, units: int | None = None) -> dict:
     """
     from ..version import __version__
     parsed: QuerySpec = parse_query_spec(spec)
-    chosen = [s for s in parsed.statistics if s.kind in ("peak", "mode")]
+    chosen = [s for s in parsed.statistics if kind_of(s).releases_key]
     if not chosen:
         raise InvalidParameterError("spec", "no peak or mode statistic", "a spec with at least one statistic of kind "
                                     "'peak' or 'mode' (compare shows their two methods)")
@@ -287,7 +270,7 @@ def compare(spec: Any, *, units: int | None = None) -> dict:
             "data": DATA_NOTE, "reads_data": False, "units": count, "units_from": source,
             "unit": {"id": u.id, "max_rows": u.rows_bound, "change": u.change, "max_units": u.max_units},
             "methods": list(METHODS), "profiles": dict(PROFILES), "statistics": stats,
-            "skipped": [s.name for s in parsed.statistics if s.kind not in ("peak", "mode")],
+            "skipped": [s.name for s in parsed.statistics if not kind_of(s).releases_key],
             "laws": "exact: answer-noise from the quantized weights that are sampled; permute-and-flip from its "
                     "closed-form law (no simulation)"}
 
@@ -311,5 +294,5 @@ def compare_file(spec: Any, output: Any = None, *, units: int | None = None, for
 
 
 __all__ = ["DEFAULT_UNITS", "compare_file", "LAW_MAX_KEYS", "METHODS", "PROFILES", "PROFILE_SEED", "answer_noise_law", "compare",
-           "compare_statistic", "key_distances", "permute_and_flip_law", "profile_shares", "row_value", "summary",
+           "compare_statistic", "key_distances", "permute_and_flip_law", "profile_shares", "summary",
            "synthetic_scores", "units_for"]

@@ -24,6 +24,7 @@ from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from ..table.files import column_names, file_format, file_sha256, read_batches
 from .aggregate import aggregate
+from .kinds import KINDS
 from .release import build_document
 from .spec import QuerySpec, load_query_spec, parse_query_spec
 
@@ -129,30 +130,9 @@ def released_table(doc: dict) -> str:
     w = _csv.writer(buf, lineterminator="\n")
     w.writerow(["statistic", "group", "key", "value", "low", "high"])
     for name, s in doc["statistics"].items():
-        values = s.get("values", s.get("value"))
-        ivs = s.get("intervals", s.get("interval"))
-        for group, key, v, iv in _rows(s, values, ivs):
+        for group, key, v, iv in KINDS.get(s["kind"]).csv_rows(s):
             w.writerow([name, group, key, v, *(iv if iv else ["", ""])])
     return buf.getvalue()
-
-
-def _rows(s: dict, values: Any, ivs: Any) -> list[tuple]:
-    if "value" in s:
-        return [("", "", values, ivs)]
-    out = []
-    for g, v in values.items():
-        iv = ivs.get(g) if isinstance(ivs, dict) else None
-        if isinstance(v, dict):
-            out += [(g if s["kind"] == "histogram" and _grouped(values) else "",
-                     k if _grouped(values) else g, x, iv.get(k) if isinstance(iv, dict) else None)
-                    for k, x in v.items()] if _grouped(values) else []
-        else:
-            out.append((g, "", v, iv) if s["kind"] != "histogram" else ("", g, v, iv))
-    return out
-
-
-def _grouped(values: dict) -> bool:
-    return any(isinstance(v, dict) for v in values.values())
 
 
 __all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "released_table", "warm_imports", "warm_modules"]

@@ -46,6 +46,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..design import Request, design
+from ..design.calibrate import calibrate
+from ..design.standin import dominating_rr
 from ..errors import DesignError, InvalidParameterError, ResourceLimitError, TimeLimitError
 from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
@@ -53,8 +55,7 @@ from ..randomness import RandomSource
 from ..sampling.integer_line import coarse_tails
 from ..table.domain import Domain
 from ..target import Target
-from .neighbourhood import Derived
-from .spec import Statistic
+from .statistic import Statistic
 from .unbiased import symmetric_noise
 
 #: The optimal channel is designed up to this domain for distance 1 under pure DP (the
@@ -174,17 +175,6 @@ class Cell:
                 {"epsilon": self.epsilon_delta[0], "delta": self.epsilon_delta[1]}, **self.design}
 
 
-def dominating_rr(epsilon: float) -> Mechanism:
-    """Binary randomized response whose exact certificate is at least ``epsilon`` (and close):
-    the composition stand-in of a pure ``epsilon``-DP release (:class:`Cell`)."""
-    from ..errors import OptnoiseError
-    for bump in (1e-9, 1e-7, 1e-5):
-        found = design(Request(space="categories", n=1, target=Target(epsilon * (1 + bump))))
-        if found.mechanism.quantize().certificate.epsilon_pure >= epsilon:
-            return found.mechanism
-    raise OptnoiseError(f"no randomized response certified at >= {epsilon!r}")
-
-
 def _report(found: Any) -> dict:
     r = found.report
     out = {"method": r.method}
@@ -281,8 +271,7 @@ def _least_line_noise(name: str, n: int, offset: int, distance: int, target: Tar
     chained = _chained_geometric(name, n, offset, distance, target)
     if choice != "optimal" or distance > MAX_EXACT_DISTANCE:
         return chained
-    from ..design.staircase import design_staircase
-    if design_staircase(target.epsilon, distance, "abs", discrete=True, bound=False).report["gain"] < STAIRCASE_GAIN:
+    if staircase_gain(target.epsilon, distance) < STAIRCASE_GAIN:
         return chained   # not worth its certificate (small eps per unit of distance: the two nearly agree)
     try:
         stair = _staircase(name, n, offset, distance, Target(target.epsilon), clamped=True)
@@ -291,30 +280,45 @@ def _least_line_noise(name: str, n: int, offset: int, distance: int, target: Tar
     return min((chained, stair), key=lambda c: noise_abs(c.noise))
 
 
+def staircase_gain(epsilon: float, distance: int) -> float:
+    """``E|eta|`` of the geometric over the discrete staircase's at ``r*`` (Geng & Viswanath
+    2016, Theorem 13), from the families' closed forms (no design)."""
+    from ..families.staircase import geometric_cost, r_star
+    choice = r_star(epsilon, distance, "abs")
+    value = choice.costs[choice.r - 1]
+    return geometric_cost(epsilon, distance, "abs") / value if value > 0 else math.inf
+
+
 def _staircase(name: str, n: int, offset: int, distance: int, target: Target, clamped: bool = False) -> Cell:
     """Geng & Viswanath's discrete staircase ``P_r`` (2016, (82)-(83), ``r*`` of Theorem 13: the
     least ``E|eta|`` of all pure eps-DP noise on the integers for sensitivity ``distance``),
-    symmetric, calibrated just below the pure ``target`` and certified exactly under the
-    distances ``1..distance`` on its mirrored quantized weights (:func:`.unbiased.symmetric_noise`).
-    ``clamped``: the output clamped to the domain (post-processing of the certified noise);
-    otherwise released on the integers, unbiased."""
-    from ..design.staircase import design_staircase
+    symmetric, calibrated just below the pure ``target`` (:func:`optnoise.design.calibrate.calibrate`
+    within :data:`CHAIN_MARGINS`) and certified exactly under the distances ``1..distance`` on its
+    mirrored quantized weights (:func:`.unbiased.symmetric_noise`). ``clamped``: the output
+    clamped to the domain (post-processing of the certified noise); otherwise released on the
+    integers, unbiased."""
     from ..errors import OptnoiseError
+    nb = Neighbourhood.bd(distance)
     where = "output clamped to the domain" if clamped else \
         "on the integers, exactly symmetric: unbiased, not clamped (released values may be negative or above the domain)"
-    for margin in CHAIN_MARGINS:
-        found = design_staircase(target.epsilon * (1 - margin), distance, "abs", discrete=True, bound=False)
-        own = Mechanism(found.mechanism.pmf, Neighbourhood.bd(distance), target, f"staircase P_r, D = {distance}")
+
+    def mirrored(mech: Mechanism) -> Mechanism | None:
+        own = Mechanism(mech.pmf, nb, target, f"staircase P_r, D = {distance}")
         try:
             noise = symmetric_noise(own, target)
         except (DesignError, OptnoiseError):
-            continue
-        if clamped:   # the same certified weights; not released unbiased
-            noise = replace(noise, name=f"staircase P_r, D = {distance}, symmetric")
-        return Cell(name, noise, "clamped-line" if clamped else "line", n, offset,
-                    f"discrete staircase noise (Geng & Viswanath 2016, r = {found.report.get('r')}, eps less "
-                    f"{margin:g}), {where}", {"method": "staircase", "r": found.report.get("r")})
-    raise DesignError(f"no discrete staircase for distance {distance} is certified at {target.describe()}")
+            return None
+        return replace(noise, name=f"staircase P_r, D = {distance}, symmetric") if clamped else noise
+
+    try:
+        found = calibrate("staircase", Request(space="integer", target=target, neighbourhood=nb, family="staircase"),
+                          margins=CHAIN_MARGINS, finish=mirrored)
+    except DesignError:
+        raise DesignError(f"no discrete staircase for distance {distance} is certified at {target.describe()}") from None
+    r = found.member["r"]
+    return Cell(name, found.mechanism, "clamped-line" if clamped else "line", n, offset,
+                f"discrete staircase noise (Geng & Viswanath 2016, r = {r}, eps less {found.margin:g}), {where}",
+                {"method": "staircase", "r": r})
 
 
 def coarse(own: Mechanism) -> tuple[Mechanism, str | None]:
@@ -328,26 +332,32 @@ def _chained_geometric(name: str, n: int, offset: int, distance: int, target: Ta
                        unbiased: bool = False) -> Cell:
     """The geometric mechanism ``alpha = e^(-eps / distance)`` (Ghosh et al. 2009), certified
     exactly at distance 1 for ``eps / distance`` and chained over the distance (pure DP; the
-    geometric's loss is linear in the shift, so the chain is tight). Its exact profile under
-    every distance up to ``distance`` would take minutes at a sum's distances. ``unbiased``:
-    on the integer line, its quantized weights made exactly symmetric (:mod:`.unbiased`)."""
-    for margin in CHAIN_MARGINS:
-        step = Target(target.epsilon / distance * (1 - margin))
-        found = design(Request(space="integer", n=n, target=step, neighbourhood=Neighbourhood.sd(1),
-                               family="geometric", boundary="clamp"))
-        own = found.mechanism   # without a target: quantized by rounding alone, its exact certificate checked
-        noise = Mechanism(own.pmf, own.neighbourhood, None, own.name)
+    geometric's loss is linear in the shift, so the chain is tight:
+    docs/proofs/l1-chaining.md), calibrated within :data:`CHAIN_MARGINS` until the chained
+    certificate meets ``target``. Its exact profile under every distance up to ``distance``
+    would take minutes at a sum's distances. ``unbiased``: on the integer line, its quantized
+    weights made exactly symmetric (:mod:`.unbiased`)."""
+    space = "line" if unbiased else "clamped-line"
+    where = ("on the integers, exactly symmetric: unbiased, not clamped (released values may be negative or "
+             "above the domain)") if unbiased else "output clamped to the domain"
+
+    def chained(own: Mechanism) -> Mechanism | None:
+        noise = Mechanism(own.pmf, own.neighbourhood, None, own.name)   # quantized by rounding, certified exactly
         if unbiased:   # tails grouped for the sampler (the same law): every draw is unclamped
             noise = symmetric_noise(coarse(noise)[0], None)
-        where = ("on the integers, exactly symmetric: unbiased, not clamped (released values may be negative or "
-                 "above the domain)") if unbiased else "output clamped to the domain"
-        cell = Cell(name, noise, "line" if unbiased else "clamped-line", n, offset,
-                    f"geometric noise (alpha = e^(-eps/{distance}) less {margin:g}), {where}",
-                    _report(found), chained=distance, target=target)
-        if cell.epsilon_pure <= target.epsilon:
-            break
-    else:
-        raise DesignError(f"the chained geometric is certified at {cell.epsilon_pure!r} > {target.epsilon!r}")
+        cell = Cell(name, noise, space, n, offset, "", chained=distance, target=target)
+        return noise if cell.epsilon_pure <= target.epsilon else None
+
+    step = Target(target.epsilon / distance)
+    try:
+        found = calibrate("geometric", Request(space="integer", n=n, target=step, neighbourhood=Neighbourhood.sd(1),
+                                               family="geometric", boundary="clamp"),
+                          margins=CHAIN_MARGINS, finish=chained)
+    except DesignError:
+        raise DesignError(f"the chained geometric is not certified within {target.epsilon!r}") from None
+    cell = Cell(name, found.mechanism, space, n, offset,
+                f"geometric noise (alpha = e^(-eps/{distance}) less {found.margin:g}), {where}",
+                {"method": found.method}, chained=distance, target=target)
     return replace(cell, standin=dominating_rr(cell.epsilon_pure))
 
 
@@ -369,21 +379,6 @@ def noise_abs(mechanism: Mechanism) -> float:
     return float(expected_cost(mechanism.pmf, "abs"))  # type: ignore[arg-type]
 
 
-def cell_for(stat: Statistic, derived: Derived, n: int, offset: int) -> Cell:
-    """The mechanism of one cell of ``stat`` (``n``, ``offset``: the cell's domain); under the
-    L1 plan (``derived.l1``, :class:`~.neighbourhood.Derived`) pure noise certified at
-    distance 1 for :func:`l1_target`."""
-    target = cell_target(stat.target, derived.cells)  # type: ignore[arg-type]
-    distance = derived.distance
-    if derived.l1 is not None:
-        target, distance = l1_target(stat.target, derived.l1), 1  # type: ignore[arg-type]
-    if stat.kind in ("peak", "mode"):
-        return key_cell(stat.name, stat, target)
-    if stat.unbiased:
-        return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
-    return count_cell(stat.name, n, offset, int(distance), target, stat.mechanism)  # type: ignore[arg-type]
-
-
 #: Relative room under ``epsilon / l1`` for the L1 plan's cells, so that ``l1`` times the
 #: cell's certificate, rounded up, stays within the statistic's epsilon.
 L1_MARGIN = 1e-9
@@ -396,5 +391,5 @@ def l1_target(target: Target, l1: int) -> Target:
     return Target(target.epsilon / l1 * (1 - L1_MARGIN))
 
 
-__all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "cell_for", "cell_target", "channel_fits", "count_cell",
+__all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "dominating_rr", "staircase_gain", "cell_target", "channel_fits", "count_cell",
            "coarse", "family_designs", "key_cell", "l1_target", "noise_abs", "unbiased_cell"]

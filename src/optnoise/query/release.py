@@ -27,13 +27,15 @@ from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private, withhold
 from ..table.manifest import round_up
 from ..table.plan import attack_within, over_budget, within
-from .aggregate import Aggregated, Answers, aggregate, answers
-from .intervals import expected_abs_error, interval, unbiased_price
-from .mechanisms import Cell, cell_for, cell_target, dominating_rr
-from .neighbourhood import Derived, cell_domain, derive, score_sensitivity
+from .aggregate import Aggregated, aggregate, answers
+from .cells import Answers
+from .intervals import unbiased_price
+from .kinds import cell_domain, cell_for, derive, kind_of, score_sensitivity
+from .mechanisms import Cell, cell_target, dominating_rr
+from .neighbourhood import Derived
 from .noisy_max import guarantee as rnm_guarantee
-from .noisy_max import noisy_argmax
-from .spec import QuerySpec, Statistic, parse_query_spec
+from .spec import QuerySpec, parse_query_spec
+from .statistic import Statistic
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,97 +298,6 @@ def pure_total(items: list[tuple[Any, int]], delta: float, budget: Any) -> dict 
     return pld
 
 
-# ------------------------------------------------------------------ drawing
-def _labels(stat: Statistic) -> tuple[list[str] | None, list[str] | None]:
-    return (stat.groups.labels() if stat.groups else None), (stat.keys.labels() if stat.keys else None)
-
-
-def _shape(stat: Statistic, grid: np.ndarray) -> Any:
-    """Cells (groups x keys) as the document writes them: a value, ``key -> value``, or
-    ``group -> key -> value`` (a sum by group: ``group -> value``)."""
-    groups, keys = _labels(stat)
-    if stat.kind in ("histogram",):
-        rows = [dict(zip(keys, [_plain(v) for v in row])) for row in grid]  # type: ignore[arg-type]
-        return dict(zip(groups, rows)) if groups else rows[0]
-    flat = [_plain(v) for v in grid[:, 0]]
-    return dict(zip(groups, flat)) if groups else flat[0]
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating,)):
-        return float(v)
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return [_plain(x) for x in v]
-    return v
-
-
-def _scale(stat: Statistic, index: np.ndarray, offset: int) -> np.ndarray:
-    """Released indices to values in the column's units (a sum: times the resolution)."""
-    values = index.astype(np.int64) + offset
-    if stat.kind == "sum":
-        res = stat.resolution
-        return np.array([float(v * res) if res.denominator != 1 else int(v * res) for v in values.ravel()],
-                        dtype=object).reshape(values.shape)
-    return values
-
-
-def _draw_cells(item: Planned, alpha: float, source: RandomSource) -> dict:
-    stat, cell = item.stat, item.cell
-    true = item.answers.cells
-    idx = true - cell.offset  # type: ignore[union-attr]
-    released = cell.release(idx.ravel(), source).reshape(idx.shape)  # type: ignore[union-attr]
-    low, high, how = interval(cell, released.ravel(), alpha)  # type: ignore[arg-type]
-    err, err_how = expected_abs_error(cell)  # type: ignore[arg-type]
-    scale = float(stat.resolution) if stat.kind == "sum" else 1
-    doc = {"values" if stat.by or stat.kind == "histogram" else "value": _shape(stat, _scale(stat, released, cell.offset))}
-    if low is not None:
-        pairs = np.stack([_scale(stat, np.asarray(low).reshape(idx.shape), cell.offset),
-                          _scale(stat, np.asarray(high).reshape(idx.shape), cell.offset)], axis=-1)
-        grid = np.empty(idx.shape, dtype=object)
-        for i in np.ndindex(idx.shape):
-            grid[i] = [_plain(pairs[i][0]), _plain(pairs[i][1])]
-        doc["intervals" if "values" in doc else "interval"] = _shape(stat, grid)
-    else:
-        doc["intervals" if "values" in doc else "interval"] = None
-    doc["interval_method"] = how
-    doc["expected_abs_error"] = None if err is None else err * scale
-    doc["expected_abs_error_method"] = err_how
-    return doc
-
-
-def _draw_keys(item: Planned, alpha: float, source: RandomSource) -> dict:
-    """A peak or a mode: each group's key, by answer-noise or report-noisy-max."""
-    stat = item.stat
-    keys = stat.keys.labels()  # type: ignore[union-attr]
-    argmax = item.answers.argmax
-    if item.cell is not None:
-        released = item.cell.release(argmax, source)  # type: ignore[arg-type]
-        low, high, how = interval(item.cell, released, alpha)
-        err, err_how = expected_abs_error(item.cell)
-    else:
-        eps = cell_target(stat.target, item.derived.cells).epsilon  # type: ignore[arg-type]
-        released = np.array([noisy_argmax(row, item.sensitivity, eps, source)  # type: ignore[arg-type]
-                             for row in item.answers.scores])  # type: ignore[union-attr]
-        low = high = None
-        how = "none: report-noisy-max releases a key, not a noisy answer around the truth"
-        err, err_how = None, "none for report-noisy-max"
-    col = np.array([[keys[int(k)]] for k in released], dtype=object)
-    doc: dict[str, Any] = {"values" if stat.by else "value": _shape(stat, col)}
-    if low is not None:
-        grid = np.empty((len(released), 1), dtype=object)
-        for i in range(len(released)):
-            grid[i, 0] = [keys[int(low[i])], keys[int(high[i])]]
-        doc["intervals" if stat.by else "interval"] = _shape(stat, grid)
-    else:
-        doc["intervals" if stat.by else "interval"] = None
-    doc["interval_method"] = how
-    doc["expected_abs_error"] = err
-    doc["expected_abs_error_method"] = err_how
-    return doc
-
-
 # ------------------------------------------------------------------ the document
 UNIT_PROTECTS = {
     "replace": "one unit (all rows sharing its id, each row without one): all its rows replaced by any other rows, "
@@ -397,7 +308,8 @@ UNIT_PROTECTS = {
 
 def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggregated) -> dict:
     stat = item.stat
-    body = _draw_keys(item, alpha, source) if stat.kind in ("peak", "mode") else _draw_cells(item, alpha, source)
+    kind = kind_of(stat)
+    body = kind.body(item, alpha, source)
     target = stat.target
     doc: dict[str, Any] = {"kind": stat.kind, **body,
                            "target": target.to_json() if target else None,
@@ -422,15 +334,10 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
                             "score_sensitivity": item.sensitivity}
         doc["certificate"] = rnm_guarantee(target.epsilon, item.sensitivity, item.derived.cells)  # type: ignore
     if item.cell is not None and item.cell.space == "line":
-        doc["unbiased"] = unbiased_price(item.cell, float(stat.resolution) if stat.kind == "sum" else 1.0)
+        doc["unbiased"] = unbiased_price(item.cell, float(kind.resolution(stat) or 1))
     doc["bounding"] = agg.counts[stat.name]
-    if stat.kind == "sum":
-        doc["note"] = ("a mean is post-processing of a released sum and a released count (divide them): it costs no "
-                       "budget and carries both intervals" + (UNBIASED_MEAN if stat.unbiased else ""))
+    doc.update(kind.notes(stat))
     return doc
-
-
-UNBIASED_MEAN = "; it is not unbiased even when both are: E[S / C] is not E[S] / E[C], and C may be 0 or negative"
 
 
 def _up_sum(values: list[float]) -> float:

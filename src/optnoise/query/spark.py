@@ -62,7 +62,9 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import InvalidParameterError, OptnoiseError
-from .aggregate import Aggregated, Answers, aggregate, answers, arrow_to_pandas, bump, carriers, from_cells, layouts
+from .aggregate import Aggregated, aggregate, answers, arrow_to_pandas, carriers, layouts
+from .cells import Answers, bump
+from .kinds import from_cells, kind_of
 from .spark_rules import eligible
 from .spec import QuerySpec, Statistic
 
@@ -100,7 +102,7 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
     except Exception as exc:   # a failed job: a bad value, or something else
         raise _job_error(exc, raw) from None
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
-    grids = {s.name: np.zeros(_grid_shape(s), np.int64) for s in spec.statistics}
+    grids = {s.name: np.zeros(s.shape, np.int64) for s in spec.statistics}
     for r in rows:
         if r["stat"] == TOTALS:
             setattr(out, r["counter"], getattr(out, r["counter"]) + int(r["n"]))
@@ -110,16 +112,8 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
         else:
             grids[spec.statistics[r["stat"]].name][int(r["group"]), int(r["key"])] += int(r["n"])
     for stat in spec.statistics:
-        grid = grids[stat.name]
-        out.answered[stat.name] = Answers(grid) if stat.kind == "count" else from_cells(stat, grid)
+        out.answered[stat.name] = from_cells(stat, grids[stat.name])
     return out
-
-
-def _grid_shape(stat: Statistic) -> tuple[int, int]:
-    """A statistic's cells before :func:`.aggregate.from_cells` (a count: one)."""
-    if stat.kind == "count":
-        return 1, 1
-    return stat.groups.size if stat.groups else 1, stat.keys.size if stat.keys else 1
 
 
 #: Rows per batch handed to the local engine on an executor (Arrow sends batches of 10,000).
@@ -146,12 +140,13 @@ def _per_partition(spec: QuerySpec) -> Any:
     """The executors' function: the local engine over one partition's batches (every unit's
     rows in this partition, in input order), yielding its totals and counts as rows."""
     stats = spec.statistics
+    kinds = [kind_of(stat) for stat in stats]   # shipped with the function: the executor needs no registry
 
     def run(frames: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
         try:
             agg = aggregate(rebatch(frames), spec, row_column=ROW)
-            found = [answers(agg, stat) for stat in stats]
+            found = [answers(agg, stat, kind) for stat, kind in zip(stats, kinds)]
         except InvalidParameterError as exc:
             raise RuntimeError(BAD_VALUE + json.dumps({"parameter": exc.parameter, "value": str(exc.value),
                                                        "accepted": exc.accepted})) from None
@@ -159,8 +154,8 @@ def _per_partition(spec: QuerySpec) -> Any:
             return
         out: list[tuple] = [(TOTALS, 0, 0, n, name) for name, n in
                             (("rows", agg.rows), ("kept", agg.kept), ("units", agg.units))]
-        for i, (stat, ans) in enumerate(zip(stats, found)):
-            grid = ans.scores if stat.kind in ("peak", "mode") else ans.cells   # before from_cells
+        for i, (stat, kind, ans) in enumerate(zip(stats, kinds, found)):
+            grid = kind.grid(ans)   # before from_cells
             g, k = np.nonzero(grid)
             out += [(i, int(a), int(b), int(grid[a, b]), None) for a, b in zip(g, k)]
             out += [(i, 0, 0, int(n), name) for name, n in agg.counts[stat.name].items()]
@@ -533,13 +528,12 @@ def _answers(stat: Statistic, counted: Any, slot: str | None, counts: dict[str, 
                          "key": cell % keys, "rows": detail["n"].to_numpy(np.int64),
                          "value": detail[slot].to_numpy(np.int64) if slot else np.zeros(len(detail), np.int64)})
     found = answers(Aggregated(spec, parts={stat.name: part}, counts={stat.name: counts}), stat)
-    units = stat.kind in ("histogram", "mode", "count") and stat.of == "units"
-    what = (simple["units"] if units else simple["n"] if slot is None else simple[slot]).to_numpy(np.int64)
-    if stat.kind == "count":
-        return Answers(found.cells + int(what.sum()))
-    grid = (found.scores if stat.kind in ("peak", "mode") else found.cells).copy()
+    kind = kind_of(stat)
+    what = (simple["units"] if kind.counts_units(stat) else simple["n"] if slot is None else simple[slot]).to_numpy(
+        np.int64)
+    grid = kind.grid(found).copy()
     np.add.at(grid.reshape(-1), simple["cell"].to_numpy(np.int64), what)
-    return from_cells(stat, grid)
+    return kind.from_grid(stat, grid)
 
 
 def _refuse_bad(noid: int | None, body: Any, shared: list[list[Statistic]], keyed: Any, spec: QuerySpec,

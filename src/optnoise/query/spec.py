@@ -35,25 +35,12 @@ from typing import Any, Mapping
 
 from ..errors import InvalidParameterError
 from ..target import Target, check_notion
+from .kinds import KINDS, Kind
+from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
-KINDS: tuple[str, ...] = ("count", "histogram", "sum", "peak", "mode")
 CHANGES: tuple[str, ...] = ("replace", "add-remove")
-METHODS: tuple[str, ...] = ("answer-noise", "report-noisy-max")
-MECHANISMS: tuple[str, ...] = ("optimal", "clamped-geometric", "clamped-discrete-gaussian")
 TOP_KEYS: tuple[str, ...] = ("unit", "budget", "alpha", "statistics")
 UNIT_KEYS: tuple[str, ...] = ("id", "max_rows", "change", "max_units")
-STAT_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "where", "of", "key", "keys", "by",
-                              "groups", "column", "clamp", "resolution", "method", "mechanism", "unbiased")
-#: Which keys each kind takes beyond the target, ``where`` and ``mechanism``.
-KIND_KEYS: dict[str, tuple[str, ...]] = {
-    "count": ("of",), "histogram": ("key", "keys", "by", "groups", "of"),
-    "sum": ("column", "clamp", "resolution", "by", "groups"),
-    "peak": ("key", "keys", "of", "clamp", "resolution", "by", "groups", "method"),
-    "mode": ("key", "keys", "by", "groups", "method"),
-}
-COMMON_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "where", "mechanism", "unbiased")
-#: The kinds ``unbiased = true`` is offered for (answers on a number line).
-UNBIASED_KINDS: tuple[str, ...] = ("count", "histogram", "sum")
 
 
 @dataclass(frozen=True)
@@ -72,73 +59,6 @@ class Unit:
     def rows_bound(self) -> int | None:
         """Rows a unit contributes at most: ``max_rows``, or 1 when each row is a unit."""
         return 1 if self.id is None else self.max_rows
-
-
-@dataclass(frozen=True)
-class Keys:
-    """Declared (public) values of a key or group column, in order: integers or text."""
-
-    values: tuple[Any, ...]
-
-    @property
-    def integer(self) -> bool:
-        return all(isinstance(v, int) for v in self.values)
-
-    @property
-    def size(self) -> int:
-        return len(self.values)
-
-    def labels(self) -> list[str]:
-        return [str(v) for v in self.values]
-
-
-@dataclass(frozen=True)
-class Condition:
-    """One ``where`` condition: ``column`` equal to one of ``values``, or within ``lower..upper``."""
-
-    column: str
-    values: tuple[Any, ...] | None = None
-    lower: float | None = None
-    upper: float | None = None
-
-
-@dataclass(frozen=True)
-class Statistic:
-    """One statistic of the spec (module docstring for the keys)."""
-
-    name: str
-    kind: str
-    target: Target | None = None
-    share: float | None = None
-    where: tuple[Condition, ...] = ()
-    of: str = "units"
-    column: str | None = None
-    key: str | None = None
-    keys: Keys | None = None
-    by: str | None = None
-    groups: Keys | None = None
-    clamp: tuple[Fraction, Fraction] | None = None
-    resolution: Fraction = Fraction(1)
-    method: str = "answer-noise"
-    mechanism: str = "optimal"
-    unbiased: bool = False
-
-    @property
-    def value_column(self) -> str | None:
-        """The numeric column a sum or a peak adds up."""
-        return self.column if self.kind == "sum" else self.of if self.kind == "peak" else None
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        """Every data column the statistic reads."""
-        cols = [c.column for c in self.where] + [x for x in (self.value_column, self.key, self.by) if x]
-        return tuple(dict.fromkeys(cols))
-
-    @property
-    def scaled_clamp(self) -> tuple[int, int]:
-        """The clamp in units of the resolution (integers)."""
-        lo, hi = self.clamp  # type: ignore[misc]
-        return int(lo / self.resolution), int(hi / self.resolution)
 
 
 @dataclass(frozen=True)
@@ -220,52 +140,39 @@ def _positive(value: Any, parameter: str, accepted: str) -> int | None:
 
 
 def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statistic:
+    """One statistic: its kind (:mod:`.kinds`) reads its own keys; the target, ``where``,
+    ``mechanism`` and ``unbiased`` are read here for every kind."""
     if not isinstance(t, Mapping):
         raise InvalidParameterError("spec", f"statistics.{name}", "a table of statistic keys")
-    kind = t.get("kind")
-    if kind not in KINDS:
-        raise InvalidParameterError("kind", kind, ", ".join(KINDS))
-    allowed = set(COMMON_KEYS) | set(KIND_KEYS[kind])
+    kind = KINDS.get(t.get("kind"))
+    allowed = set(COMMON_KEYS) | set(kind.keys)
     unknown = sorted(set(t) - allowed)
     if unknown:
-        raise InvalidParameterError(unknown[0], t[unknown[0]], f"keys of a {kind}: {', '.join(sorted(allowed))}")
+        raise InvalidParameterError(unknown[0], t[unknown[0]], f"keys of a {kind.name}: {', '.join(sorted(allowed))}")
     target, share = _target(t, budget)
-    fields: dict[str, Any] = {"where": _where(t.get("where", {}))}
-    if kind in ("count", "histogram"):
-        fields["of"] = _choice(t.get("of", "units"), "of", ("units", "rows"))
-    if kind in ("histogram", "peak", "mode"):
-        fields["key"] = _column(t.get("key"), "key")
-        fields["keys"] = _keys(t.get("keys"), "keys")
-    if "by" in t or "groups" in t:
-        fields["by"] = _column(t.get("by"), "by")
-        fields["groups"] = _keys(t.get("groups"), "groups")
-    if kind in ("sum", "peak"):
-        fields["column" if kind == "sum" else "of"] = _column(t.get("column" if kind == "sum" else "of"),
-                                                              "column" if kind == "sum" else "of")
-        fields["clamp"], fields["resolution"] = _clamp(t.get("clamp"), t.get("resolution", 1))
-    if kind in ("peak", "mode"):
-        fields["method"] = _choice(t.get("method", "answer-noise"), "method", METHODS)
-    fields["mechanism"] = _choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
+    fields: dict[str, Any] = {"where": where(t.get("where", {})), **kind.read(t)}
+    fields["mechanism"] = choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
     fields["unbiased"] = _unbiased(t.get("unbiased", False), kind, fields["mechanism"])
-    stat = Statistic(name, kind, target, share, **fields)
-    needs_rows = kind in ("sum", "peak") or (kind in ("count", "histogram") and stat.of == "rows")
-    if needs_rows and unit.rows_bound is None:
-        raise InvalidParameterError("unit.max_rows", None, f"max_rows in the unit for a {kind}"
-                                    f"{' of rows' if kind in ('count', 'histogram') else ''} (without it one unit can move it "
-                                    "without bound)")
+    stat = Statistic(name, kind.name, target, share, **fields)
+    what = kind.rows_needed(stat)
+    if what is not None and unit.rows_bound is None:
+        raise InvalidParameterError("unit.max_rows", None, f"max_rows in the unit for {what} (without it one unit "
+                                    "can move it without bound)")
     if stat.method == "report-noisy-max" and target is not None and not target.pure:
         raise InvalidParameterError("delta", target.delta, "no delta with report-noisy-max (pure DP by theorem)")
     return stat
 
 
-def _unbiased(value: Any, kind: str, mechanism: str) -> bool:
-    """``unbiased``: a bool, ``true`` only for a count, a histogram or a sum, and without a
-    clamped family (an unbiased release is not clamped)."""
+def _unbiased(value: Any, kind: Kind, mechanism: str) -> bool:
+    """``unbiased``: a bool, ``true`` only for a kind on a number line, and without a clamped
+    family (an unbiased release is not clamped)."""
     if not isinstance(value, bool):
         raise InvalidParameterError("unbiased", value, "true or false (written without quotes)")
-    if value and kind not in UNBIASED_KINDS:
-        raise InvalidParameterError("unbiased", value, f"false for a {kind} (its answer is a key, which has no mean: "
-                                    "unbiased = true is for a count, a histogram or a sum)")
+    if value and not kind.unbiased:
+        offered = [f"a {k}" for k in KINDS.names() if KINDS.get(k).unbiased]
+        listed = ", ".join(offered[:-1]) + f" or {offered[-1]}" if len(offered) > 1 else offered[0]
+        raise InvalidParameterError("unbiased", value, f"false for a {kind.name} (its answer is a key, which has no "
+                                    f"mean: unbiased = true is for {listed})")
     if value and mechanism != "optimal":
         raise InvalidParameterError("unbiased", value, f"false with mechanism = '{mechanism}' (an unbiased release "
                                     "is on the integers, not clamped: leave mechanism out)")
@@ -287,93 +194,9 @@ def _target(t: Mapping[str, Any], budget: Target | None) -> tuple[Target, float 
     if "epsilon" not in t:
         raise InvalidParameterError("epsilon", None, "a target epsilon (and optional delta, notion) or a share of "
                                                      "the budget")
-    return Target(_number(t["epsilon"], "epsilon"), _number(t.get("delta", 0.0), "delta"),
+    return Target(number(t["epsilon"], "epsilon"), number(t.get("delta", 0.0), "delta"),
                   check_notion(t.get("notion", "dp"))), None
 
 
-def _number(value: Any, key: str) -> Any:
-    """A number written as a number (TOML ``epsilon = "1.0"`` is text, refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidParameterError(key, value, "a finite number (written without quotes)")
-    return value
-
-
-def _choice(value: Any, key: str, accepted: tuple[str, ...]) -> str:
-    if value not in accepted:
-        raise InvalidParameterError(key, value, " or ".join(repr(a) for a in accepted))
-    return str(value)
-
-
-def _column(value: Any, key: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidParameterError(key, value, "a column name")
-    return value
-
-
-def _keys(value: Any, key: str) -> Keys:
-    """Declared values: ``{ lower = a, upper = b }`` (integers a..b) or a list (integers or text)."""
-    if isinstance(value, Mapping):
-        if set(value) != {"lower", "upper"}:
-            raise InvalidParameterError(key, dict(value), "{ lower = A, upper = B } (integers) or a list of values")
-        lo, hi = value["lower"], value["upper"]
-        if any(isinstance(v, bool) or not isinstance(v, int) for v in (lo, hi)) or hi <= lo:
-            raise InvalidParameterError(key, dict(value), "integers lower < upper")
-        if hi - lo >= 1_000_000:
-            raise InvalidParameterError(key, dict(value), "at most 1,000,000 declared values")
-        return Keys(tuple(range(lo, hi + 1)))
-    if isinstance(value, (list, tuple)) and value:
-        vals = tuple(value)
-        if not (all(isinstance(v, int) and not isinstance(v, bool) for v in vals) or
-                all(isinstance(v, str) for v in vals)):
-            raise InvalidParameterError(key, list(vals), "a list of integers or a list of texts (one type)")
-        if len(set(vals)) != len(vals):
-            raise InvalidParameterError(key, list(vals), "distinct values")
-        return Keys(vals)
-    raise InvalidParameterError(key, value, "the declared values: { lower = A, upper = B } or a non-empty list "
-                                            "(public; never taken from the data)")
-
-
-def _where(value: Any) -> tuple[Condition, ...]:
-    if not isinstance(value, Mapping):
-        raise InvalidParameterError("where", value, "{ column = value, column = [values], column = { lower, upper } }")
-    out = []
-    for col, cond in value.items():
-        if isinstance(cond, Mapping):
-            if not set(cond) or set(cond) - {"lower", "upper"}:
-                raise InvalidParameterError(f"where.{col}", dict(cond), "{ lower = A, upper = B } (either may be "
-                                                                        "left out)")
-            lo = None if "lower" not in cond else _number(cond["lower"], f"where.{col}.lower")
-            hi = None if "upper" not in cond else _number(cond["upper"], f"where.{col}.upper")
-            out.append(Condition(str(col), lower=lo, upper=hi))
-        elif isinstance(cond, (list, tuple)):
-            if not cond or not all(isinstance(v, (int, float, str)) and not isinstance(v, bool) for v in cond):
-                raise InvalidParameterError(f"where.{col}", list(cond), "a non-empty list of numbers or texts")
-            out.append(Condition(str(col), values=tuple(cond)))
-        elif isinstance(cond, (int, float, str)) and not isinstance(cond, bool):
-            out.append(Condition(str(col), values=(cond,)))
-        else:
-            raise InvalidParameterError(f"where.{col}", cond, "a value, a list of values or { lower, upper }")
-    return tuple(out)
-
-
-def _clamp(value: Any, resolution: Any) -> tuple[tuple[Fraction, Fraction], Fraction]:
-    """The clamp and the resolution as exact fractions (the decimal written: 0.1 is 1/10); the
-    bounds must be multiples of the resolution so that clamped, rounded values are integers
-    in its units."""
-    if not isinstance(value, Mapping) or set(value) != {"lower", "upper"}:
-        raise InvalidParameterError("clamp", value, "{ lower = L, upper = U }: every value is clamped to it")
-    lo, hi = (Fraction(str(_number(value[k], f"clamp.{k}"))) for k in ("lower", "upper"))
-    if hi <= lo:
-        raise InvalidParameterError("clamp", dict(value), "lower < upper")
-    res = Fraction(str(_number(resolution, "resolution")))
-    if res <= 0:
-        raise InvalidParameterError("resolution", resolution, "a step > 0 that values are rounded to")
-    if (lo / res).denominator != 1 or (hi / res).denominator != 1:
-        raise InvalidParameterError("resolution", resolution, f"a step that divides the clamp bounds {lo}, {hi}")
-    if (hi - lo) / res > 10**9:
-        raise InvalidParameterError("resolution", resolution, "a step giving at most 1e9 values between the bounds")
-    return (lo, hi), res
-
-
-__all__ = ["CHANGES", "KINDS", "METHODS", "MECHANISMS", "UNBIASED_KINDS", "Condition", "Keys", "QuerySpec",
-           "Statistic", "Unit", "load_query_spec", "parse_query_spec"]
+__all__ = ["CHANGES", "METHODS", "MECHANISMS", "Condition", "Keys", "QuerySpec", "Statistic", "Unit",
+           "load_query_spec", "parse_query_spec"]

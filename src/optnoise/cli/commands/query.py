@@ -101,7 +101,7 @@ def _render_compare(doc: dict, output: Optional[Path]) -> None:
     """One narrow table per peak or mode: profile x method -> P(right key), E distance, guarantee."""
     from ..render import column, narrow_table, notes
     for name, s in doc["statistics"].items():
-        what = f"peak of {s['of']} over {s['key']}" if s["kind"] == "peak" else f"mode of {s['key']}"
+        what = s["about"]
         units = f"{s['groups']} groups of {s['units_per_group']} units" if s["groups"] > 1 else \
             f"{s['units_per_group']} units"
         table = narrow_table(f"{name}: {what}, {s['keys']} keys, {units}; the spec chose {s['chosen_method']}")

@@ -1,0 +1,101 @@
+"""A statistic's exact answers from the bounded per-(unit, cell) aggregate: the unit rules
+that every kind shares (docs/proofs/contribution-bounding.md).
+
+The streamed aggregate (:mod:`.aggregate`, or the Spark engine) gives, per statistic, one row
+per (unit, cell) with the unit's counted rows and its clamped, rounded values summed there.
+A kind (:mod:`.kinds`) turns that into its cells with one of two rules, both of which depend
+on one unit's rows alone:
+
+* :func:`units_at_home` -- a unit counts once, at the cell of most of its counted rows (ties
+  to the first declared): a histogram or a mode of units;
+* :func:`summed_cells` -- the unit's rows (or values) summed in its cells, all in one group
+  under ``by`` (the group of most of its counted rows, ties to the first declared; its rows in
+  other groups dropped and counted): a sum, a peak, a histogram of rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .statistic import Statistic
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class Answers:
+    """A statistic's exact answers: ``cells`` (groups x keys, answer units) and, for a kind
+    that releases a key, ``scores`` (the keys' totals) and ``argmax`` per group."""
+
+    cells: np.ndarray
+    scores: np.ndarray | None = None
+    argmax: np.ndarray | None = None
+
+
+def bump(counts: dict[str, int], key: str, n: int) -> None:
+    """Add ``n`` to the counter ``key`` (left absent while zero)."""
+    if n:
+        counts[key] = counts.get(key, 0) + int(n)
+
+
+def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's cell ``code`` with the most rows (summed over equal ``(unit, code)``), ties
+    to the least code (the first declared): ``(units, codes)``, sorted by unit. Integer sorts
+    and sums only (``np.lexsort``, ``np.add.reduceat``): exact."""
+    if len(unit) == 0:
+        return unit[:0], code[:0]
+    u, c, r = unit, code, rows
+    ordered = (u[1:] > u[:-1]) | ((u[1:] == u[:-1]) & (c[1:] >= c[:-1]))
+    if not ordered.all():                        # the aggregate comes sorted: usually skipped
+        order = np.lexsort((code, unit))
+        u, c, r = unit[order], code[order], rows[order]
+    start = np.ones(len(u), dtype=bool)
+    start[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])
+    at = np.flatnonzero(start)
+    u, c, r = u[at], c[at], np.add.reduceat(r, at)
+    if (u[1:] > u[:-1]).all():                  # one cell per unit (a group fixed per unit)
+        return u, c
+    best = np.lexsort((c, -r, u))               # by unit, most rows first, then the least code
+    u, c = u[best], c[best]
+    first = np.ones(len(u), dtype=bool)
+    first[1:] = u[1:] != u[:-1]
+    return u[first], c[first]
+
+
+def columns(part: "pd.DataFrame") -> tuple[np.ndarray, ...]:
+    """``(unit, group, key, rows)`` of a statistic's aggregate as integer arrays."""
+    return tuple(part[c].to_numpy(np.int64) for c in ("unit", "group", "key", "rows"))
+
+
+def units_at_home(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int]) -> np.ndarray:
+    """Units per cell (groups x keys), each unit once at its home cell (module docstring)."""
+    groups, keys = stat.shape
+    unit, group, key, rows = columns(part)
+    _, chosen = home_cells(unit, group * keys + key, rows)
+    several = np.unique(unit, return_counts=True)[1] > 1   # (unit, cell) are unique in the aggregate
+    bump(counts, "units_with_rows_in_several_cells", int(several.sum()))
+    return np.bincount(chosen, minlength=groups * keys).astype(np.int64).reshape(groups, keys)
+
+
+def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], what: np.ndarray) -> np.ndarray:
+    """``what`` (each (unit, cell)'s rows or values) summed per cell (groups x keys), a unit's
+    rows all in its home group under ``by`` (module docstring)."""
+    groups, keys = stat.shape
+    unit, group, key, rows = columns(part)
+    if stat.by is not None and len(unit):
+        homes, home = home_cells(unit, group, rows)
+        of_unit = np.full(int(unit.max()) + 1, -1, np.int64)
+        of_unit[homes] = home
+        keep = of_unit[unit] == group
+        bump(counts, "rows_outside_the_units_group", int(rows.sum() - rows[keep].sum()))
+        group, key, what = group[keep], key[keep], what[keep]
+    cells = np.zeros((groups, keys), np.int64)
+    np.add.at(cells, (group, key), what)
+    return cells
+
+
+__all__ = ["Answers", "bump", "columns", "home_cells", "summed_cells", "units_at_home"]

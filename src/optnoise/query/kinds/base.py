@@ -1,0 +1,226 @@
+"""What a kind of statistic is: the one interface every kind module implements.
+
+A kind says, for a statistic of its kind: which spec keys it takes and how it reads them;
+what one unit can move (its contribution to one cell, how many cells it moves, and the L1
+plan where one applies: docs/proofs/derived-neighbourhoods.md); how its exact answers come
+from the bounded per-(unit, cell) aggregate (:mod:`..cells`) -- locally and on Spark, where
+the executors add up the same grids; which certified mechanism releases one of its cells
+(:mod:`..mechanisms`, every design through ``Request``/``design``); and how its released
+values are written (:mod:`..draw`). The defaults are those of a *number* released in each
+cell (a count, a sum); :class:`KeyKind` is the base of a kind that releases a *key* (a
+peak, a mode).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, ClassVar, Mapping, Protocol
+
+import numpy as np
+
+from ...errors import InvalidParameterError
+from ...randomness import RandomSource
+from ...target import Target
+from ..cells import Answers
+from ..draw import draw_keys, draw_numbers
+from ..mechanisms import Cell, cell_target, count_cell, key_cell, unbiased_cell
+from ..statistic import METHODS, Statistic, choice, clamp, column, declared
+
+
+class UnitRules(Protocol):
+    """What a kind reads of the privacy unit."""
+
+    change: str
+
+    @property
+    def rows_bound(self) -> int | None: ...
+
+
+class Planned(Protocol):
+    """What a kind reads of a planned statistic (:class:`optnoise.query.release.Planned`)."""
+
+    stat: Statistic
+    cell: Cell | None
+    answers: Answers
+    sensitivity: int | None
+
+    @property
+    def derived(self) -> Any: ...
+
+
+class Kind:
+    """A kind of statistic (module docstring). Subclasses set ``name`` and ``keys`` and
+    override what differs; an instance is registered by the module's ``KIND``."""
+
+    #: The spec's ``kind = "..."``.
+    name: ClassVar[str] = ""
+    #: Where it is listed among the kinds (messages, docs).
+    order: ClassVar[int] = 100
+    #: The spec keys it takes besides :data:`~..statistic.COMMON_KEYS`.
+    keys: ClassVar[tuple[str, ...]] = ()
+    #: Whether ``unbiased = true`` is offered (an answer on a number line).
+    unbiased: ClassVar[bool] = False
+    #: Whether each released value is a key of the declared keys (a peak, a mode).
+    releases_key: ClassVar[bool] = False
+    #: Whether the released cells are written ``key -> value`` (a histogram).
+    by_key: ClassVar[bool] = False
+
+    # ------------------------------------------------------------------ the spec
+    def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
+        """The kind's own fields of :class:`~..statistic.Statistic` from its spec table."""
+        return {}
+
+    def rows_needed(self, stat: Statistic) -> str | None:
+        """What the statistic is, in words, when it needs ``unit.max_rows`` (one unit could
+        move it without bound otherwise); ``None`` when it does not."""
+        return None
+
+    # ------------------------------------------------------------------ what one unit can move
+    def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
+        """The range of one unit's contribution to one cell (answer units)."""
+        raise NotImplementedError
+
+    def cells(self, stat: Statistic, unit: UnitRules) -> int:
+        """How many released values one unit can change at once: a group's value under
+        ``by`` moves with the unit's old and new group under ``replace``."""
+        return 2 if stat.by is not None and unit.change == "replace" else 1
+
+    def l1(self, stat: Statistic, unit: UnitRules) -> int | None:
+        """The L1 plan's bound (docs/proofs/l1-chaining.md), where it applies; ``None``."""
+        return None
+
+    # ------------------------------------------------------------------ exact answers
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
+        """The exact answers from the statistic's aggregate (``unit, group, key, rows,
+        value`` per (unit, cell); ``counts`` collects what the unit rules drop)."""
+        raise NotImplementedError
+
+    def counts_units(self, stat: Statistic) -> bool:
+        """Whether a unit counts once, at its home cell (the Spark engine adds the units
+        whose rows lie in one cell as that many)."""
+        return False
+
+    def grid(self, answers: Answers) -> np.ndarray:
+        """The grid partitions of the data add up (groups x keys) to give the answers."""
+        return answers.cells
+
+    def from_grid(self, stat: Statistic, grid: np.ndarray) -> Answers:
+        """The answers from the summed grid."""
+        return Answers(grid)
+
+    # ------------------------------------------------------------------ the mechanism
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+        """The certified mechanism of one cell on ``offset + {0..n}`` at ``target``, whose
+        value one unit moves by at most ``distance`` (:mod:`..mechanisms`)."""
+        if stat.unbiased:
+            return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
+        return count_cell(stat.name, n, offset, int(distance), target, stat.mechanism)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ the document
+    def resolution(self, stat: Statistic) -> Fraction | None:
+        """The step of the released values in the column's units (``None``: integers)."""
+        return None
+
+    def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
+        """The released values, intervals and expected errors (:mod:`..draw`)."""
+        return draw_numbers(item.stat, item.cell, item.answers, alpha, source,  # type: ignore[arg-type]
+                            by_key=self.by_key, resolution=self.resolution(item.stat))
+
+    def notes(self, stat: Statistic) -> dict:
+        """Extra entries of the statistic's document."""
+        return {}
+
+    def about(self, stat: Statistic) -> str:
+        """The statistic in a few words."""
+        return self.name
+
+    def csv_rows(self, entry: Mapping[str, Any]) -> list[tuple]:
+        """``(group, key, value, interval)`` rows of the statistic's document entry."""
+        values = entry.get("values", entry.get("value"))
+        ivs = entry.get("intervals", entry.get("interval"))
+        if "value" in entry:
+            return [("", "", values, ivs)]
+        out: list[tuple] = []
+        grouped = any(isinstance(v, dict) for v in values.values())
+        for g, v in values.items():
+            iv = ivs.get(g) if isinstance(ivs, dict) else None
+            if isinstance(v, dict):
+                out += [(g if self.by_key and grouped else "", k if grouped else g, x,
+                         iv.get(k) if isinstance(iv, dict) else None) for k, x in v.items()] if grouped else []
+            else:
+                out.append(("", g, v, iv) if self.by_key else (g, "", v, iv))
+        return out
+
+
+class KeyKind(Kind):
+    """A kind whose released value is a key (a peak, a mode): by ``answer-noise`` (cyclic
+    noise on integer keys or randomized response on text keys under every shift) or by
+    ``report-noisy-max`` (permute-and-flip over the keys' scores, pure DP by theorem)."""
+
+    releases_key = True
+
+    def read_method(self, t: Mapping[str, Any]) -> dict[str, Any]:
+        return {"method": choice(t.get("method", "answer-noise"), "method", METHODS)}
+
+    def grid(self, answers: Answers) -> np.ndarray:
+        return answers.scores  # type: ignore[return-value]
+
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+        return key_cell(stat.name, stat, target)
+
+    def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
+        eps = cell_target(item.stat.target, item.derived.cells).epsilon  # type: ignore[arg-type]
+        return draw_keys(item.stat, item.cell, item.answers, alpha, source, epsilon=eps,
+                         sensitivity=item.sensitivity)
+
+    def synthetic_scores(self, stat: Statistic, unit: UnitRules, units: int, shares: np.ndarray) -> np.ndarray:
+        """The keys' integer scores in one group of ``units`` units with these shares
+        (``optnoise query --compare``: synthetic data of the spec's shape)."""
+        raise NotImplementedError
+
+    def scores_words(self, stat: Statistic) -> str:
+        """What the scores are, in words."""
+        raise NotImplementedError
+
+
+# ------------------------------------------------------------------ shared readers
+def read_keys(t: Mapping[str, Any]) -> dict[str, Any]:
+    """``key`` and its declared ``keys``."""
+    return {"key": column(t.get("key"), "key"), "keys": declared(t.get("keys"), "keys")}
+
+
+def read_groups(t: Mapping[str, Any]) -> dict[str, Any]:
+    """``by`` and its declared ``groups``, when either is given."""
+    if "by" in t or "groups" in t:
+        return {"by": column(t.get("by"), "by"), "groups": declared(t.get("groups"), "groups")}
+    return {}
+
+
+def read_values(t: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The summed column under ``key`` (``column``, or a peak's ``of``), its clamp and resolution."""
+    name = column(t.get(key), key)
+    bounds, res = clamp(t.get("clamp"), t.get("resolution", 1))
+    return {key: name, "value_column": name, "clamp": bounds, "resolution": res}
+
+
+def read_of(t: Mapping[str, Any]) -> dict[str, Any]:
+    """``of``: ``"units"`` (default) or ``"rows"``."""
+    return {"of": choice(t.get("of", "units"), "of", ("units", "rows"))}
+
+
+def clamped_contribution(stat: Statistic, unit: UnitRules) -> tuple[int, int]:
+    """A unit's ``m`` rows each clamped to ``[a, b]`` (resolution units): ``[min(0, m a), max(0, m b)]``."""
+    m = unit.rows_bound
+    lo, hi = stat.scaled_clamp
+    return min(0, m * lo), max(0, m * hi)  # type: ignore[operator]
+
+
+def rows_of(unit: UnitRules) -> int:
+    """``max_rows`` (a kind that needs it has been refused without it)."""
+    if unit.rows_bound is None:
+        raise InvalidParameterError("unit.max_rows", None, "max_rows in the unit")
+    return int(unit.rows_bound)
+
+
+__all__ = ["Kind", "KeyKind", "Planned", "UnitRules", "clamped_contribution", "read_groups", "read_keys", "read_of",
+           "read_values", "rows_of"]

@@ -1,0 +1,72 @@
+"""``histogram``: units (``of = "units"``, default) or rows (``of = "rows"``) per declared key,
+optionally per declared group (``by``).
+
+A histogram of units counts a unit once, at the (group, key) of most of its counted rows,
+so one unit moves two cells by one under ``replace`` (one under ``add-remove``). A histogram
+of rows holds a unit's ``m = max_rows`` rows over at most ``min(m, K)`` keys of its one group:
+``add-remove`` moves those cells, ``replace`` the old group's and the new group's
+(``2 min(m, K)``; one group: ``min(2m, K)``), each by at most ``m`` -- and by at most ``m``
+(``2m``) in all, the *L1 plan* (docs/proofs/l1-chaining.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..cells import Answers, summed_cells, units_at_home
+from ..statistic import Statistic
+from .base import Kind, UnitRules, read_groups, read_keys, read_of, rows_of
+
+
+class Histogram(Kind):
+    name = "histogram"
+    order = 1
+    keys = ("key", "keys", "by", "groups", "of")
+    unbiased = True
+    by_key = True
+
+    def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
+        return {**read_of(t), **read_keys(t), **read_groups(t)}
+
+    def rows_needed(self, stat: Statistic) -> str | None:
+        return "a histogram of rows" if stat.of == "rows" else None
+
+    def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
+        return (0, rows_of(unit)) if stat.of == "rows" else (0, 1)
+
+    def cells(self, stat: Statistic, unit: UnitRules) -> int:
+        if stat.of != "rows":
+            return 2 if unit.change == "replace" else 1
+        return rows_histogram_cells(stat, unit)
+
+    def l1(self, stat: Statistic, unit: UnitRules) -> int | None:
+        """A unit's at most ``m`` rows move the cells by ``m`` in all (``2m`` under ``replace``);
+        not for ``clamped-discrete-gaussian`` (the plan needs pure noise)."""
+        if stat.of != "rows" or stat.mechanism == "clamped-discrete-gaussian":
+            return None
+        m = rows_of(unit)
+        return 2 * m if unit.change == "replace" else m
+
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
+        if stat.of == "rows":
+            return Answers(summed_cells(stat, part, counts, part["rows"].to_numpy(np.int64)))
+        return Answers(units_at_home(stat, part, counts))
+
+    def counts_units(self, stat: Statistic) -> bool:
+        return stat.of == "units"
+
+    def about(self, stat: Statistic) -> str:
+        return f"histogram of {stat.of} over {stat.key}"
+
+
+def rows_histogram_cells(stat: Statistic, unit: UnitRules) -> int:
+    """Cells one unit moves in a histogram of rows (module docstring)."""
+    m, keys = rows_of(unit), stat.keys.size  # type: ignore[union-attr]
+    groups = stat.groups.size if stat.groups else 1
+    if unit.change != "replace":
+        return min(m, keys)
+    return min(2 * m, keys) if groups == 1 else 2 * min(m, keys)
+
+
+KIND = Histogram()

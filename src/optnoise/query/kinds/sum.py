@@ -1,0 +1,50 @@
+"""``sum``: a numeric ``column`` clamped to ``clamp`` and rounded to ``resolution``, summed
+over the counted rows, optionally per declared group (``by``). One unit's ``m = max_rows``
+rows contribute ``[min(0, m a), max(0, m b)]`` (resolution units) to its one group."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..cells import Answers, summed_cells
+from ..statistic import Statistic
+from .base import Kind, UnitRules, clamped_contribution, read_groups, read_values
+
+#: How to read a mean from a released sum (the document's ``note``).
+MEAN_NOTE = ("a mean is post-processing of a released sum and a released count (divide them): it costs no budget "
+             "and carries both intervals")
+UNBIASED_MEAN = "; it is not unbiased even when both are: E[S / C] is not E[S] / E[C], and C may be 0 or negative"
+
+
+class Sum(Kind):
+    name = "sum"
+    order = 2
+    keys = ("column", "clamp", "resolution", "by", "groups")
+    unbiased = True
+
+    def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
+        return {**read_groups(t), **read_values(t, "column")}
+
+    def rows_needed(self, stat: Statistic) -> str | None:
+        return "a sum"
+
+    def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
+        return clamped_contribution(stat, unit)
+
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
+        return Answers(summed_cells(stat, part, counts, part["value"].to_numpy(np.int64)))
+
+    def resolution(self, stat: Statistic) -> Fraction | None:
+        return stat.resolution
+
+    def notes(self, stat: Statistic) -> dict:
+        return {"note": MEAN_NOTE + (UNBIASED_MEAN if stat.unbiased else "")}
+
+    def about(self, stat: Statistic) -> str:
+        return f"sum of {stat.column}"
+
+
+KIND = Sum()
