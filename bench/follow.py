@@ -17,7 +17,13 @@ code, not by reading it:
   neighbourhood, then ``release --mechanism hour.json``: ``constructions`` counts the
   ``Mechanism`` objects built during the release, ``reads`` the times the mechanism file is
   opened (Python's ``open`` audit event).
+* **epsilon on the query and release paths.** The same hook on ``optnoise query`` with a
+  statistic of epsilon ``E`` and on ``optnoise release --spec`` with a column of epsilon ``E``:
+  ``validations`` and ``copies`` in the document or manifest written.
 * **functions over 80 lines** (AST) per package, and **the largest file** (lines).
+* **structure** (AST): imports between ``query/`` and ``table/``, the modules that compose a
+  unit's total (that call a composition of ``analysis/``), and the comparisons of a
+  statistic's kind with a kind's name outside ``query/kinds/``.
 
 ``--src`` measures another checkout's ``src`` (e.g. the one before a change). Asserts nothing.
 """
@@ -88,7 +94,7 @@ def epsilon_path(workdir: Path) -> dict:
         if event != "call" or not frame.f_code.co_filename.startswith(here):
             return
         code = frame.f_code
-        if code.co_name == "check_epsilon":
+        if code.co_name in ("check_epsilon", "check_epsilons"):
             validations += 1
         for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
             if name not in frame.f_locals:
@@ -107,6 +113,89 @@ def epsilon_path(workdir: Path) -> dict:
         sys.setprofile(None)
     copies = _count(json.loads(out.read_text()))
     return {"forms": sorted(seen), "names": sorted(names), "validations": validations, "copies_in_file": copies}
+
+
+def follow(args: list[str], out: Path) -> dict:
+    """Run a command under the profiler hook and follow :data:`EPS` (the epsilon path's measures)."""
+    seen: Counter[str] = Counter()
+    names: set[str] = set()
+    validations = 0
+    here = str(Path(sys.modules["optnoise"].__file__).parent)
+
+    def hook(frame, event, arg):  # noqa: ANN001
+        nonlocal validations
+        if event != "call" or not frame.f_code.co_filename.startswith(here):
+            return
+        code = frame.f_code
+        if code.co_name in ("check_epsilon", "check_epsilons"):
+            validations += 1
+        for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+            if name in frame.f_locals and name != "self" and _holds(frame.f_locals[name]) is not None:
+                seen[_holds(frame.f_locals[name])] += 1  # type: ignore[index]
+                names.add(name)
+
+    sys.setprofile(hook)
+    try:
+        _run_cli(args)
+    finally:
+        sys.setprofile(None)
+    return {"forms": sorted(seen), "names": sorted(names), "validations": validations,
+            "copies_in_file": _count(json.loads(out.read_text()))}
+
+
+def query_path(workdir: Path) -> dict:
+    """Follow a statistic's epsilon from a query spec to the written document."""
+    data = workdir / "readings.csv"
+    data.write_text("household,hour,kwh\n" + "".join(f"{i % 40},{(5 * i) % 24},{(i % 7) / 2}\n" for i in range(400)))
+    spec = workdir / "query.toml"
+    spec.write_text(f'unit = {{ id = "household", max_rows = 24 }}\n[statistics.evening]\nkind = "count"\n'
+                    f'where = {{ hour = {{ lower = 17 }} }}\nepsilon = {EPS}\n')
+    out = workdir / "stats.json"
+    return follow(["query", "--input", str(data), "--spec", str(spec), "--output", str(out)], out)
+
+
+def release_spec_path(workdir: Path) -> dict:
+    """Follow a column's epsilon from a release spec to the written manifest."""
+    data = workdir / "households2.csv"
+    data.write_text("household,peak_hour\n" + "".join(f"{i},{(7 * i) % 24}\n" for i in range(200)))
+    spec = workdir / "release.toml"
+    spec.write_text(f'keep = ["household"]\n[columns.peak_hour]\ndomain = {{ lower = 0, upper = 23, cyclic = true }}\n'
+                    f'epsilon = {EPS}\n')
+    out = workdir / "released2.csv"
+    got = follow(["release", "--input", str(data), "--spec", str(spec), "--output", str(out)],
+                 Path(str(out) + ".manifest.json"))
+    return got
+
+
+def structure(src: Path) -> dict:
+    """Imports between ``query/`` and ``table/``, modules that compose a unit's total, and the
+    places outside ``query/kinds/`` that test a statistic's kind (AST)."""
+    pkg = src / "optnoise"
+    kinds = {"count", "histogram", "sum", "peak", "mode", "mean", "quantile", "median", "variance"}
+    between, composers, kind_tests = 0, [], []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg)
+        tree = ast.parse(path.read_text())
+        text = path.read_text()
+        top = rel.parts[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and top in ("query", "table"):
+                other = "table" if top == "query" else "query"
+                if node.module.split(".")[0] == other or node.module.startswith(f"optnoise.{other}"):
+                    between += 1
+            if isinstance(node, ast.Compare) and top in ("query", "cli", "demo.py") and "kinds" not in rel.parts:
+                sides = [node.left, *node.comparators]
+                named = any(isinstance(x, ast.Attribute) and x.attr == "kind" or
+                            isinstance(x, ast.Subscript) and isinstance(x.slice, ast.Constant) and x.slice.value == "kind"
+                            for x in sides)
+                literal = any(isinstance(c, ast.Constant) and c.value in kinds for x in sides
+                              for c in ([x] if isinstance(x, ast.Constant) else getattr(x, "elts", [])))
+                if named and literal:
+                    kind_tests.append(f"{rel}:{node.lineno}")
+        if top != "analysis" and any(f in text for f in ("compose_sequence(", "compose_tradeoff(", "delta_curve(")):
+            composers.append(str(rel))
+    return {"imports_between_query_and_table": between, "modules_composing_a_total": composers,
+            "kind_tests_outside_the_kinds": len(kind_tests), "where": kind_tests}
 
 
 def _count(value: object) -> int:
@@ -179,7 +268,10 @@ def main() -> None:
     import optnoise
     with tempfile.TemporaryDirectory() as tmp:
         report = {"src": str(Path(optnoise.__file__).parents[1]), "epsilon_on_the_design_path": epsilon_path(Path(tmp)),
-                  "mechanism_on_the_release_path": release_path(Path(tmp)), "shape": shape(args.src)}
+                  "epsilon_on_the_query_path": query_path(Path(tmp)),
+                  "epsilon_on_the_release_path": release_spec_path(Path(tmp)),
+                  "mechanism_on_the_release_path": release_path(Path(tmp)), "shape": shape(args.src),
+                  "structure": structure(args.src)}
     print(json.dumps(report, indent=2))
 
 

@@ -64,11 +64,14 @@ def check_epsilon(epsilon: object, *, allow_zero: bool = True, allow_inf: bool =
     words = accepted or (("a real number >= 0" if allow_zero else "a real number > 0")
                          + ("" if allow_inf else ", finite"))
     eps = _as_float(epsilon, parameter, words)
-    if math.isnan(eps) or eps < 0 or (eps == 0 and not allow_zero) or (math.isinf(eps) and not allow_inf):
-        raise InvalidParameterError(parameter, epsilon, words)
-    if within is not None and not within[0] <= eps <= within[1]:
+    if not _epsilon_ok(eps, allow_zero, allow_inf) or (within is not None and not within[0] <= eps <= within[1]):
         raise InvalidParameterError(parameter, epsilon, words)
     return eps
+
+
+def _epsilon_ok(eps: float, allow_zero: bool, allow_inf: bool) -> bool:
+    """The one rule of an epsilon's range (:func:`check_epsilon`, :func:`check_epsilons`)."""
+    return not (math.isnan(eps) or eps < 0 or (eps == 0 and not allow_zero) or (math.isinf(eps) and not allow_inf))
 
 
 def check_epsilons(epsilons: object, *, parameter: str = "epsilons", allow_zero: bool = False,
@@ -83,10 +86,12 @@ def check_epsilons(epsilons: object, *, parameter: str = "epsilons", allow_zero:
     if not values:
         raise InvalidParameterError(parameter, values, accepted)
     try:
-        return [check_epsilon(e, allow_zero=allow_zero, allow_inf=allow_inf, parameter=parameter, accepted=accepted)
-                for e in values]
+        out = [_as_float(e, parameter, accepted) for e in values]   # one validation of the whole list
     except InvalidParameterError:
         raise InvalidParameterError(parameter, values, accepted) from None
+    if not all(_epsilon_ok(e, allow_zero, allow_inf) for e in out):
+        raise InvalidParameterError(parameter, values, accepted)
+    return out
 
 
 def check_delta(delta: object, *, parameter: str = "delta", positive: bool = False, at_most: float | None = None,

@@ -151,7 +151,7 @@ class Cell:
     def certificate_json(self) -> dict:
         """The exact certificate of the quantized noise, and under the cell's distances."""
         q = self.noise.quantize()
-        cert = {**q.certificate.to_json(), "neighbourhood": q.neighbourhood.describe()}
+        cert = {**q.certificate.to_json(point=False), "neighbourhood": q.neighbourhood.describe()}
         if self.chained == 1:
             return cert
         return {"epsilon_pure": self.epsilon_pure, "delta": 0.0, "exact": True,

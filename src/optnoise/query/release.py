@@ -317,6 +317,8 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
     if item.cell is not None:
         cell = item.cell
         doc["mechanism"] = cell.to_json()
+        if cell.epsilon_delta == (target.epsilon, target.delta):   # one meaning, one place: the target's
+            doc["mechanism"]["cell_target"] = {"same_as": "target"}
         cert = cell.certificate_json()
         doc["certificate"] = {"exact": True, "cell": cert, "cells_per_unit": item.derived.cells,
                               "epsilon_pure": _up_sum([cell.epsilon_pure] * item.derived.cells),
