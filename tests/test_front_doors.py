@@ -75,3 +75,47 @@ def test_table_planner_releases_the_same_design(python_design):
     column = manifest["columns"]["peak_hour"]
     assert column["certificate"] == python_design.report.certificate.to_json()
     assert column["mechanism"]["quantized"]["weights"] == python_design.mechanism.quantize().to_json()["weights"]
+
+
+def _without_time(doc: dict) -> dict:
+    """A document less what differs between two runs of the same request: when, and which engine."""
+    return {k: v for k, v in doc.items() if k not in ("created", "engine", "input", "spec")}
+
+
+def test_the_query_door_cli_and_python_give_the_same_document(tmp_path):
+    """The query's two front doors (issue 33): ``optnoise query`` and ``optnoise.query`` read the
+    same spec and, for the same seed, write the same document (values, mechanisms, certificates,
+    the unit's total)."""
+    import warnings
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"household": rng.integers(0, 50, 300), "hour": rng.integers(0, 24, 300),
+                          "kwh": np.round(rng.uniform(0, 3, 300), 1)})
+    path = tmp_path / "readings.csv"
+    frame.to_csv(path, index=False)
+    spec = {"unit": {"id": "household", "max_rows": 6},
+            "statistics": {"evening": {"kind": "count", "where": {"hour": {"lower": 17}}, "epsilon": 0.5},
+                           "by_hour": {"kind": "histogram", "key": "hour", "keys": {"lower": 0, "upper": 23},
+                                       "epsilon": 1.0},
+                           "kwh": {"kind": "sum", "column": "kwh", "clamp": {"lower": 0, "upper": 3},
+                                   "resolution": 0.5, "epsilon": 1.0},
+                           "peak": {"kind": "peak", "key": "hour", "keys": {"lower": 0, "upper": 23}, "of": "kwh",
+                                    "clamp": {"lower": 0, "upper": 3}, "epsilon": 1.0}}}
+    toml = tmp_path / "spec.toml"
+    lines = ['unit = { id = "household", max_rows = 6 }',
+             '[statistics.evening]', 'kind = "count"', 'where = { hour = { lower = 17 } }', 'epsilon = 0.5',
+             '[statistics.by_hour]', 'kind = "histogram"', 'key = "hour"', 'keys = { lower = 0, upper = 23 }',
+             'epsilon = 1.0',
+             '[statistics.kwh]', 'kind = "sum"', 'column = "kwh"', 'clamp = { lower = 0, upper = 3 }',
+             'resolution = 0.5', 'epsilon = 1.0',
+             '[statistics.peak]', 'kind = "peak"', 'key = "hour"', 'keys = { lower = 0, upper = 23 }', 'of = "kwh"',
+             'clamp = { lower = 0, upper = 3 }', 'epsilon = 1.0']
+    toml.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "stats.json"
+    r = runner.invoke(app, ["query", "--input", str(path), "--spec", str(toml), "--output", str(out), "--seed", "9"])
+    assert r.exit_code == 0, r.output
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        python = optnoise.query(pd.read_csv(path), spec, seed=9)
+    cli = json.loads(out.read_text())
+    assert _without_time(json.loads(json.dumps(python))) == _without_time(cli)
+    assert cli["statistics"]["evening"]["value"] == python["statistics"]["evening"]["value"]

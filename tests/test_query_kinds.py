@@ -107,3 +107,33 @@ def test_a_toy_kind_runs_on_spark_as_locally(tmp_path, fmt):
         _same(local, query_file(path, count, seed=5))
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+MEAN = {"column": "kwh", "clamp": {"lower": 0, "upper": 3}, "resolution": 0.5, "epsilon": 1.0}
+
+
+def _readings(units: int = 60) -> pd.DataFrame:
+    rng = np.random.default_rng(8)
+    return pd.DataFrame({"u": rng.integers(0, units, 400), "kwh": np.round(rng.uniform(-1, 4, 400), 2)})
+
+
+def test_a_mean_is_the_released_sum_over_the_public_number_of_units():
+    frame = _readings()
+    units = frame["u"].nunique()
+    mean = query(frame, {"unit": {"id": "u", "max_rows": 4}, "statistics": {"x": {"kind": "mean", **MEAN}}}, seed=4)
+    total = query(frame, {"unit": {"id": "u", "max_rows": 4}, "statistics": {"x": {"kind": "sum", **MEAN}}}, seed=4)
+    m, s = mean["statistics"]["x"], total["statistics"]["x"]
+    assert m["units"] == units and m["value"] == pytest.approx(s["value"] / units, rel=1e-12)
+    assert m["interval"] == pytest.approx([b / units for b in s["interval"]], rel=1e-12)
+    assert m["expected_abs_error"] == pytest.approx(s["expected_abs_error"] / units, rel=1e-12)
+    assert m["mechanism"] == s["mechanism"] and mean["only_if_unseeded"]["total"] == total["only_if_unseeded"]["total"]
+
+
+def test_a_mean_needs_the_number_of_units_public_and_is_never_nan():
+    with pytest.raises(InvalidParameterError) as err:
+        parse_query_spec({"unit": {"id": "u", "max_rows": 4, "change": "add-remove", "max_units": 100},
+                          "statistics": {"x": {"kind": "mean", **MEAN}}})
+    assert err.value.parameter == "statistics.x.kind" and "replace" in err.value.accepted
+    empty = query(_readings().iloc[:0], {"unit": {"id": "u", "max_rows": 4}, "statistics": {"x": {"kind": "mean", **MEAN}}},
+                  seed=1)["statistics"]["x"]
+    assert empty["value"] is None and empty["interval"] is None and "undefined" in empty["mean_method"]

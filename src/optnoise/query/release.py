@@ -66,6 +66,8 @@ class Planned:
     answers: Answers
     cell: Cell | None          # None for report-noisy-max
     sensitivity: int | None = None
+    #: The number of units, where it is public (``replace``); ``None`` under ``add-remove``.
+    units: int | None = None
 
     def profile(self):
         """The exact profile of one of the cells (what the total composes ``len(parts)`` times)."""
@@ -104,12 +106,13 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
                                     f"in the data ({agg.units})")
     out = []
     built: dict[tuple, Cell] = {}
+    public = agg.units if unit.change == "replace" else None
     for stat in spec.statistics:
         derived = derive(stat, unit)
         exact = answers(agg, stat)
         try:
             if stat.method == "report-noisy-max":
-                out.append(Planned(stat, derived, exact, None, score_sensitivity(stat, unit)))
+                out.append(Planned(stat, derived, exact, None, score_sensitivity(stat, unit), public))
                 continue
             offset, n = cell_domain(stat, unit, agg.units)
             key = cell_key(stat, derived, n, offset)
@@ -117,7 +120,7 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
                 built[key] = cell_for(stat, derived, n, offset)
             cell = built[key]
             bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
-            out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded)))
+            out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded), None, public))
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
     return out

@@ -158,6 +158,7 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     if what is not None and unit.rows_bound is None:
         raise InvalidParameterError("unit.max_rows", None, f"max_rows in the unit for {what} (without it one unit "
                                     "can move it without bound)")
+    kind.check(stat, unit)
     if stat.method == "report-noisy-max" and target is not None and not target.pure:
         raise InvalidParameterError("delta", target.delta, "no delta with report-noisy-max (pure DP by theorem)")
     return stat

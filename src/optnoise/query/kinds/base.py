@@ -43,6 +43,7 @@ class Planned(Protocol):
     cell: Cell | None
     answers: Answers
     sensitivity: int | None
+    units: int | None
 
     @property
     def derived(self) -> Any: ...
@@ -74,6 +75,10 @@ class Kind:
         """What the statistic is, in words, when it needs ``unit.max_rows`` (one unit could
         move it without bound otherwise); ``None`` when it does not."""
         return None
+
+    def check(self, stat: Statistic, unit: UnitRules) -> None:
+        """Refuse (``InvalidParameterError`` naming the key) what the kind cannot release
+        under ``unit``; nothing by default."""
 
     # ------------------------------------------------------------------ what one unit can move
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
