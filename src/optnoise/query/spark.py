@@ -41,7 +41,7 @@ inference would read the footer again in a job of its own.
 **The Python path** (a CSV, read as text and parsed as pandas does; other column types):
 one shuffle by unit (hash-partitioned by the id as text, sorted by (unit, index), so every
 unit's rows lie in one partition in input order; no shuffle without ``id``), then per
-partition on the executors (``mapInPandas``) the local engine itself,
+partition on the executors (``mapInArrow``: Arrow batches, each column's type kept) the local engine itself,
 :func:`.aggregate.aggregate` and :func:`.aggregate.answers`; every rule depends on one
 unit's rows alone and a unit is in one partition, so the partitions' cell totals and counts
 add up to the local engine's exactly. The driver sums them (one collect) and derives each
@@ -74,6 +74,13 @@ BAD_VALUE = "OPTNOISE_BAD_VALUE"
 #: on Spark that number is the row's read index, turned into its data row here.
 DATA_ROW = re.compile(r"at data row (\d+)")
 SCHEMA = "stat int, group long, key long, n long, counter string"
+def arrow_schema() -> Any:
+    """:data:`SCHEMA` as an Arrow schema (the executors' batches)."""
+    import pyarrow as pa
+    return pa.schema([("stat", pa.int32()), ("group", pa.int64()), ("key", pa.int64()), ("n", pa.int64()),
+                      ("counter", pa.string())])
+
+
 #: The ``stat`` of the partition's own counts (rows read, rows kept, units).
 TOTALS = -1
 
@@ -98,7 +105,7 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
     from ..table.spark import quiet_failures
     try:
         with quiet_failures():
-            rows = raw_rows.mapInPandas(_per_partition(spec), SCHEMA).collect()
+            rows = raw_rows.mapInArrow(_per_partition(spec), SCHEMA).collect()
     except Exception as exc:   # a failed job: a bad value, or something else
         raise _job_error(exc, raw) from None
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
@@ -120,20 +127,23 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
 BATCH_ROWS = 1 << 17
 
 
-def rebatch(frames: Iterator[Any], rows: int = BATCH_ROWS) -> Iterator[Any]:
-    """The frames joined into batches of at least ``rows`` rows (the last one shorter), in
-    order: fewer, larger batches for :func:`.aggregate.aggregate` (memory: one batch)."""
-    import pandas as pd
+def rebatch(batches: Iterator[Any], rows: int = BATCH_ROWS) -> Iterator[Any]:
+    """The Arrow record batches joined into tables of at least ``rows`` rows (the last one
+    shorter), in order: fewer, larger batches for :func:`.aggregate.aggregate` (memory: one
+    batch). Arrow, not pandas: each column keeps its type, so an integer column with a missing
+    value is read by :func:`.aggregate.arrow_to_pandas` as nullable integers, as locally --
+    never as floats that would round keys beyond 2^53 (docs/proofs/spark-bounding.md)."""
+    import pyarrow as pa
     held: list = []
     size = 0
-    for frame in frames:
-        held.append(frame)
-        size += len(frame)
+    for batch in batches:
+        held.append(batch)
+        size += batch.num_rows
         if size >= rows:
-            yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+            yield pa.Table.from_batches(held)
             held, size = [], 0
     if held:
-        yield held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+        yield pa.Table.from_batches(held)
 
 
 def _per_partition(spec: QuerySpec) -> Any:
@@ -142,10 +152,11 @@ def _per_partition(spec: QuerySpec) -> Any:
     stats = spec.statistics
     kinds = [kind_of(stat) for stat in stats]   # shipped with the function: the executor needs no registry
 
-    def run(frames: Iterator[Any]) -> Iterator[Any]:
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pandas as pd
+        import pyarrow as pa
         try:
-            agg = aggregate(rebatch(frames), spec, row_column=ROW)
+            agg = aggregate(rebatch(batches), spec, row_column=ROW)
             found = [answers(agg, stat, kind) for stat, kind in zip(stats, kinds)]
         except InvalidParameterError as exc:
             raise RuntimeError(BAD_VALUE + json.dumps({"parameter": exc.parameter, "value": str(exc.value),
@@ -159,8 +170,9 @@ def _per_partition(spec: QuerySpec) -> Any:
             g, k = np.nonzero(grid)
             out += [(i, int(a), int(b), int(grid[a, b]), None) for a, b in zip(g, k)]
             out += [(i, 0, 0, int(n), name) for name, n in agg.counts[stat.name].items()]
-        yield pd.DataFrame(out, columns=["stat", "group", "key", "n", "counter"]).astype(
+        frame = pd.DataFrame(out, columns=["stat", "group", "key", "n", "counter"]).astype(
             {"stat": "int32", "group": "int64", "key": "int64", "n": "int64", "counter": "object"})
+        yield pa.RecordBatch.from_pandas(frame, schema=arrow_schema(), preserve_index=False)
     return run
 
 
