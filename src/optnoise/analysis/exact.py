@@ -79,6 +79,22 @@ def exp_lower(epsilon: float) -> Fraction:
     return _mpf_to_fraction(libmp.mpi_exp((x, x), _PREC)[0])
 
 
+def exp_upper(epsilon: float) -> Fraction:
+    """A rational upper bound of ``e^epsilon`` within ``2^-250`` relative (exactly 1 at 0),
+    for ``epsilon`` below :data:`EXP_CAP_BITS` ``ln 2`` (the upper end of the same enclosure as
+    :func:`exp_lower`). A ratio ``r >= exp_upper(eps)`` proves ``ln r >= eps`` exactly.
+
+    Proof: docs/proofs/outward-rounding.md.
+    """
+    if epsilon == 0:
+        return Fraction(1)
+    if epsilon >= EXP_CAP_BITS * math.log(2):
+        raise ValueError(f"exp_upper({epsilon!r}): beyond 2^{EXP_CAP_BITS}")
+    from mpmath import libmp
+    x = libmp.from_float(float(epsilon))
+    return _mpf_to_fraction(libmp.mpi_exp((x, x), _PREC)[1])
+
+
 def log_up(r: Fraction) -> float:
     """The smallest float ``>= ln r`` for a rational ``r > 0``.
 

@@ -21,14 +21,22 @@ BUMPS: tuple[float, ...] = (1e-9, 1e-7, 1e-5)
 
 
 def dominating_rr(epsilon: float) -> Mechanism:
-    """Binary randomized response whose exact certificate is at least ``epsilon`` (and close):
-    the composition stand-in of a pure ``epsilon``-DP release (module docstring).
+    """Binary randomized response whose exact pure epsilon is at least ``epsilon`` (and close):
+    the composition stand-in of a pure ``epsilon``-DP release (module docstring). The check is
+    exact: the quantized weights' ratio ``w_keep / w_flip`` (its pure epsilon is the log of it)
+    is at least a rational upper bound of ``e^epsilon``; a rounded-up certificate would only
+    prove ``>= epsilon`` less its rounding.
 
     Proof: docs/proofs/rr-stand-in.md
     """
+    from fractions import Fraction
+
+    from ..analysis.exact import exp_upper
+    bound = exp_upper(epsilon)
     for bump in BUMPS:
         found = design(Request(space="categories", n=1, target=Target(epsilon * (1 + bump))))
-        if found.mechanism.quantize().certificate.epsilon_pure >= epsilon:
+        weights = [int(w) for w in found.mechanism.quantize().weights.ravel()]
+        if min(weights) > 0 and Fraction(max(weights), min(weights)) >= bound:   # exactly: ln(ratio) >= epsilon
             return found.mechanism
     raise OptnoiseError(f"no randomized response certified at >= {epsilon!r}")
 

@@ -81,6 +81,8 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     value total per unit and cell (:class:`Totals`: dense arrays while units x cells stays
     under ``dense_cells``, default :data:`DENSE_CELLS`; beyond that sorted sparse arrays
     summed per batch and folded every :data:`FOLD_EVERY` batches).
+
+    Proof: docs/proofs/contribution-bounding.md
     """
     import pandas as pd
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
@@ -514,7 +516,10 @@ def _values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Statisti
 # ------------------------------------------------------------------ exact answers
 def answers(agg: Aggregated, stat: Statistic, kind: Kind | None = None) -> Answers:
     """The exact answer of ``stat`` from the aggregate: its kind's rules (:mod:`.kinds`;
-    ``kind`` given where the registry is not at hand, e.g. on a Spark executor)."""
+    ``kind`` given where the registry is not at hand, e.g. on a Spark executor).
+
+    Proof: docs/proofs/contribution-bounding.md
+    """
     if stat.name in agg.answered:
         return agg.answered[stat.name]
     return (kind or kind_of(stat)).answers(stat, agg.parts[stat.name], agg.counts[stat.name])

@@ -266,6 +266,8 @@ def pure_total(items: list[tuple[Any, int]], delta: float, budget: Any) -> dict 
     least ``lb = L + ln(1 - delta / P)``. When ``S - lb <= PURE_GAP * S`` they are skipped
     and the entry says by how much at most they could have lowered ``S`` (``skipped``).
     Skipped too when a budget's epsilon is below ``S`` (then the tighter bounds may decide).
+
+    Proof: docs/proofs/pure-sum-shortcut.md
     """
     import math
     from fractions import Fraction

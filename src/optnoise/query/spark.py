@@ -88,7 +88,10 @@ TOTALS = -1
 def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
                     master: str | None = None) -> Aggregated:
     """Bound and aggregate on Spark in one job; an :class:`.Aggregated` whose ``answered``
-    holds every statistic's exact answers (module docstring)."""
+    holds every statistic's exact answers (module docstring).
+
+    Proof: docs/proofs/spark-bounding.md
+    """
     from pyspark.sql import functions as F
 
     from ..table.spark import spark_session

@@ -105,7 +105,10 @@ def moves(low: int, high: int, change: str) -> int:
 
 
 def derive(stat: Statistic, unit: UnitRules) -> Derived:
-    """The neighbourhood of ``stat`` under ``unit`` (module docstring)."""
+    """The neighbourhood of ``stat`` under ``unit`` (module docstring).
+
+    Proof: docs/proofs/derived-neighbourhoods.md
+    """
     kind = kind_of(stat)
     low, high = kind.contribution(stat, unit)
     distance: int | None = moves(low, high, unit.change)
@@ -119,14 +122,20 @@ def derive(stat: Statistic, unit: UnitRules) -> Derived:
 
 
 def score_sensitivity(stat: Statistic, unit: UnitRules) -> int:
-    """Report-noisy-max: the largest change of one key's score when one unit changes."""
+    """Report-noisy-max: the largest change of one key's score when one unit changes.
+
+    Proof: docs/proofs/derived-neighbourhoods.md
+    """
     low, high = contribution(stat, unit)
     return moves(low, high, unit.change)
 
 
 def cell_domain(stat: Statistic, unit: UnitRules, units: int) -> tuple[int, int]:
     """``(offset, n)``: every possible value of one cell is ``offset + 0..n`` (answer units),
-    for ``units`` units (public under replace; ``max_units`` under add-remove)."""
+    for ``units`` units (public under replace; ``max_units`` under add-remove).
+
+    Proof: docs/proofs/derived-neighbourhoods.md
+    """
     count = units if unit.change == "replace" else int(unit.max_units)  # type: ignore[attr-defined]
     low, high = contribution(stat, unit)
     return count * low, max(1, count * (high - low))

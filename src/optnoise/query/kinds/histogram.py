@@ -42,7 +42,10 @@ class Histogram(Kind):
 
     def l1(self, stat: Statistic, unit: UnitRules) -> int | None:
         """A unit's at most ``m`` rows move the cells by ``m`` in all (``2m`` under ``replace``);
-        not for ``clamped-discrete-gaussian`` (the plan needs pure noise)."""
+        not for ``clamped-discrete-gaussian`` (the plan needs pure noise).
+
+        Proof: docs/proofs/l1-chaining.md
+        """
         if stat.of != "rows" or stat.mechanism == "clamped-discrete-gaussian":
             return None
         m = rows_of(unit)
