@@ -134,6 +134,7 @@ def test_a_mean_needs_the_number_of_units_public_and_is_never_nan():
         parse_query_spec({"unit": {"id": "u", "max_rows": 4, "change": "add-remove", "max_units": 100},
                           "statistics": {"x": {"kind": "mean", **MEAN}}})
     assert err.value.parameter == "statistics.x.kind" and "replace" in err.value.accepted
-    empty = query(_readings().iloc[:0], {"unit": {"id": "u", "max_rows": 4}, "statistics": {"x": {"kind": "mean", **MEAN}}},
-                  seed=1)["statistics"]["x"]
-    assert empty["value"] is None and empty["interval"] is None and "undefined" in empty["mean_method"]
+    with pytest.raises(InvalidParameterError) as err:   # no units: nothing to release (never NaN)
+        query(_readings().iloc[:0], {"unit": {"id": "u", "max_rows": 4}, "statistics": {"x": {"kind": "mean", **MEAN}}},
+              seed=1)
+    assert err.value.parameter == "input" and "no rows" in str(err.value.value)

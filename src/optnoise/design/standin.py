@@ -17,7 +17,7 @@ from .dispatch import design
 from .request import Request
 
 #: Relative loosening of the target tried in turn until the certificate is at least epsilon.
-BUMPS: tuple[float, ...] = (1e-9, 1e-7, 1e-5)
+BUMPS: tuple[float, ...] = (1e-9, 1e-7, 1e-5, 1e-4, 1e-3, 1e-2)
 
 
 def dominating_rr(epsilon: float) -> Mechanism:

@@ -90,6 +90,9 @@ def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLi
     parsed = load_query_spec(spec) if isinstance(spec, (str, os.PathLike)) else parse_query_spec(spec)
     fmt = file_format(input_path, "input")
     reads = [input_path] + ([spec_file] if spec_file else []) + ([spec] if isinstance(spec, (str, Path)) else [])
+    if output is not None and csv is not None and os.path.realpath(output) == os.path.realpath(csv):
+        raise InvalidParameterError("csv", str(csv), "a path other than --output's (two outputs on one path: the "
+                                    "second would replace the first)")
     for path, name in ((output, "output"), (csv, "csv")):
         if path is not None:
             check_output(path, force=force, reads=reads, parameter=name)

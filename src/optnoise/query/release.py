@@ -104,6 +104,9 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
     if unit.change == "add-remove" and agg.units > int(unit.max_units):  # type: ignore[arg-type]
         raise InvalidParameterError("unit.max_units", unit.max_units, f"a public bound at least the number of units "
                                     f"in the data ({agg.units})")
+    if unit.change == "replace" and agg.units == 0:
+        raise InvalidParameterError("input", "no rows", "a table with at least one row (under replace the number of "
+                                    "units, here 0, is public: there is nothing to release)")
     out = []
     built: dict[tuple, Cell] = {}
     public = agg.units if unit.change == "replace" else None
@@ -122,6 +125,8 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
             bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
             out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded), None, public))
         except InvalidParameterError as exc:
+            if exc.parameter.startswith("unit."):
+                raise
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
     return out
 

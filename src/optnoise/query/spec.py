@@ -34,11 +34,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import InvalidParameterError
-from ..target import Target, check_notion
+from ..target import Target, check_epsilon, check_notion
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
 CHANGES: tuple[str, ...] = ("replace", "add-remove")
+#: The epsilons a statistic may take (:func:`_statistic`): what every query mechanism and the
+#: randomized-response stand-in of the unit's total certify exactly.
+EPSILON_RANGE: tuple[float, float] = (1e-3, 20.0)
 TOP_KEYS: tuple[str, ...] = ("unit", "budget", "alpha", "statistics")
 UNIT_KEYS: tuple[str, ...] = ("id", "max_rows", "change", "max_units")
 
@@ -150,6 +153,11 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     if unknown:
         raise InvalidParameterError(unknown[0], t[unknown[0]], f"keys of a {kind.name}: {', '.join(sorted(allowed))}")
     target, share = _target(t, budget)
+    if target.epsilon is not None:
+        check_epsilon(target.epsilon, parameter="epsilon", within=EPSILON_RANGE,
+                      accepted=f"an epsilon from {EPSILON_RANGE[0]:g} to {EPSILON_RANGE[1]:g} for a statistic (the "
+                               "range every mechanism of a query certifies exactly: below, the noise's integer weights "
+                               "cannot hold its ratios; above, no randomized response stands in for it in the total)")
     fields: dict[str, Any] = {"where": where(t.get("where", {})), **kind.read(t)}
     fields["mechanism"] = choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
     fields["unbiased"] = _unbiased(t.get("unbiased", False), kind, fields["mechanism"])

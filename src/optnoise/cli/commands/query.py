@@ -50,16 +50,26 @@ def query(
         doc = query_file(input_path, parsed, output, csv=csv, engine=engine, seed=seed, force=writes.force,
                          spark_master=spark_master, spec_file=spec)
     except InvalidParameterError as exc:
-        p = exc.parameter
-        flag = p if p.startswith("--") else "--spec" if p == "spec" else f"--spec ({p})"
-        raise exc.renamed({"input": "--input", "output": "--output", "csv": "--csv", "engine": "--engine"}.get(p, flag)) \
-            from exc
+        raise exc.renamed(_flag(exc)) from exc
     warn_seed(seed, as_json)
     if as_json:
         from ...io import dumps
         typer.echo(dumps(doc))
         return
     _render(doc, output)
+
+
+def _flag(exc: InvalidParameterError) -> str:
+    """The flag a library error is about: a bad value in the data is the input's (with its data
+    row), the seed the seed's, the rest the spec's key path."""
+    p = exc.parameter
+    if p.startswith("--"):
+        return p
+    if p in ("input", "output", "csv", "engine", "seed"):
+        return f"--{p}"
+    if "data row" in str(exc.value):
+        return f"--input ({p})"
+    return "--spec" if p == "spec" else f"--spec ({p})"
 
 
 def _check_mode(compare: bool, input_path: Optional[Path], units: Optional[int], *, csv: Optional[Path],

@@ -28,7 +28,7 @@ from typing import Iterator
 
 import numpy as np
 
-from ...errors import InvalidParameterError
+from ...errors import InvalidParameterError, OptnoiseError
 from ..cells import Answers
 from ..mechanisms import Cell, cell_target, l1_target
 from ..neighbourhood import Derived
@@ -150,7 +150,28 @@ def cell_for(stat: Statistic, derived: Derived, n: int, offset: int) -> Cell:
     distance = derived.distance
     if derived.l1 is not None:
         target, distance = l1_target(stat.target, derived.l1), 1  # type: ignore[arg-type]
-    return kind_of(stat).mechanism(stat, target, distance, n, offset)
+    try:
+        return kind_of(stat).mechanism(stat, target, distance, n, offset)
+    except InvalidParameterError as exc:
+        if exc.parameter == "bd":   # the distances one unit moves a cell by: from max_rows and the clamp
+            raise InvalidParameterError("unit.max_rows", f"statistic '{stat.name}' moved by up to {distance}",
+                                        f"a smaller max_rows, a coarser resolution or a smaller clamp: "
+                                        f"{exc.accepted}") from exc
+        if exc.parameter != "target":
+            raise
+        raise _uncertified(stat, derived, str(exc.accepted)) from exc
+    except OptnoiseError as exc:   # the noise's integer weights cannot hold this epsilon's ratios
+        raise _uncertified(stat, derived, str(exc)) from exc
+
+
+def _uncertified(stat: Statistic, derived: Derived, why: str) -> InvalidParameterError:
+    """A cell whose mechanism no integer weights certify at the statistic's epsilon: bad input,
+    naming the epsilon and the ways out."""
+    moved = "every key" if derived.distance is None else f"by up to {derived.distance}"
+    return InvalidParameterError("epsilon", stat.target.epsilon,  # type: ignore[union-attr]
+                                 f"a larger epsilon for this statistic: one unit moves {derived.cells} cell(s) "
+                                 f"{moved}, and its cell's noise is not certified exactly at this epsilon ({why}); or a "
+                                 "coarser resolution, a smaller clamp or a smaller max_rows")
 
 
 def from_cells(stat: Statistic, grid: np.ndarray) -> Answers:

@@ -1,0 +1,63 @@
+"""The query's defects found by trying it as a new user (issue 34, item 4): each refused with
+one line naming the flag or spec key, exit 2, before any noise is drawn and nothing written."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from optnoise.cli.app import app
+
+runner = CliRunner()
+SPEC = ('unit = { id = "household", max_rows = 4 }\n[statistics.t]\nkind = "sum"\ncolumn = "kwh"\n'
+        'clamp = { lower = 0, upper = 4 }\nepsilon = EPS\n')
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(2)
+    path = tmp_path / "r.csv"
+    pd.DataFrame({"household": rng.integers(0, 30, 200), "kwh": np.round(rng.uniform(0, 5, 200), 1)}).to_csv(
+        path, index=False)
+    return path
+
+
+def _run(tmp_path, table, eps="1.0", *extra):
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC.replace("EPS", eps))
+    return runner.invoke(app, ["query", "--input", str(table), "--spec", str(spec), *extra])
+
+
+@pytest.mark.parametrize("eps", ["710", "1e-9", "1e300", "0.0001"])
+def test_extreme_epsilons_are_bad_input_naming_the_statistic(tmp_path, table, eps):
+    r = _run(tmp_path, table, eps, "--output", str(tmp_path / "o.json"))
+    assert r.exit_code == 2, r.output
+    assert "--spec (statistics.t.epsilon)" in r.stderr and "from 0.001 to 20" in r.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_csv_on_the_output_path_is_refused_before_any_work(tmp_path, table):
+    out = tmp_path / "o.json"
+    r = _run(tmp_path, table, "1.0", "--output", str(out), "--csv", str(out), "--force")
+    assert r.exit_code == 2 and "--csv" in r.stderr and "other than --output" in r.stderr
+    assert not out.exists()
+
+
+def test_a_bad_value_names_the_input_and_the_seed_its_flag(tmp_path, table):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("household,kwh\n1,2\n2,x\n")
+    r = _run(tmp_path, bad)
+    assert r.exit_code == 2 and "invalid --input (column 'kwh')" in r.stderr and "data row 2" in r.stderr
+    r = _run(tmp_path, table, "1.0", "--seed", "-1")
+    assert r.exit_code == 2 and "invalid --seed" in r.stderr
+
+
+def test_an_empty_table_is_refused_and_a_huge_max_rows_names_it(tmp_path, table):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("household,kwh\n")
+    r = _run(tmp_path, empty)
+    assert r.exit_code == 2 and "no rows" in r.stderr
+    spec = tmp_path / "big.toml"
+    spec.write_text(SPEC.replace("EPS", "1.0").replace("max_rows = 4", "max_rows = 100000000"))
+    r = runner.invoke(app, ["query", "--input", str(table), "--spec", str(spec)])
+    assert r.exit_code == 2 and "(unit.max_rows)" in r.stderr
