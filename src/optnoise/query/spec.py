@@ -26,7 +26,6 @@ Errors name the key path (``statistics.kwh.clamp``) under the parameter ``spec``
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
@@ -34,14 +33,16 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import InvalidParameterError
+from ..publish.spec import choice as _choice
+from ..publish.spec import number as _number
+from ..publish.spec import parse_budget, read_toml, section
+from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_notion
 
 KINDS: tuple[str, ...] = ("count", "histogram", "sum", "peak", "mode")
-CHANGES: tuple[str, ...] = ("replace", "add-remove")
 METHODS: tuple[str, ...] = ("answer-noise", "report-noisy-max")
 MECHANISMS: tuple[str, ...] = ("optimal", "clamped-geometric", "clamped-discrete-gaussian")
 TOP_KEYS: tuple[str, ...] = ("unit", "budget", "alpha", "statistics")
-UNIT_KEYS: tuple[str, ...] = ("id", "max_rows", "change", "max_units")
 STAT_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "where", "of", "key", "keys", "by",
                               "groups", "column", "clamp", "resolution", "method", "mechanism", "unbiased")
 #: Which keys each kind takes beyond the target, ``where`` and ``mechanism``.
@@ -56,22 +57,8 @@ COMMON_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "
 UNBIASED_KINDS: tuple[str, ...] = ("count", "histogram", "sum")
 
 
-@dataclass(frozen=True)
-class Unit:
-    """The privacy unit: all rows sharing ``id`` (each row without one), at most
-    ``max_rows`` of them counted (the unit's first rows in the input's order), and how a
-    neighbouring table differs (``replace``: one unit's rows replaced by any other's, the
-    number of units public; ``add-remove``: one unit added or removed, at most ``max_units``)."""
-
-    id: str | None = None
-    max_rows: int | None = None
-    change: str = "replace"
-    max_units: int | None = None
-
-    @property
-    def rows_bound(self) -> int | None:
-        """Rows a unit contributes at most: ``max_rows``, or 1 when each row is a unit."""
-        return 1 if self.id is None else self.max_rows
+#: The privacy unit (:class:`optnoise.publish.unit.PrivacyUnit`), by its former name.
+Unit = PrivacyUnit
 
 
 @dataclass(frozen=True)
@@ -158,18 +145,16 @@ class QuerySpec:
 
 # ------------------------------------------------------------------ parsing
 def load_query_spec(path: str | os.PathLike) -> QuerySpec:
-    """Read a TOML spec file (:func:`optnoise.table.spec.read_toml`)."""
-    from ..table.spec import read_toml
+    """Read a TOML spec file (:func:`optnoise.publish.spec.read_toml`)."""
     return parse_query_spec(read_toml(path))
 
 
 def parse_query_spec(data: Any) -> QuerySpec:
     """A :class:`QuerySpec` from the TOML structure (a dict); errors name the key path."""
-    from ..table.spec import parse_budget, section
     if isinstance(data, QuerySpec):
         return data
     stats = section(data, TOP_KEYS, "statistics", "statistic")
-    unit = _unit(data.get("unit", {}))
+    unit = parse_unit(data.get("unit", {}))
     budget = None
     if "budget" in data:
         budget = parse_budget(data["budget"])
@@ -183,40 +168,6 @@ def parse_query_spec(data: Any) -> QuerySpec:
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{name}.{exc.parameter}") from exc
     return QuerySpec(unit, tuple(out), budget, float(alpha))
-
-
-def _unit(data: Any) -> Unit:
-    if not isinstance(data, Mapping):
-        raise InvalidParameterError("unit", data, "{ id = COLUMN, max_rows = M, change = \"replace\" }")
-    unknown = sorted(set(data) - set(UNIT_KEYS))
-    if unknown:
-        raise InvalidParameterError(f"unit.{unknown[0]}", data[unknown[0]], f"unit keys {', '.join(UNIT_KEYS)}")
-    uid = data.get("id")
-    if uid is not None and (not isinstance(uid, str) or not uid):
-        raise InvalidParameterError("unit.id", uid, "a column name")
-    max_rows = _positive(data.get("max_rows"), "unit.max_rows", "an integer max_rows >= 1 (rows a unit counts)")
-    if max_rows is not None and uid is None and max_rows != 1:
-        raise InvalidParameterError("unit.max_rows", max_rows, "max_rows only with an id (without one each row is a "
-                                                               "unit)")
-    change = data.get("change", "replace")
-    if change not in CHANGES:
-        raise InvalidParameterError("unit.change", change, "'replace' (default) or 'add-remove'")
-    max_units = _positive(data.get("max_units"), "unit.max_units", "a public upper bound on the number of units")
-    if change == "add-remove" and max_units is None:
-        raise InvalidParameterError("unit.max_units", None, "a public upper bound on the number of units with "
-                                                            "change = 'add-remove' (the count's domain)")
-    if change == "replace" and max_units is not None:
-        raise InvalidParameterError("unit.max_units", max_units, "max_units only with change = 'add-remove' (under "
-                                                                 "replace the number of units is public)")
-    return Unit(uid, max_rows, change, max_units)
-
-
-def _positive(value: Any, parameter: str, accepted: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidParameterError(parameter, value, accepted)
-    return int(value)
 
 
 def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statistic:
@@ -291,19 +242,6 @@ def _target(t: Mapping[str, Any], budget: Target | None) -> tuple[Target, float 
                   check_notion(t.get("notion", "dp"))), None
 
 
-def _number(value: Any, key: str) -> Any:
-    """A number written as a number (TOML ``epsilon = "1.0"`` is text, refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidParameterError(key, value, "a finite number (written without quotes)")
-    return value
-
-
-def _choice(value: Any, key: str, accepted: tuple[str, ...]) -> str:
-    if value not in accepted:
-        raise InvalidParameterError(key, value, " or ".join(repr(a) for a in accepted))
-    return str(value)
-
-
 def _column(value: Any, key: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidParameterError(key, value, "a column name")
@@ -376,4 +314,4 @@ def _clamp(value: Any, resolution: Any) -> tuple[tuple[Fraction, Fraction], Frac
 
 
 __all__ = ["CHANGES", "KINDS", "METHODS", "MECHANISMS", "UNBIASED_KINDS", "Condition", "Keys", "QuerySpec",
-           "Statistic", "Unit", "load_query_spec", "parse_query_spec"]
+           "Statistic", "UNIT_KEYS", "Unit", "load_query_spec", "parse_query_spec"]
