@@ -22,7 +22,7 @@ each at eps = 1, mechanisms by default.
   does (a ``cumcount``), ratios still to ``baseline``.
 * spark: ``optnoise query --engine spark`` against a plain PySpark job doing the same two
   group-bys (hash aggregations, the 12 rows collected, numpy noise on the driver), in the same
-  local SparkSession configuration (:func:`optnoise.table.spark.spark_session`).
+  local SparkSession configuration (:func:`optnoise.publish.spark.spark_session`).
 
 Each run is a whole, fresh process (imports included; optnoise's bytecode compiled first, as
 an installed package's is). On Spark, as in ``bench/release.py``,
@@ -116,7 +116,7 @@ import os, sys, time
 root, kind, inp, out, spec = sys.argv[1:6]
 sys.path.insert(0, os.path.join(root, "src"))
 t0 = time.perf_counter()
-from optnoise.table.spark import spark_session
+from optnoise.publish.spark import spark_session
 spark = spark_session()
 spark.range(1).count()  # the JVM and a first job: start-up
 startup = time.perf_counter() - t0

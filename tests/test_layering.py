@@ -26,9 +26,10 @@ LAYERS: list[tuple[str, int]] = [
     ("sampling", 5),
     ("mechanism", 6),
     ("design", 7),
-    ("compare", 8), ("table", 8), ("plots", 8), ("query", 8),
-    ("demo", 9), ("reproduce", 9),
-    ("cli", 10),
+    ("compare", 8), ("publish", 8), ("plots", 8),
+    ("table", 9), ("query", 9),
+    ("demo", 10), ("reproduce", 10),
+    ("cli", 11),
 ]
 
 
@@ -149,6 +150,17 @@ def test_no_import_cycle():
     for m in sorted(graph):
         if m not in state:
             visit(m)
+
+
+@pytest.mark.parametrize("one, other", [("table", "query"), ("query", "table")])
+def test_table_and_query_never_import_each_other(one, other):
+    """``table`` (a release per record) and ``query`` (statistics per unit) share only the
+    publishing core beneath them (``publish``): neither imports the other, in any form (a lazy
+    import inside a function counts, :func:`imports`)."""
+    bad = [f"{module_name(path)} imports optnoise.{target}"
+           for path in sorted((SRC / one).rglob("*.py"))
+           for target, _ in imports(path) if target == other or target.startswith(other + ".")]
+    assert not bad, "\n".join(bad)
 
 
 @pytest.mark.parametrize("where", ["src", "tests", "bench"])

@@ -300,7 +300,8 @@ def test_pure_total_skips_only_what_cannot_beat_the_pure_sum():
 
     from optnoise.analysis.composition import compose_sequence
     from optnoise.query.mechanisms import dominating_rr
-    from optnoise.query.release import TheoremPart, pure_total
+    from optnoise.publish.accountant import pure_total
+    from optnoise.query.release import TheoremPart
     prof = TheoremPart("s", dominating_rr(0.5), 0.5).composition_profile()
     eps = prof.epsilon_pure
     items = [(prof, 3)]
@@ -493,7 +494,7 @@ def test_a_rows_key_does_not_depend_on_other_rows_missing_values(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from optnoise.table.files import read_batches
+    from optnoise.publish.files import read_batches
     big = 2 ** 53
     spec = parse_query_spec({"unit": {"id": "u", "max_rows": 1}, "statistics": {
         "h": {"kind": "histogram", "key": "k", "keys": [big, big + 2], "epsilon": 1.0},

@@ -55,7 +55,7 @@ def _table() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def spark():
-    from optnoise.table.spark import spark_session  # pyspark is installed by `make test` (extra "spark")
+    from optnoise.publish.spark import spark_session  # pyspark is installed by `make test` (extra "spark")
     return spark_session()
 
 

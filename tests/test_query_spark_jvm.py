@@ -22,7 +22,7 @@ from optnoise.query.spark import aggregate_spark
 from optnoise.query.spark_rules import eligible
 from optnoise.query.spec import parse_query_spec
 from optnoise.randomness import SeededRandomSource
-from optnoise.table.files import read_batches
+from optnoise.publish.files import read_batches
 
 warnings.filterwarnings("ignore", message=".*not private.*")
 
@@ -63,13 +63,13 @@ def _table() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def spark():
-    from optnoise.table.spark import spark_session  # pyspark is installed by `make test` (extra "spark")
+    from optnoise.publish.spark import spark_session  # pyspark is installed by `make test` (extra "spark")
     return spark_session()
 
 
 def _same(spec_dict: dict, path, local_path=None) -> None:
     spec = parse_query_spec(spec_dict)
-    from optnoise.table.spark import spark_session
+    from optnoise.publish.spark import spark_session
     types = {f.name: f.dataType.simpleString() for f in spark_session().read.parquet(str(path)).schema.fields}
     assert eligible(types, spec)   # this path, not the local engine on the executors
     local = aggregate(read_batches(local_path or path, "parquet", list(spec.columns)), spec)

@@ -118,8 +118,8 @@ def test_a_release_whose_printing_fails_leaves_no_output(table, monkeypatch):
     assert not (d / "out.csv").exists() and not (d / "out.csv.manifest.json").exists()
     assert sorted(p.name for p in d.iterdir()) == ["in.csv", "spec.toml"]   # no temporary file either
     # the library alone: a failing words function fails the release before anything is in place
-    from optnoise.table import manifest as manifest_module
-    monkeypatch.setattr(manifest_module, "factor", lambda eps: 1 / 0)
+    from optnoise.publish import document as document_module
+    monkeypatch.setattr(document_module, "factor", lambda eps: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         release_file(d / "in.csv", d / "lib.csv", SPEC)
     assert not (d / "lib.csv").exists() and not (d / "lib.csv.manifest.json").exists()

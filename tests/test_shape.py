@@ -1,5 +1,5 @@
 """The shape issue 21 set (docs/architecture.md section 4): no function over 80 lines in the
-packages that hold the design path, the table planner and the CLI. ``bench/follow.py`` reports
+packages that hold the design path, the publishing core, the table planner and the CLI. ``bench/follow.py`` reports
 the same count for every package."""
 
 import ast
@@ -7,7 +7,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "optnoise"
 #: Packages where a function may not exceed :data:`MAX_LINES` (issue 21's goal).
-SHORT = ("design", "table", "cli")
+SHORT = ("design", "publish", "table", "cli")
 MAX_LINES = 80
 
 
@@ -28,6 +28,6 @@ def test_the_counter_sees_a_long_function(tmp_path):
     assert [s.split()[1] for s in long_functions(tmp_path)] == ["long"]
 
 
-def test_no_function_over_80_lines_in_design_table_and_cli():
+def test_no_function_over_80_lines_in_design_publish_table_and_cli():
     bad = [f for pkg in SHORT for f in long_functions(SRC / pkg)]
     assert not bad, "split these functions by job: " + ", ".join(bad)

@@ -282,12 +282,12 @@ def compare_file(spec: Any, output: Any = None, *, units: int | None = None, for
     replaced) and atomically (:func:`optnoise.io.write_text_atomic`): on failure nothing is
     written. ``spec_file``: the spec's path, recorded with its SHA-256."""
     from ..io import check_output, dumps, write_text_atomic
-    from ..table.files import file_sha256
+    from ..publish.files import file_record
     if output is not None:
         check_output(output, force=force, reads=[spec_file] if spec_file is not None else [], parameter="output")
     doc = compare(spec, units=units)
     if spec_file is not None:
-        doc["spec"] = {"path": str(spec_file), "sha256": file_sha256(spec_file)}
+        doc["spec"] = file_record(spec_file)
     if output is not None:
         write_text_atomic(output, dumps(doc), replace=force)
     return doc

@@ -1,6 +1,6 @@
 """Statistics of a CSV or Parquet file, streamed (pyarrow).
 
-The input is read batch by batch (:func:`optnoise.table.files.read_batches`: memory bounded
+The input is read batch by batch (:func:`optnoise.publish.files.read_batches`: memory bounded
 apart from one counter per unit and one aggregate per unit and cell, :mod:`.aggregate`);
 with ``engine="spark"`` the bounding and the group-by run on Spark (:mod:`.spark`, on
 ``spark_master``) and only the per-cell totals reach the driver.
@@ -22,7 +22,8 @@ from ..errors import InvalidParameterError
 from ..io import atomic_path, check_output, dumps, write_text_atomic
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
-from ..table.files import column_names, file_format, file_sha256, read_batches
+from ..publish.document import input_info
+from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
 from .aggregate import aggregate
 from .kinds import KINDS
 from .release import build_document
@@ -43,7 +44,7 @@ def warm_modules(spec: QuerySpec) -> tuple[str, ...]:
     Decided from the spec alone, before any row is read; a wrong guess costs time, never a
     number (the module is imported where it is used). The attack readout composes with numpy
     (:func:`optnoise.analysis.composition.delta_curve`), and a total whose parts are all pure
-    is the pure sum (:func:`~.release.pure_total`) unless a budget below the sum of the
+    is the pure sum (:func:`optnoise.publish.accountant.pure_total`) unless a budget below the sum of the
     statistics' epsilons asks for the tighter bounds; a statistic with ``delta > 0`` or the
     clamped discrete Gaussian (never pure) composes by PLDs.
     """
@@ -110,10 +111,10 @@ def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLi
             agg = aggregate_spark(input_path, fmt, parsed, master=spark_master)
         else:
             agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed)
-        info = {"path": str(input_path), "format": fmt, "sha256": digest.result()}
+        info = input_info(input_path, fmt, digest.result())
     doc = build_document(parsed, agg, src, engine=engine, input_info=info)
     if spec_file is not None:
-        doc["spec"] = {"path": str(spec_file), "sha256": file_sha256(spec_file)}
+        doc["spec"] = file_record(spec_file)
     if output is not None and csv is not None:
         with atomic_path(csv, parameter="csv", replace=force) as tmp:
             tmp.write_text(released_table(doc), encoding="utf-8")

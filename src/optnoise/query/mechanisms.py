@@ -53,7 +53,6 @@ from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..randomness import RandomSource
 from ..sampling.integer_line import coarse_tails
-from ..table.domain import Domain
 from ..target import Target
 from .statistic import Statistic
 from .unbiased import symmetric_noise
@@ -91,8 +90,8 @@ class Cell:
     """The certified mechanism of one released value of a statistic.
 
     ``noise`` is what is sampled (with the cell's neighbourhood; ``noise.quantize()`` is what
-    is drawn). ``mechanism`` is what the record's total composes (:mod:`optnoise.table.plan`,
-    which also reads ``name``, ``domain`` and ``epsilon_delta``): the noise itself, or, where
+    is drawn). ``mechanism`` is what the unit's total composes (:mod:`optnoise.publish.accountant`,
+    with ``epsilon_delta``): the noise itself, or, where
     the certificate is a proven pure-DP bound rather than the exact profile under the cell's
     distances (``chained``; report-noisy-max), binary randomized response certified at no less
     than that bound -- it dominates every mechanism with that pure epsilon (Kairouz, Oh &
@@ -116,10 +115,6 @@ class Cell:
     @property
     def mechanism(self) -> Mechanism:
         return self.standin if self.standin is not None else self.noise
-
-    @property
-    def domain(self) -> Domain:
-        return Domain(lower=self.offset, upper=self.offset + self.n)
 
     @property
     def epsilon_delta(self) -> tuple[float, float]:

@@ -3,8 +3,8 @@
 Flow (one way): the spec (:mod:`.spec`) -> the bounded aggregate and exact answers
 (:mod:`.aggregate`) -> each statistic's derived neighbourhood (:mod:`.neighbourhood`) -> its
 cells' certified mechanisms (:mod:`.mechanisms`, through ``Request``/``design``) -> the unit's
-total (basic and PLD composition of every cell a unit can move, the functions ``release``
-uses: :func:`optnoise.table.plan.record_total`), refused above the budget *before* any noise
+total (basic and PLD composition of every cell a unit can move, by the accountant ``release``
+uses too: :mod:`optnoise.publish.accountant`), refused above the budget *before* any noise
 is drawn -> the draws -> intervals and errors (post-processing, :mod:`.intervals`) -> the
 document (keys: docs/statistics.md).
 
@@ -15,7 +15,6 @@ aggregated (and before any noise is drawn); under ``add-remove`` from ``max_unit
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Iterable
@@ -23,10 +22,11 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..publish.accountant import Accountant, Parts
+from ..publish.document import Wording, describe_input, header, provenance, seeded_document
+from ..publish.document import statement as document_statement
 from ..randomness import RandomSource, random_source
-from ..seeded import warn_not_private, withhold
-from ..table.manifest import round_up
-from ..table.plan import attack_within, over_budget, within
+from ..seeded import warn_not_private
 from .aggregate import Aggregated, aggregate, answers
 from .cells import Answers
 from .intervals import unbiased_price
@@ -140,182 +140,27 @@ def cell_key(stat: Statistic, derived: Derived, n: int, offset: int) -> tuple:
     return replace(stat, name="", where=()), derived, n, offset
 
 
+#: The unit's accountant (:class:`optnoise.publish.accountant.Accountant`, the one place a
+#: total is composed): ``total.cells``, the pld bound ``"one cell"``, the attack readout
+#: bounded from the composed privacy profile (fast on large channels), the pure-sum shortcut.
+ACCOUNTANT = Accountant(counted="cells", single="one cell", readout="profile", pure_shortcut=True,
+                        whose="the unit's total", parts="the statistics'")
+
+
 def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
-    """The unit's total over every statistic, refused above the budget.
+    """The unit's total over every statistic, refused above the budget (:data:`ACCOUNTANT`).
 
-    As ``release`` composes a record (:func:`optnoise.table.plan.record_total`, whose keys
-    these are): ``basic`` sums the cells' certified targets (rounded up); ``pld`` composes the
-    exact profiles of every cell one unit can move
-    (:func:`optnoise.analysis.composition.compose_sequence`), each distinct cell once with
-    its count, so that a mechanism moved twice is profiled once.
+    ``basic`` sums the cells' certified targets (rounded up); ``pld`` composes the exact
+    profiles of every cell one unit can move, each statistic's cell once with its count, so
+    that a mechanism moved twice is profiled once; ``attack`` bounds the best attacker from
+    the composed privacy profile.
     """
-    from ..analysis.composition import compose_sequence
-    from ..analysis.outward import sum_up
-    budget = spec.budget
-    attack_target = budget if budget is not None and budget.notion == "attack" else None
-    if attack_target is not None:   # checked on the attack readout below
-        budget = None
-    parts = [p for item in planned for p in item.parts]
-    eps = [p.epsilon_delta for p in parts]
-    basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
-    delta = budget.delta if budget is not None else 1e-6
-    items = [(item.profile(), len(item.parts)) for item in planned]
-    shortcut = None if len(items) == 1 and items[0][1] == 1 else pure_total(items, delta, budget)
-    if len(items) == 1 and items[0][1] == 1:
-        prof = items[0][0]
-        pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one cell"}
-        if budget is not None:
-            pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
-    elif shortcut is not None:
-        pld = shortcut
-    else:
-        composed = compose_sequence(items, epsilon=None if budget is None else budget.epsilon, delta=delta)
-        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
-        if budget is not None:
-            pld["delta_at_budget_epsilon"] = composed.delta_dp
-    total: dict[str, Any] = {"cells": len(parts), "basic": basic, "pld": pld,
-                             "budget": None if budget is None else {"epsilon": budget.epsilon,
-                                                                    "delta": budget.delta}}
-    if budget is not None:
-        total["within_budget"] = within(basic, pld, budget)
-        if not total["within_budget"]:
-            raise over_budget(total, budget)
-    extra = () if attack_target is None or attack_target.max_tpr is None else (attack_target.at_fpr,)
-    total["attack"] = total_attack(items, total, spec.unit, extra)
-    if attack_target is not None:
-        total["budget"] = attack_target.to_json()
-        total["within_budget"] = attack_within(total["attack"], attack_target)
-        if not total["within_budget"]:
-            raise over_budget(total, attack_target)
-    return total
-
-
-#: Epsilons of the grid at which the composed privacy profile is read for the attack bound.
-ATTACK_GRID = 16
-
-
-def total_attack(items: list[tuple[Any, int]], total: dict, unit: Any, fprs: tuple[float, ...] = ()) -> dict:
-    """The unit's total in attack terms (``total.attack``, the shape of the release manifest's):
-    a proven upper bound on the best attacker's TPR at each FPR, fast.
-
-    The release manifest's readout (:func:`optnoise.table.manifest.record_attack`) composes
-    the exact trade-off curves of every pair, which takes minutes on channels of a thousand
-    outputs. Here the attacker is bounded from ``(epsilon, delta)`` guarantees alone
-    (:func:`optnoise.analysis.tradeoff.profile_readout`: every proven point is a line below
-    the trade-off curve, so the best line over any set of points is a proven bound): the
-    composed privacy profile ``delta(eps)`` of every cell one unit moves
-    (:func:`optnoise.analysis.composition.delta_curve`: each statistic's pairs as one
-    dominating pair, PLD-composed with numpy's FFT and a proven allowance
-    (:mod:`optnoise.analysis.dense_pld`, no dp_accounting import), and the pure bound; each
-    an upper bound; RDP, which helps
-    only at deltas far below what an FPR of 0.001 reads, is left out) at :data:`ATTACK_GRID` epsilons from 0 to the pure sum (or twice the total's
-    epsilon), the total's own ``basic`` and ``pld`` points, and the pure sum
-    ``sum k eps_pure``. For a pure total the pure line alone gives the closed form
-    ``min(e^eps FPR, 1 - e^-eps (1 - FPR))``; with the profile it is never looser.
-    The second family of lines needs the pairs closed under swapping: the derived
-    neighbourhoods are (a neighbouring table's neighbour is the table itself), and it is
-    checked (:func:`~optnoise.analysis.tradeoff.swap_closed`).
-    """
-    import math
-    from fractions import Fraction
-
-    from ..analysis.composition import delta_curve
-    from ..analysis.outward import sum_up
-    from ..analysis.tradeoff import DEFAULT_FPRS, profile_readout, swap_closed
-    from ..table.manifest import WORDS_FPR
-    pures = [prof.epsilon_pure for prof, _ in items]
-    pure = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items)) if all(map(math.isfinite, pures)) else math.inf
-    basic, pld = total["basic"], total["pld"]
-    points = [(basic["epsilon"], basic["delta"])]
-    if pld.get("epsilon") is not None:
-        points.append((pld["epsilon"], pld["delta"]))
-    top = pure if math.isfinite(pure) else 2 * max(e for e, _ in points)
-    grid = np.linspace(0.0, min(top, 50.0), ATTACK_GRID)
-    # each item's pairs as one dominating pair, no RDP: valid bounds, for the cost of one PLD
-    eps, deltas = delta_curve(items, grid, orders=(), max_combinations=1)
-    points += list(zip(eps.tolist(), deltas.tolist()))
-    symmetric = all(swap_closed(prof.neighbourhood) for prof, _ in items)
-    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*DEFAULT_FPRS, WORDS_FPR, *fprs}))
-    who = f"a {unit.id}'s rows" if unit.id else "a row"
-    if unit.change == "add-remove":
-        words = {"subject": who, "verb": "were", "qualifier": " (A: in the table, B: left out)"}
-    else:
-        words = {"subject": who, "verb": "were", "qualifier": ", for any two sets of rows A and B"}
-    out = readout.to_json(**words)
-    out["how"] = (f"a proven upper bound, not the exact curve: the best of the lines TPR <= e^eps FPR + delta(eps)"
-                  f"{' and TPR <= 1 - e^-eps (1 - delta(eps) - FPR)' if symmetric else ''} over the composed "
-                  f"privacy profile at {ATTACK_GRID} epsilons, the total's basic and pld points and the pure sum; "
-                  "posterior and mu from the pure sum alone; rounded up")
-    return out
-
-
-#: The PLD, RDP and basic bounds are skipped when they could lower the pure sum by at most
-#: this fraction of it (:func:`pure_total`).
-PURE_GAP = 1e-3
-
-
-def pure_total(items: list[tuple[Any, int]], delta: float, budget: Any) -> dict | None:
-    """The unit's ``pld`` entry from the pure sum alone, when no other bound can beat it by
-    more than :data:`PURE_GAP` of it; else ``None`` (compose as usual).
-
-    Why it is sound and what it gives up. Every part is pure: ``eps_i = epsilon_pure`` is
-    finite (exact profiles, rounded outward). The pure sum ``S = sum k_i eps_i`` (rounded up)
-    bounds the composition's ``epsilon`` at every ``delta``, and at any ``epsilon >= S`` its
-    delta is exactly 0: the reported numbers stay proven bounds whatever is skipped. What the
-    skipped bounds (PLD, RDP, basic) could report instead is an upper bound on the true
-    ``epsilon(delta)`` of a composition that includes, for each item, any one of its pairs
-    in all of its ``k_i`` releases (they take the worst pair combination, or a dominating
-    pair). Take for each item the pair of largest loss ``L_i`` with the most ``P``-mass
-    ``p_i`` there: the composed loss is ``L = sum k_i L_i`` with probability
-    ``P = prod p_i^k_i``, so ``delta(e) >= P (1 - exp(e - L))`` and every such bound is at
-    least ``lb = L + ln(1 - delta / P)``. When ``S - lb <= PURE_GAP * S`` they are skipped
-    and the entry says by how much at most they could have lowered ``S`` (``skipped``).
-    Skipped too when a budget's epsilon is below ``S`` (then the tighter bounds may decide).
-
-    Proof: docs/proofs/pure-sum-shortcut.md
-    """
-    import math
-    from fractions import Fraction
-
-    from ..analysis.outward import sum_up
-    pures = [prof.epsilon_pure for prof, _ in items]
-    if not all(math.isfinite(e) for e in pures):
-        return None
-    total = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items))
-    if budget is not None and total > budget.epsilon:
-        return None
-    top, log_mass = 0.0, 0.0
-    for prof, k in items:
-        best = max(((ld.losses[0], float(ld.p_mass[ld.losses >= ld.losses[0]].sum()))
-                    for ld in (pair.loss_distribution() for pair in prof.pairs) if len(ld.losses)),
-                   key=lambda lp: (lp[0], lp[1]), default=(0.0, 0.0))
-        if best[1] <= 0:
-            return None
-        top, log_mass = top + k * float(best[0]), log_mass + k * math.log(best[1])
-    ratio = delta / math.exp(log_mass)
-    if ratio >= 1:
-        return None
-    gap = total - (top + math.log1p(-ratio))
-    if gap > PURE_GAP * total:
-        return None
-    pld: dict[str, Any] = {"epsilon": total, "delta": delta, "bound": "pure",
-                           "skipped": {"methods": ["pld", "rdp", "basic"], "could_lower_by_at_most": sum_up([gap, 1e-12]),
-                                       "why": "every part is pure: the sum of the parts' pure epsilons bounds the total "
-                                              "at every delta; the other bounds cannot go below the loss of the "
-                                              "worst pairs' combination, which has probability P >> delta"}}
-    if budget is not None:
-        pld["delta_at_budget_epsilon"] = 0.0
-    return pld
+    parts = Parts([(item.profile(), len(item.parts)) for item in planned],
+                  [p.epsilon_delta for item in planned for p in item.parts])
+    return ACCOUNTANT.total(parts, spec.budget, lambda worst: spec.unit.subject())
 
 
 # ------------------------------------------------------------------ the document
-UNIT_PROTECTS = {
-    "replace": "one unit (all rows sharing its id, each row without one): all its rows replaced by any other rows, "
-               "the number of units public",
-    "add-remove": "one unit (all rows sharing its id, each row without one) added or removed",
-}
-
-
 def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggregated) -> dict:
     stat = item.stat
     kind = kind_of(stat)
@@ -360,57 +205,50 @@ def _up_sum(values: list[float]) -> float:
 def build_document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
                    input_info: dict | None = None) -> dict:
     """Plan, certify, compose (refused above the budget), then draw and write the document."""
-    from ..version import __version__
     planned = plan(spec, agg)
     total = unit_total(planned, spec)
     stats = {item.stat.name: _statistic_doc(item, spec.alpha, source, agg) for item in planned}
-    u = spec.unit
     doc: dict[str, Any] = {
-        "tool": "optnoise", "version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "unit": {"id": u.id, "max_rows": u.rows_bound, "change": u.change, "max_units": u.max_units,
-                 "units": agg.units if u.change == "replace" else None, "protects": UNIT_PROTECTS[u.change],
-                 "not_protected": "the number of units (under replace); the counts of dropped and clamped rows "
-                                  "under 'bounding'; the declared keys and groups"},
+        **header(),
+        "unit": {**spec.unit.to_json(agg.units), "not_protected": NOT_PROTECTED},
         "private": bool(source.private),
         "alpha": spec.alpha,
-        "input": {**(input_info or {}), "rows": agg.rows},
+        "input": describe_input(input_info, agg.rows),
         "bounding": agg.bounding(),
         "statistics": stats,
         "total": total,
         "post_processing": "intervals, expected errors and any mean are computed from the released values and the "
                            "public mechanisms: they cost no budget",
-        "randomness": {"source": source.description, "private": bool(source.private)},
-        "engine": engine,
+        **provenance(source, engine),
     }
     doc["statement"] = statement(doc)
     return doc if source.private else seeded(doc)
 
 
+#: What the unit does not protect, in words (document ``unit.not_protected``).
+NOT_PROTECTED = ("the number of units (under replace); the counts of dropped and clamped rows under 'bounding'; the "
+                 "declared keys and groups")
+
+
 def seeded(doc: dict) -> dict:
-    """A seeded (not private) document: certificates and the total under ``only_if_unseeded``."""
-    names = list(doc["statistics"])
-    claims = [("total",)] + [("statistics", n, "certificate") for n in names]
-    return withhold(doc, claims, replace=[("unit", "protects"), ("statement",)])
+    """A seeded (not private) document: certificates and the total under ``only_if_unseeded``
+    (:func:`optnoise.publish.document.seeded_document`)."""
+    return seeded_document(doc, "statistics", [("certificate",)])
+
+
+#: How a query states the unit's total in words (:func:`optnoise.publish.document.statement`).
+WORDING = Wording(
+    pure="{who}: any change of its rows changes the probability of any set of released results by at most a factor "
+         "e^{eps} (pure {eps}-DP, adding the statistics' guarantees)",
+    approximate="{who}: {eps}-DP with delta {delta} (adding the statistics' guarantees)",
+    tight="; composed tightly: {eps}-DP with delta {delta}")
 
 
 def statement(doc: dict) -> str:
     """What one unit is guaranteed, in words (numbers rounded up)."""
-    total = doc["total"]
-    b, p = total["basic"], total["pld"]
-    eps, delta = round_up(b["epsilon"]), round_up(b["delta"], 3)
     who = (f"each {doc['unit']['id'] or 'row'} (the privacy unit: {doc['unit']['protects']}) is protected across all "
            f"{len(doc['statistics'])} statistics together")
-    if not b["delta"]:
-        text = f"{who}: any change of its rows changes the probability of any set of released results by at most a " \
-               f"factor e^{eps} (pure {eps}-DP, adding the statistics' guarantees)"
-    else:
-        text = f"{who}: {eps}-DP with delta {delta} (adding the statistics' guarantees)"
-    if p["epsilon"] is not None and p["epsilon"] < b["epsilon"] * (1 - 1e-3):
-        text += f"; composed tightly: {round_up(p['epsilon'])}-DP with delta {round_up(p['delta'], 3)}"
-    if "attack" in total:
-        text += f". In attack terms: {total['attack']['in_words']}"
-    return text
+    return document_statement(doc["total"], who, WORDING)
 
 
 def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSource | None = None) -> dict:
@@ -461,5 +299,5 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["Planned", "TheoremPart", "build_document", "cell_key", "plan", "query", "seeded", "statement",
-           "total_attack", "unit_total"]
+__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "cell_key", "plan", "query", "seeded",
+           "statement", "unit_total"]

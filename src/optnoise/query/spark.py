@@ -49,7 +49,7 @@ statistic's answers (:func:`.aggregate.from_cells`).
 
 A bad value (a missing id, a non-number in a summed column) stops the query with its data
 row in the file, counted by a second job from the failing row's index. The session is
-:func:`optnoise.table.spark.spark_session`'s (quiet JVM).
+:func:`optnoise.publish.spark.spark_session`'s (quiet JVM).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
     """
     from pyspark.sql import functions as F
 
-    from ..table.spark import spark_session
+    from ..publish.spark import spark_session
     spark = spark_session(master)
     raw = read_input(spark, input_path, fmt, list(spec.columns)).withColumn(ROW, F.monotonically_increasing_id())
     if fmt != "csv" and eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
@@ -105,7 +105,7 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
         raw_rows = keyed.repartition(UNIT).sortWithinPartitions(UNIT, ROW).drop(UNIT)
     else:
         raw_rows = raw
-    from ..table.spark import quiet_failures
+    from ..publish.spark import quiet_failures
     try:
         with quiet_failures():
             rows = raw_rows.mapInArrow(_per_partition(spec), SCHEMA).collect()
@@ -182,12 +182,12 @@ def _per_partition(spec: QuerySpec) -> Any:
 def read_input(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> Any:
     """The spec's columns; a CSV's as text, as the local engine reads them; a Parquet file's
     with the schema its footer gives (:func:`parquet_schema`) when every column maps. The
-    file is the driver's (:func:`optnoise.table.spark.local_file`)."""
-    from ..table.spark import local_file
+    file is the driver's (:func:`optnoise.publish.spark.local_file`)."""
+    from ..publish.spark import local_file
     if fmt == "csv":
         from pyspark.sql.types import StringType, StructField, StructType
 
-        from ..table.files import column_names
+        from ..publish.files import column_names
         text = StructType([StructField(c, StringType()) for c in column_names(path, fmt)])
         df = spark.read.option("header", True).schema(text).csv(local_file(path))
     else:
@@ -228,18 +228,15 @@ def parquet_schema(path: str | os.PathLike, columns: list[str]) -> Any:
 
 
 def _job_error(exc: Exception, raw: Any) -> Exception:
-    """A bad value's error with its data row in the file, or a one-line job failure."""
+    """A bad value's error with its data row in the file, or a one-line job failure
+    (:func:`optnoise.publish.spark.bad_value`)."""
     from pyspark.sql import functions as F
 
-    from ..table.spark import marked_failure
-    info = marked_failure(exc, BAD_VALUE)
-    if isinstance(info, Exception):
-        return info
+    from ..publish.spark import bad_value
 
     def row(m: re.Match) -> str:
         return f"at data row {raw.filter(F.col(ROW) <= int(m.group(1))).count()}"
-    return InvalidParameterError(info["parameter"], DATA_ROW.sub(row, info["value"]),
-                                 info["accepted"])
+    return bad_value(exc, BAD_VALUE, lambda info: DATA_ROW.sub(row, info["value"]))
 
 
 __all__ = ["aggregate_spark", "parquet_schema", "read_input"]
@@ -499,8 +496,8 @@ def _to_frame(df: Any) -> Any:
 
 def _arrow(df: Any) -> Any:
     """``df.toArrow()``; a failed job (a sum beyond the long range under ANSI mode, a lost
-    executor) is one line (:func:`optnoise.table.spark.marked_failure`)."""
-    from ..table.spark import marked_failure, quiet_failures
+    executor) is one line (:func:`optnoise.publish.spark.marked_failure`)."""
+    from ..publish.spark import marked_failure, quiet_failures
     try:
         with quiet_failures():
             return df.toArrow()

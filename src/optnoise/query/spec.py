@@ -26,7 +26,6 @@ Errors name the key path (``statistics.kwh.clamp``) under the parameter ``spec``
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from fractions import Fraction
@@ -34,34 +33,20 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import InvalidParameterError
+from ..publish.spec import parse_budget, read_toml, section
+from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
-CHANGES: tuple[str, ...] = ("replace", "add-remove")
 #: The epsilons a statistic may take (:func:`_statistic`): what every query mechanism and the
 #: randomized-response stand-in of the unit's total certify exactly.
 EPSILON_RANGE: tuple[float, float] = (1e-3, 20.0)
 TOP_KEYS: tuple[str, ...] = ("unit", "budget", "alpha", "statistics")
-UNIT_KEYS: tuple[str, ...] = ("id", "max_rows", "change", "max_units")
 
 
-@dataclass(frozen=True)
-class Unit:
-    """The privacy unit: all rows sharing ``id`` (each row without one), at most
-    ``max_rows`` of them counted (the unit's first rows in the input's order), and how a
-    neighbouring table differs (``replace``: one unit's rows replaced by any other's, the
-    number of units public; ``add-remove``: one unit added or removed, at most ``max_units``)."""
-
-    id: str | None = None
-    max_rows: int | None = None
-    change: str = "replace"
-    max_units: int | None = None
-
-    @property
-    def rows_bound(self) -> int | None:
-        """Rows a unit contributes at most: ``max_rows``, or 1 when each row is a unit."""
-        return 1 if self.id is None else self.max_rows
+#: The privacy unit (:class:`optnoise.publish.unit.PrivacyUnit`), by its former name.
+Unit = PrivacyUnit
 
 
 @dataclass(frozen=True)
@@ -81,18 +66,16 @@ class QuerySpec:
 
 # ------------------------------------------------------------------ parsing
 def load_query_spec(path: str | os.PathLike) -> QuerySpec:
-    """Read a TOML spec file (:func:`optnoise.table.spec.read_toml`)."""
-    from ..table.spec import read_toml
+    """Read a TOML spec file (:func:`optnoise.publish.spec.read_toml`)."""
     return parse_query_spec(read_toml(path))
 
 
 def parse_query_spec(data: Any) -> QuerySpec:
     """A :class:`QuerySpec` from the TOML structure (a dict); errors name the key path."""
-    from ..table.spec import parse_budget, section
     if isinstance(data, QuerySpec):
         return data
     stats = section(data, TOP_KEYS, "statistics", "statistic")
-    unit = _unit(data.get("unit", {}))
+    unit = parse_unit(data.get("unit", {}))
     budget = None
     if "budget" in data:
         budget = parse_budget(data["budget"])
@@ -106,40 +89,6 @@ def parse_query_spec(data: Any) -> QuerySpec:
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{name}.{exc.parameter}") from exc
     return QuerySpec(unit, tuple(out), budget, float(alpha))
-
-
-def _unit(data: Any) -> Unit:
-    if not isinstance(data, Mapping):
-        raise InvalidParameterError("unit", data, "{ id = COLUMN, max_rows = M, change = \"replace\" }")
-    unknown = sorted(set(data) - set(UNIT_KEYS))
-    if unknown:
-        raise InvalidParameterError(f"unit.{unknown[0]}", data[unknown[0]], f"unit keys {', '.join(UNIT_KEYS)}")
-    uid = data.get("id")
-    if uid is not None and (not isinstance(uid, str) or not uid):
-        raise InvalidParameterError("unit.id", uid, "a column name")
-    max_rows = _positive(data.get("max_rows"), "unit.max_rows", "an integer max_rows >= 1 (rows a unit counts)")
-    if max_rows is not None and uid is None and max_rows != 1:
-        raise InvalidParameterError("unit.max_rows", max_rows, "max_rows only with an id (without one each row is a "
-                                                               "unit)")
-    change = data.get("change", "replace")
-    if change not in CHANGES:
-        raise InvalidParameterError("unit.change", change, "'replace' (default) or 'add-remove'")
-    max_units = _positive(data.get("max_units"), "unit.max_units", "a public upper bound on the number of units")
-    if change == "add-remove" and max_units is None:
-        raise InvalidParameterError("unit.max_units", None, "a public upper bound on the number of units with "
-                                                            "change = 'add-remove' (the count's domain)")
-    if change == "replace" and max_units is not None:
-        raise InvalidParameterError("unit.max_units", max_units, "max_units only with change = 'add-remove' (under "
-                                                                 "replace the number of units is public)")
-    return Unit(uid, max_rows, change, max_units)
-
-
-def _positive(value: Any, parameter: str, accepted: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidParameterError(parameter, value, accepted)
-    return int(value)
 
 
 def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statistic:
@@ -207,5 +156,5 @@ def _target(t: Mapping[str, Any], budget: Target | None) -> tuple[Target, float 
                   check_notion(t.get("notion", "dp"))), None
 
 
-__all__ = ["CHANGES", "METHODS", "MECHANISMS", "Condition", "Keys", "QuerySpec", "Statistic", "Unit",
-           "load_query_spec", "parse_query_spec"]
+__all__ = ["CHANGES", "EPSILON_RANGE", "METHODS", "MECHANISMS", "Condition", "Keys", "QuerySpec", "Statistic",
+           "UNIT_KEYS", "Unit", "load_query_spec", "parse_query_spec"]

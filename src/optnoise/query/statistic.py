@@ -4,19 +4,19 @@ A :class:`Statistic` holds the fields every kind may use (``kind``, the target, 
 the key and group columns with their declared values, a value column with its clamp and
 resolution, the method and mechanism choices); which fields a kind takes, and how it reads
 them, is the kind's own business (:mod:`.kinds`). The readers here apply the one set of
-rules for what a spec may write (numbers written as numbers, names as text, declared values
-as a range or a list); errors name the key under the parameter ``spec`` path the caller
-prefixes (``statistics.NAME.KEY``).
+rules for what a spec may write (:mod:`optnoise.publish.spec`: numbers written as numbers;
+here names as text, declared values as a range or a list); errors name the key under the
+parameter ``spec`` path the caller prefixes (``statistics.NAME.KEY``).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping
 
 from ..errors import InvalidParameterError
+from ..publish.spec import choice, number
 from ..target import Target
 
 #: Mechanism choices of a number (count, histogram, sum) and methods of a key (peak, mode).
@@ -98,20 +98,6 @@ class Statistic:
 
 
 # ------------------------------------------------------------------ field readers
-def number(value: Any, key: str) -> Any:
-    """A number written as a number (TOML ``epsilon = "1.0"`` is text, refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidParameterError(key, value, "a finite number (written without quotes)")
-    return value
-
-
-def choice(value: Any, key: str, accepted: tuple[str, ...]) -> str:
-    """One of ``accepted``."""
-    if value not in accepted:
-        raise InvalidParameterError(key, value, " or ".join(repr(a) for a in accepted))
-    return str(value)
-
-
 def column(value: Any, key: str) -> str:
     """A column name."""
     if not isinstance(value, str) or not value:

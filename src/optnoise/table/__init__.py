@@ -29,25 +29,16 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from ..errors import InvalidParameterError
 from ..io import atomic_path, dumps
 from ..mechanism import Mechanism
+from ..publish.document import input_info as input_record
+from ..publish.files import Progress, column_names, file_format, file_record, input_schema, read_batches
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from ..target import Target
 from .batches import output_schema, privatize_batch
 from .domain import Domain
-from .files import (
-    BatchWriter,
-    files_sha256,
-    Progress,
-    check_destination,
-    column_names,
-    file_format,
-    file_sha256,
-    input_schema,
-    read_batches,
-    select_columns,
-)
-from .manifest import WORDS_FPR, build_manifest, record_attack, words
-from .plan import ColumnPlan, attack_within, over_budget, plan_column, plan_key, record_total
+from .files import BatchWriter, check_destination, files_sha256, select_columns
+from .manifest import build_manifest, record_subject, words
+from .plan import ACCOUNTANT, ColumnPlan, plan_column, plan_key, record_parts
 from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
 
 if TYPE_CHECKING:
@@ -85,11 +76,9 @@ def prepare(spec: TableSpec | Mapping[str, Any], *, max_seconds: float | None = 
     """
     table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
     plans = _plans(table.columns, table.unit, max_seconds)
-    total = record_total(list(plans), table.budget)
-    if table.budget is not None and table.budget.notion == "attack":
-        total = attack_budget(list(plans), total, table.budget)
-    if table.budget is not None and not total["within_budget"]:
-        raise over_budget(total, table.budget)
+    # the record's accountant (optnoise.publish.accountant): a budget in attack terms is checked on the
+    # exact composition of the columns' sampled weights, else the readout is the manifest's
+    total = ACCOUNTANT.total(record_parts(list(plans)), table.budget, record_subject(list(plans)), attack=False)
     return Prepared(table, plans, total)
 
 
@@ -108,15 +97,6 @@ def _plans(columns: tuple[ColumnSpec, ...], unit: str, max_seconds: float | None
             done[key] = plan
         out.append(plan)
     return tuple(out)
-
-
-def attack_budget(plans: list[ColumnPlan], total: dict, budget: Target) -> dict:
-    """A budget in attack terms, checked on the record's trade-off curve: the exact composition
-    of the columns' sampled weights over every combination of their pairs, or its dominating
-    lower bound (:func:`~optnoise.table.manifest.record_attack`; the attacker's TPR rounded up)."""
-    fpr = budget.at_fpr if budget.max_tpr is not None else WORDS_FPR
-    attack = record_attack(plans, fpr=fpr)  # type: ignore[arg-type]
-    return {**total, "attack": attack, "within_budget": attack_within(attack, budget)}
 
 
 def _plan(col: ColumnSpec, unit: str, max_seconds: float | None = None) -> ColumnPlan:
@@ -237,7 +217,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     prepared = prepare(table, max_seconds=max_seconds)  # certify before reading any data
     schema = output_schema(input_schema(input_path, in_fmt, columns), prepared.by_name)
     src = source if source is not None else random_source(seed)
-    spec_info = None if spec_file is None else {"path": str(spec_file), "sha256": file_sha256(spec_file)}
+    spec_info = None if spec_file is None else file_record(spec_file)
 
     warn_not_private(src, "release_file")
 
@@ -245,7 +225,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
         manifest = build_manifest(
             unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep, rows=rows,
             source=src, engine=engine, spec_file=spec_info,
-            input_info={"path": str(input_path), "format": in_fmt, "sha256": file_sha256(input_path)},
+            input_info=input_record(input_path, in_fmt),
             output_info={"path": str(output), "format": out_fmt, "sha256": files_sha256(written),
                          "files": len(written), "columns": schema.names})
         if before_commit is not None:

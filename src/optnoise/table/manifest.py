@@ -1,36 +1,41 @@
 """The manifest written beside every release: what was released, under which unit, how,
-each column's exact certificate and the record's total (JSON keys: docs/release.md)."""
+each column's exact certificate and the record's total (JSON keys: docs/release.md).
+
+The header, the provenance, the statement's builder and the seeded withholding are the
+publishing core's (:mod:`optnoise.publish.document`); the words of each unit are
+:data:`optnoise.publish.unit.RELEASE_UNITS`'s; the total is the record's accountant's
+(:data:`optnoise.table.plan.ACCOUNTANT`).
+"""
 
 from __future__ import annotations
 
-import datetime as _dt
-import math
 from typing import Any
 
+from ..publish.accountant import Subject
+from ..publish.document import (
+    WORDS_FPR,
+    Wording,
+    describe_input,
+    factor,
+    header,
+    provenance,
+    round_up,
+    seeded_document,
+)
+from ..publish.document import statement as document_statement
+from ..publish.unit import RELEASE_UNITS
 from ..randomness import RandomSource
-from ..seeded import NOT_PRIVATE, withhold
-from .plan import ColumnPlan, composition_items, released_profile
+from ..seeded import NOT_PRIVATE
+from .plan import ACCOUNTANT, ColumnPlan, record_parts
 
-#: The false-positive rate the words of the record's total use (one of the readout's FPRs:
-#: :meth:`~optnoise.analysis.tradeoff.AttackReadout.to_json` words it at 0.05).
-WORDS_FPR = 0.05
-
-#: What each unit protects, in words (manifest ``unit``).
-UNIT_WORDS = {
-    "record": {
-        "protects": "one record (row): every privatized value of the record may change to any other value of its "
-                    "column's domain; 'total' is the guarantee for the whole record, 'columns.NAME.certificate' for "
-                    "one column alone",
-        "not_protected": "kept columns (copied unchanged); the number of rows and their order",
-    },
-    "value": {
-        "protects": "changes of a value by the distances of its column's neighbourhood only (the papers' model, "
-                    "e.g. a peak hour moving by one hour); 'total' is the guarantee when each privatized value of one "
-                    "record changes within its neighbourhood",
-        "not_protected": "a record whose value changes by more than its column's distances (for example to any "
-                         "other value of the domain); kept columns; the number of rows and their order",
-    },
-}
+#: How a release states the record's total in words (:func:`optnoise.publish.document.statement`).
+WORDING = Wording(
+    pure="{who} the probability of any set of released rows by at most a factor {factor} (pure {eps}-DP, adding "
+         "the columns' guarantees)",
+    approximate="{who} the probability of any set of released rows to at most {factor} times it plus {delta} "
+                "({eps}-DP with delta {delta}, adding the columns' guarantees; the factor itself may be exceeded, "
+                "by at most that much probability in all)",
+    tight="; composed tightly (privacy loss distributions): {eps}-DP with delta {delta}")
 
 
 def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tuple[str, ...], rows: int,
@@ -42,23 +47,21 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
     first manifests (``input.column``, ``output.column``, ``domain``, ``mechanism``,
     ``certificate``), unchanged in meaning: the contract adds keys and renames none.
     """
-    from ..version import __version__
     columns = {p.name: p.to_json() for p in plans}
-    total = {**total, "attack": total.get("attack") or record_attack(plans)}   # an attack budget computed it
+    if "attack" not in total:   # an attack budget computed it
+        total = ACCOUNTANT.with_attack(total, record_parts(plans), record_subject(plans))
     names = [p.name for p in plans]
+    prov = provenance(source, engine)
     out: dict[str, Any] = {
-        "tool": "optnoise", "version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "unit": {"kind": unit, **UNIT_WORDS[unit]},
-        "input": {**(input_info or {}), "rows": int(rows), "columns": names},
+        **header(),
+        "unit": RELEASE_UNITS[unit].to_json(),
+        "input": describe_input(input_info, rows, columns=names),
         "output": dict(output_info or {}),
         "kept": {"columns": list(keep), "protected": False,
                  "note": "copied unchanged: not protected by any certificate" if keep else "no column copied"},
         "columns": columns,
         "total": total,
-        "randomness": {"source": source.description, "private": bool(source.private)},
-        "private": bool(source.private),
-        "engine": engine,
+        **prov,
     }
     if spec_file is not None:
         out["spec"] = spec_file
@@ -74,24 +77,21 @@ def build_manifest(*, unit: str, plans: list[ColumnPlan], total: dict, keep: tup
     return out if source.private else seeded_manifest(out)
 
 
-#: Where a manifest states a guarantee: moved under ``only_if_unseeded`` when seeded.
-CLAIMS: tuple[tuple[str, ...], ...] = (("total",), ("certificate",), ("mechanism", "quantized", "certificate"))
-#: Where a manifest states a protection in words: replaced by the not-private sentence when seeded.
-SENTENCES: tuple[tuple[str, ...], ...] = (("unit", "protects"), ("statement",))
+#: Where a manifest states a guarantee besides ``total``: moved under ``only_if_unseeded`` when seeded.
+CLAIMS: tuple[tuple[str, ...], ...] = (("certificate",), ("mechanism", "quantized", "certificate"))
 #: The same, per column (``columns.NAME....``).
 COLUMN_CLAIMS: tuple[tuple[str, ...], ...] = (("certificate",), ("noise_certificate",),
                                               ("mechanism", "quantized", "certificate"))
+#: Where a column states a protection in words: replaced by the not-private sentence when seeded.
 COLUMN_SENTENCES: tuple[tuple[str, ...], ...] = (("protects",),)
 
 
 def seeded_manifest(manifest: dict) -> dict:
-    """The manifest of a seeded release (:mod:`optnoise.seeded`): every certificate and the
-    total moved under ``only_if_unseeded`` (same paths), every sentence of protection
-    replaced by "not private: anyone who knows or guesses the seed can remove the noise"."""
-    names = list(manifest.get("columns", {}))
-    claims = list(CLAIMS) + [("columns", n, *path) for n in names for path in COLUMN_CLAIMS]
-    sentences = list(SENTENCES) + [("columns", n, *path) for n in names for path in COLUMN_SENTENCES]
-    return withhold(manifest, claims, replace=sentences)
+    """The manifest of a seeded release (:func:`optnoise.publish.document.seeded_document`):
+    every certificate and the total moved under ``only_if_unseeded`` (same paths), every
+    sentence of protection replaced by "not private: anyone who knows or guesses the seed
+    can remove the noise"."""
+    return seeded_document(manifest, "columns", COLUMN_CLAIMS, COLUMN_SENTENCES, claims=CLAIMS)
 
 
 def words(manifest: dict) -> str:
@@ -102,18 +102,11 @@ def words(manifest: dict) -> str:
 
 
 def statement(manifest: dict) -> str:
-    """The record's total guarantee in plain words.
-
-    Numbers are rounded *up* (:func:`round_up`), so the words never claim more than the
-    manifest's numbers; ``e^eps`` is never overflowed (:func:`factor`). With ``delta > 0``
-    the sentence is the (eps, delta)-DP inequality itself, not "a factor e^eps except with
-    probability delta" -- that would be the stronger probabilistic DP, which the columns'
-    ``delta_dp`` does not give. A seeded (not private) release states no protection.
-    """
+    """The record's total guarantee in plain words (:func:`optnoise.publish.document.statement`
+    with :data:`WORDING`): the record as a whole, or its values within each column's distances
+    under the value unit. A seeded (not private) release states no protection."""
     if manifest.get("private") is False or "total" not in manifest:
         return NOT_PRIVATE
-    total = manifest["total"]
-    b, p = total["basic"], total["pld"]
     cols = ", ".join(manifest["columns"])
     if manifest["unit"]["kind"] == "record":
         who = (f"each record is protected as a whole: changing all its privatized values ({cols}) to any others "
@@ -121,46 +114,16 @@ def statement(manifest: dict) -> str:
     else:
         who = (f"each record is protected only against changes of its values ({cols}) within each column's "
                "distances: such changes change")
-    eps, delta = round_up(b["epsilon"]), round_up(b["delta"], 3)
-    if not b["delta"]:
-        text = (f"{who} the probability of any set of released rows by at most a factor {factor(eps)} "
-                f"(pure {eps}-DP, adding the columns' guarantees)")
-    else:
-        text = (f"{who} the probability of any set of released rows to at most {factor(eps)} times it plus "
-                f"{delta} ({eps}-DP with delta {delta}, adding the columns' guarantees; the factor itself may be "
-                "exceeded, by at most that much probability in all)")
-    if p["epsilon"] is not None and p["epsilon"] < b["epsilon"] * (1 - 1e-3):
-        text += (f"; composed tightly (privacy loss distributions): {round_up(p['epsilon'])}-DP with delta "
-                 f"{round_up(p['delta'], 3)}")
-    if "attack" in total:
-        text += f". In attack terms: {total['attack']['in_words']}"
-    return text
+    return document_statement(manifest["total"], who, WORDING)
 
 
-def factor(eps: str) -> str:
-    """``e^eps`` in words, rounded up, for an epsilon already written (``"2"`` -> ``"e^2 = 7.39"``);
-    beyond the float range ``"e^710 > 1e308"``."""
-    try:
-        value = math.exp(float(eps))
-    except OverflowError:
-        return f"e^{eps} > 1e308"
-    return f"e^{eps} = {round_up(value)}" if math.isfinite(value) else f"e^{eps} > 1e308"
+def record_subject(plans: list[ColumnPlan]) -> Subject:
+    """Who the record's attack readout is about, in words, given the pair it names
+    (:func:`attack_subject`)."""
+    return lambda worst: attack_subject(plans, worst)
 
 
-def record_attack(plans: list[ColumnPlan], fpr: float = WORDS_FPR) -> dict:
-    """The record's total in attack terms (manifest ``total.attack``): the best attacker
-    against all its privatized columns at once -- the exact trade-off curve of the columns'
-    *quantized* mechanisms under the unit, composed over every combination of their
-    neighbouring pairs (:func:`optnoise.analysis.tradeoff.compose_tradeoff`; ``method`` says
-    whether exactly or from the dominating lower bound), and the sentence that says it."""
-    from ..analysis.tradeoff import DEFAULT_FPRS
-    from ..analysis.tradeoff_composition import compose_tradeoff
-    items, mixed = composition_items(plans, released_profile)   # once per distinct mechanism
-    readout = compose_tradeoff(items, mixed=mixed).readout(sorted({*DEFAULT_FPRS, fpr}))
-    return readout.to_json(**_attack_subject(plans, readout.worst_pair.get(f"tpr_at_fpr {fpr:g}", "")))
-
-
-def _attack_subject(plans: list[ColumnPlan], worst: str) -> dict:
+def attack_subject(plans: list[ColumnPlan], worst: str) -> dict:
     """Who is attacked, in words: one column with the values of its worst pair, or the record."""
     if len(plans) > 1:
         names = ", ".join(p.name for p in plans)
@@ -185,12 +148,5 @@ def _attack_subject(plans: list[ColumnPlan], worst: str) -> dict:
     return {"subject": subject, "qualifier": ", for any two values A and B"}
 
 
-def round_up(x: float, digits: int = 4) -> str:
-    """``x`` to ``digits`` significant digits, rounded towards +infinity (``2.50049`` -> ``2.501``)."""
-    from decimal import ROUND_CEILING, Decimal
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    d = Decimal(repr(float(x)))
-    step = Decimal(1).scaleb(d.adjusted() - (digits - 1))
-    r = (d / step).to_integral_value(rounding=ROUND_CEILING) * step
-    return f"{float(r):.{digits}g}"
+__all__ = ["CLAIMS", "COLUMN_CLAIMS", "COLUMN_SENTENCES", "WORDING", "WORDS_FPR", "attack_subject", "build_manifest",
+           "factor", "record_subject", "round_up", "seeded_manifest", "statement", "words"]

@@ -52,10 +52,11 @@ from ..families import get_family
 from ..mechanism import Mechanism, from_family
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
+from ..publish.accountant import Accountant, Parts, composition_items
 from ..randomness import RandomSource
 from ..sampling.clamp import ClampedChannel
 from ..sampling.integer_line import coarse_tails
-from ..target import MEETS_TOLERANCE, Target
+from ..target import Target
 from .domain import Domain
 from .spec import ColumnSpec
 
@@ -455,102 +456,21 @@ def refusal(col: ColumnSpec, mech: Mechanism, unit: str, quantized: str | None =
 
 
 # ------------------------------------------------------------------ the record's total
-def record_total(plans: list[ColumnPlan], budget: Target | None) -> dict:
-    """The record's guarantee over all its privatized columns (manifest ``total``).
+#: The record's accountant (:class:`optnoise.publish.accountant.Accountant`, the one place a
+#: total is composed): ``total.columns``, the pld bound ``"one column"``, the attack readout
+#: by the exact trade-off composition of every pair, no pure-sum shortcut.
+ACCOUNTANT = Accountant(counted="columns", single="one column", readout="exact", pure_shortcut=False,
+                        whose="the record's total", parts="the columns'")
 
-    ``basic``: the sum of the columns' epsilons and deltas (basic composition of their
-    certified targets), exact and rounded up. ``pld``: the composition of the columns' privacy loss
-    distributions (:func:`optnoise.analysis.composition.compose_sequence`: dominating
-    PLDs of the *quantized* mechanisms under the unit, dp_accounting, pessimistic; never
-    looser than the pure bound), epsilon at the budget's delta (or at 1e-6) and, with a
-    budget, delta at its epsilon. With one column there is nothing to compose: ``pld`` is
-    that column's own tight profile (``bound`` ``"one column"``).
-    """
-    from ..analysis.outward import sum_up
-    eps = [p.epsilon_delta for p in plans]
-    basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
-    if budget is not None and budget.notion == "attack":   # checked on the record's trade-off curve (prepare)
-        return {**record_total(plans, None), "budget": budget.to_json()}
-    delta = budget.delta if budget is not None else 1e-6
+
+def record_parts(plans: list[ColumnPlan]) -> Parts:
+    """What one record moves: its privatized columns, each with its certified ``(epsilon,
+    delta)`` (:attr:`ColumnPlan.epsilon_delta`) and its released profile
+    (:func:`released_profile`, computed once per distinct mechanism); from
+    :data:`~optnoise.publish.accountant.GROUP_FROM` columns on, the columns that share a
+    mechanism as one item of their count (:func:`~optnoise.publish.accountant.composition_items`)."""
     items, mixed = composition_items(plans, released_profile)
-    if len(plans) == 1:  # nothing to compose: the column's own tight profile (and no dp_accounting import)
-        prof = items[0][0]
-        pld = {"epsilon": min(prof.epsilon_dp(delta), prof.epsilon_pure), "delta": delta, "bound": "one column"}
-        if budget is not None:
-            pld["delta_at_budget_epsilon"] = prof.delta_dp(budget.epsilon)
-    else:
-        from ..analysis.composition import compose_sequence
-        composed = compose_sequence(items, epsilon=None if budget is None else budget.epsilon, delta=delta,
-                                    mixed=mixed)
-        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.bound.get("epsilon_dp")}
-        if budget is not None:
-            pld["delta_at_budget_epsilon"] = composed.delta_dp
-    out: dict[str, Any] = {"columns": len(plans), "basic": basic, "pld": pld,
-                           "budget": None if budget is None else {"epsilon": budget.epsilon, "delta": budget.delta}}
-    if budget is not None:
-        out["within_budget"] = within(basic, pld, budget)
-    return out
-
-
-#: From this many columns on, the record's total composes the columns that share a mechanism
-#: as one item of their count (its dominating pair self-composed: time and memory grow with
-#: the number of *distinct* mechanisms); below, every column is its own item (every
-#: combination of the columns' pairs, tighter when they are few).
-GROUP_FROM = 9
-
-
-def shared(plans: list[ColumnPlan]) -> list[list[ColumnPlan]]:
-    """The plans grouped by the mechanism they release (the same object: columns that share a
-    plan, ``optnoise.table.prepare``), in first-seen order."""
-    groups: dict[int, list[ColumnPlan]] = {}
-    for p in plans:
-        groups.setdefault(id(p.mechanism), []).append(p)
-    return list(groups.values())
-
-
-def composition_items(plans: list[ColumnPlan], profile_of) -> tuple[list[tuple[Any, int]], list[bool]]:
-    """The ``(profile, count)`` items of a record's columns and whether each is ``mixed`` (its
-    columns each change by their own pair: :func:`optnoise.analysis.composition.compose_best`).
-    ``profile_of(plan)`` is computed once per distinct mechanism."""
-    groups = shared(plans)
-    profiles = [profile_of(g[0]) for g in groups]
-    if len(plans) < GROUP_FROM:
-        by_id = {id(g[0].mechanism): prof for g, prof in zip(groups, profiles)}
-        return [(by_id[id(p.mechanism)], 1) for p in plans], [False] * len(plans)
-    return [(prof, len(g)) for prof, g in zip(profiles, groups)], [len(g) > 1 for g in groups]
-
-
-def within(basic: dict, pld: dict, budget: Target) -> bool:
-    """Whether either bound meets the budget (basic: both sums; PLD: epsilon at the budget's delta)."""
-    slack = 1.0 + MEETS_TOLERANCE   # float sums of the columns' float targets
-    by_basic = basic["epsilon"] <= budget.epsilon * slack and basic["delta"] <= budget.delta * slack
-    return by_basic or (pld["epsilon"] is not None and pld["epsilon"] <= budget.epsilon * slack)
-
-
-def attack_within(attack: dict, budget: Target) -> bool:
-    """Whether an attack readout (the keys of ``total.attack``: ``tpr_at_fpr``, ``mu_gdp``)
-    meets a budget in attack terms (``max_tpr`` at ``at_fpr``, ``max_mu``), by
-    :meth:`~optnoise.target.Target.admits_attack` with no tolerance: the readout is itself
-    a proven upper bound on the attacker, so a pass is proven."""
-    tpr = attack["tpr_at_fpr"][f"{budget.at_fpr:g}"] if budget.max_tpr is not None else None
-    mu = attack["mu_gdp"] if budget.max_mu is not None else None
-    return budget.admits_attack(tpr=tpr, mu=mu, exact=True)
-
-
-def over_budget(total: dict, budget: Target) -> InvalidParameterError:
-    """The refusal of a spec whose record total exceeds its budget."""
-    if budget.notion == "attack":
-        a = total["attack"]
-        got = ([f"TPR {a['tpr_at_fpr'][f'{budget.at_fpr:g}']:.6g} at FPR {budget.at_fpr:g}"]
-               if budget.max_tpr is not None else []) + ([f"mu {a['mu_gdp']:.6g}"] if budget.max_mu is not None else [])
-        return InvalidParameterError("budget", budget.describe(), f"a budget the record's total meets: its best "
-                                     f"attacker ({a['method']}) reaches {', '.join(got)} (lower the columns' "
-                                     "targets or raise the budget)")
-    b, p = total["basic"], total["pld"]
-    return InvalidParameterError(
-        "budget", f"eps {budget.epsilon:g}, delta {budget.delta:g}",
-        f"a budget at least the record's total: basic eps {b['epsilon']:.4g}, delta {b['delta']:.3g}; "
-        f"PLD eps {p['epsilon']:.4g} at delta {budget.delta:g} (lower the columns' epsilons or raise the budget)")
+    return Parts(items, [p.epsilon_delta for p in plans], mixed)
 
 
 def _sampled(mech: Mechanism) -> Representation:
@@ -568,7 +488,5 @@ def released_profile(plan: ColumnPlan):
     return privacy_profile(_sampled(plan.mechanism), plan.mechanism.neighbourhood, exact=True)
 
 
-__all__ = ["ColumnPlan", "NOISE", "all_pairs", "attack_within", "coarse_tails", "line_noise", "plan_column", "plan_key",
-           "record_neighbourhood", "record_total", "refusal", "released_channel", "released_profile", "shared",
-           "composition_items", "GROUP_FROM",
-           "over_budget", "within"]
+__all__ = ["ACCOUNTANT", "ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column", "plan_key",
+           "record_neighbourhood", "record_parts", "refusal", "released_channel", "released_profile"]

@@ -16,26 +16,31 @@ output and renamed onto it only after the manifest is written; a failure leaves 
 behind. Input, output and manifest are local paths (the manifest hashes them). CSV values
 must not contain quoted line breaks (Spark splits the file by lines).
 
-The session: the active one, else a new one on ``master`` (``--spark-master``), else on
-the master of the usual Spark configuration (:func:`configured_master`), else local on
-all cores.
+The session, the driver's file, quiet failures and the bad value's error are the
+publishing core's (:mod:`optnoise.publish.spark`; the names are re-exported here).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import sys
-import tempfile
-import warnings
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator
 
-from ..errors import InvalidParameterError, OptnoiseError
+from ..errors import InvalidParameterError
 from ..io import dumps, write_text_atomic
+from ..publish.spark import (
+    QUERY_CONTEXT_LOGGERS,
+    bad_value,
+    configured_master,
+    jvm_last_line,
+    jvm_stderr_captured,
+    local_file,
+    marked_failure,
+    quiet_failures,
+    spark_session,
+)
 from ..randomness import RandomSource, child_source
 from .batches import output_schema, privatize_batch
 from .files import move_dir_atomic, temp_dir_beside
@@ -43,105 +48,6 @@ from .plan import ColumnPlan
 
 #: Marks a bad value in the error text of a failed Spark task.
 BAD_CELL = "OPTNOISE_BAD_CELL"
-
-
-def configured_master(environ: Mapping[str, str] | None = None) -> str | None:
-    """The master named by the usual Spark configuration, or ``None``.
-
-    In order: ``--master`` in ``PYSPARK_SUBMIT_ARGS``, the ``MASTER`` environment variable,
-    ``spark.master`` in ``spark-defaults.conf`` (in ``SPARK_CONF_DIR``, else
-    ``SPARK_HOME/conf``).
-    """
-    env = os.environ if environ is None else environ
-    args = env.get("PYSPARK_SUBMIT_ARGS", "").split()
-    if "--master" in args[:-1]:
-        return args[args.index("--master") + 1]
-    if env.get("MASTER"):
-        return env["MASTER"]
-    conf_dir = env.get("SPARK_CONF_DIR") or (str(Path(env["SPARK_HOME"]) / "conf") if env.get("SPARK_HOME") else None)
-    if conf_dir:
-        defaults = Path(conf_dir) / "spark-defaults.conf"
-        try:
-            for line in defaults.read_text().splitlines():
-                parts = line.split(None, 1)
-                if len(parts) == 2 and parts[0] == "spark.master":
-                    return parts[1].strip()
-        except OSError:
-            pass
-    return None
-
-
-def local_file(path: str | os.PathLike) -> str:
-    """The Spark path of a file on the driver: ``file://`` and its absolute path.
-
-    The input is checked, its columns read and its SHA-256 taken on the driver; a bare path
-    would be looked up on the session's default filesystem instead (HDFS on many clusters),
-    where a different file of the same name could be read and released under this one's
-    hash. With the scheme, Spark reads this file or fails (an executor that does not see it).
-    Not a percent-encoded URI: Hadoop's ``Path`` escapes the characters itself."""
-    return "file://" + str(Path(path).resolve())
-
-
-def spark_session(master: str | None = None):
-    """The active SparkSession, or a new one (see the module docstring)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise OptnoiseError("--engine spark needs pyspark: pip install 'optnoise[spark]'") from exc
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    chosen = master or configured_master()
-    builder = SparkSession.builder.appName("optnoise-release").master(chosen or "local[*]")
-    if chosen is None:  # local: no web UI, and no console progress (the command line draws its own bar)
-        builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.sql.shuffle.partitions", "4"))
-    with jvm_stderr_captured() as log:
-        try:
-            spark = builder.getOrCreate()
-        except Exception as exc:   # no Java, a bad master...: one line, the JVM's own last words if any
-            raise OptnoiseError(f"Spark could not start: {jvm_last_line(log, exc)}") from None
-    # a failed task (a bad value) becomes one line on stderr, not Java stack traces
-    spark.sparkContext.setLogLevel("OFF")
-    return spark
-
-
-@contextmanager
-def jvm_stderr_captured() -> Iterator:
-    """Run the body with file descriptor 2 pointing at a temporary file, which is yielded.
-
-    The JVM that a new SparkSession launches inherits it as its stderr for its whole life:
-    the lines it writes before any log level can be set ("Using incubator modules", "Using
-    Spark's default log4j profile", the loopback hostname and native-hadoop warnings,
-    "Setting default log level") and its later log lines stay out of the terminal, so a
-    successful release prints only its own output (issue 26). Python's own stderr is
-    restored when the body ends.
-    """
-    sys.stderr.flush()
-    log = tempfile.TemporaryFile(prefix="optnoise-spark-", suffix=".log")
-    saved = os.dup(2)
-    try:
-        os.dup2(log.fileno(), 2)
-        yield log
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        log.close()   # the JVM keeps its own descriptor of the (unlinked) file
-
-
-def jvm_last_line(log, exc: Exception) -> str:
-    """The last non-empty line the JVM wrote (``Error: ...``), else the exception's first line."""
-    try:
-        log.seek(0)
-        lines = [ln.strip() for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-    except (OSError, ValueError):
-        lines = []
-    text = lines[-1] if lines else next((ln.strip() for ln in str(exc).splitlines() if ln.strip()),
-                                        type(exc).__name__)
-    return text[:300]
 
 
 def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, ColumnPlan], schema, output: Path,
@@ -205,46 +111,17 @@ def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, 
     return manifest
 
 
-#: PySpark's Python loggers that print a failed query's context (JSON, with the JVM's stack
-#: trace) to stderr before the exception reaches the caller.
-QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
-
-
-@contextmanager
-def quiet_failures() -> Iterator[None]:
-    """Run the body (a Spark job) with PySpark's query-context loggers off, restored after:
-    a failed job is then the one line :func:`marked_failure` makes of it, not a JSON stack
-    trace on stderr first."""
-    import logging
-    loggers = [logging.getLogger(name) for name in QUERY_CONTEXT_LOGGERS]
-    saved = [log.disabled for log in loggers]
-    for log in loggers:
-        log.disabled = True
-    try:
-        yield
-    finally:
-        for log, was in zip(loggers, saved):
-            log.disabled = was
-
-
-def marked_failure(exc: Exception, marker: str) -> dict | OptnoiseError:
-    """What a task attached (JSON) after ``marker`` to the error that failed a job, or the
-    job's failure as one line when no task did."""
-    text = str(exc)
-    found = re.search(re.escape(marker) + r"(\{.*?\})\s*$", text, flags=re.MULTILINE)
-    if found is None:
-        first = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
-        return OptnoiseError(f"the Spark job failed: {first.strip()[:300]}")
-    return json.loads(found.group(1))
-
-
 def _job_error(exc: Exception, df) -> Exception:
-    """The bad value's error with its data row in the file, or a one-line job failure."""
-    info = marked_failure(exc, BAD_CELL)
-    if isinstance(info, Exception):
-        return info
-    from pyspark.sql import functions as F
-    counts = {r["p"]: r["count"] for r in df.select(F.spark_partition_id().alias("p")).groupBy("p").count().collect()}
-    before = sum(c for p, c in counts.items() if p < info["partition"])
-    value = re.sub(r"^row (\d+)", lambda m: f"row {before + int(m.group(1))}", info["value"])
-    return InvalidParameterError("input", value, info["accepted"])
+    """The bad value's error with its data row in the file (the rows of the earlier partitions
+    counted by a second job), or a one-line job failure (:func:`~optnoise.publish.spark.bad_value`)."""
+    def locate(info: dict) -> str:
+        from pyspark.sql import functions as F
+        counts = {r["p"]: r["count"]
+                  for r in df.select(F.spark_partition_id().alias("p")).groupBy("p").count().collect()}
+        before = sum(c for p, c in counts.items() if p < info["partition"])
+        return re.sub(r"^row (\d+)", lambda m: f"row {before + int(m.group(1))}", info["value"])
+    return bad_value(exc, BAD_CELL, locate)
+
+
+__all__ = ["BAD_CELL", "QUERY_CONTEXT_LOGGERS", "configured_master", "jvm_last_line", "jvm_stderr_captured",
+           "local_file", "marked_failure", "quiet_failures", "release_spark", "spark_session"]

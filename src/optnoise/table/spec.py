@@ -41,16 +41,16 @@ from typing import Any, Mapping
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism, load_mechanism
 from ..neighbourhood import Neighbourhood
+from ..publish.spec import ATTACK_KEYS, number, parse_budget, positive_integer, read_toml, section
+from ..publish.unit import RELEASE_UNITS
 from ..target import Target, check_notion
 from .domain import Domain
 
-#: The privacy units of a release.
-UNITS: tuple[str, ...] = ("record", "value")
+#: The privacy units of a release (:data:`optnoise.publish.unit.RELEASE_UNITS`).
+UNITS: tuple[str, ...] = tuple(RELEASE_UNITS)
 TOP_KEYS = ("unit", "keep", "budget", "columns")
 COLUMN_KEYS = ("domain", "mechanism", "family", "params", "epsilon", "delta", "notion", "max_tpr", "at_fpr",
                "max_mu", "cost", "clamp", "sd", "bd", "distances", "directed")
-#: The keys of a target in attack terms (docs/attacks.md), in a column and in the budget.
-ATTACK_KEYS = ("max_tpr", "at_fpr", "max_mu")
 DOMAIN_KEYS = ("lower", "upper", "cyclic", "categories")
 
 
@@ -142,65 +142,6 @@ class TableSpec:
 
 
 # ------------------------------------------------------------------ parsing
-def parse_budget(value: Any, *, parameter: str = "budget") -> Target:
-    """A budget ``{epsilon, delta}`` (or ``"EPS[,DELTA]"``) as an approximate-DP target, or
-    ``{max_tpr, at_fpr}`` and/or ``{max_mu}`` as an attack target (the record's best attacker,
-    docs/attacks.md)."""
-    if isinstance(value, Mapping) and set(value) & set(ATTACK_KEYS):
-        return _attack_target(value, parameter)
-    if isinstance(value, str):
-        parts = [p.strip() for p in value.split(",")]
-        if not 1 <= len(parts) <= 2:
-            raise InvalidParameterError(parameter, value, "EPS or EPS,DELTA")
-        try:
-            nums = [float(p) for p in parts]
-        except ValueError:
-            raise InvalidParameterError(parameter, value, "EPS or EPS,DELTA (numbers)") from None
-        value = {"epsilon": nums[0], "delta": nums[1] if len(nums) > 1 else 0.0}
-    if not isinstance(value, Mapping) or "epsilon" not in value or set(value) - {"epsilon", "delta"}:
-        raise InvalidParameterError(parameter, value, "{ epsilon = E, delta = D } (delta optional)")
-    try:
-        return Target(_number(value["epsilon"], "epsilon"), _number(value.get("delta", 0.0), "delta"))
-    except InvalidParameterError as exc:  # name the budget's own key: budget.epsilon (a flag keeps its name)
-        name = parameter if parameter.startswith("--") else f"{parameter}.{exc.parameter}"
-        raise InvalidParameterError(name, exc.value, f"{exc.parameter}: {exc.accepted} (a budget is epsilon E > 0 "
-                                    "and delta D with 0 <= D < 1)") from exc
-
-
-def _attack_target(value: Mapping[str, Any], parameter: str) -> Target:
-    """A budget in attack terms (no epsilon or delta beside it), its errors naming ``budget.KEY``."""
-    extra = sorted(set(value) - set(ATTACK_KEYS))
-    try:
-        if extra:
-            raise InvalidParameterError(extra[0], value[extra[0]], "no epsilon/delta beside max_tpr/at_fpr/max_mu")
-        got = Target.of(**{k: _number(v, k) for k, v in value.items()})
-    except InvalidParameterError as exc:
-        raise InvalidParameterError(f"{parameter}.{exc.parameter}", exc.value, f"{exc.accepted} (a budget in attack "
-                                    "terms is max_tpr = B with at_fpr = A, and/or max_mu = M)") from exc
-    return got  # type: ignore[return-value]
-
-
-def _number(value: Any, key: str) -> Any:
-    """A number written as a number: TOML ``epsilon = "1.0"`` is text, refused (not read as 1.0)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidParameterError(key, value, "a number (written without quotes)")
-    return value
-
-
-def section(data: Any, keys: tuple[str, ...], name: str, each: str) -> Mapping[str, Any]:
-    """The spec's table of tables ``name`` (``[name.NAME]``), after checking that ``data`` is
-    a table whose top-level keys are among ``keys``; errors name ``spec``."""
-    if not isinstance(data, Mapping):
-        raise InvalidParameterError("spec", type(data).__name__, f"a table (dict) with key '{name}'")
-    unknown = sorted(set(data) - set(keys))
-    if unknown:
-        raise InvalidParameterError("spec", unknown[0], f"top-level keys {', '.join(keys)}")
-    tables = data.get(name)
-    if not isinstance(tables, Mapping) or not tables:
-        raise InvalidParameterError("spec", name, f"a table [{name}.NAME] for each {each}")
-    return tables
-
-
 def parse_table_spec(data: Mapping[str, Any], *, base_dir: str | os.PathLike | None = None) -> TableSpec:
     """A :class:`TableSpec` from the TOML structure (a dict); mechanism paths are relative to
     ``base_dir`` (the spec file's directory; default the working directory)."""
@@ -223,25 +164,6 @@ def parse_table_spec(data: Mapping[str, Any], *, base_dir: str | os.PathLike | N
 def load_spec(path: str | os.PathLike) -> TableSpec:
     """Read a TOML spec file (standard library ``tomllib``)."""
     return parse_table_spec(read_toml(path), base_dir=Path(path).parent)
-
-
-def read_toml(path: str | os.PathLike) -> dict:
-    """A TOML file's structure; a missing, unreadable, binary or malformed file is bad input
-    naming ``spec``."""
-    import tomllib
-    p = Path(path)
-    if p.is_dir():
-        raise InvalidParameterError("spec", str(path), "a TOML file (this is a directory)")
-    try:
-        with open(p, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise InvalidParameterError("spec", str(path), f"a readable TOML file ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidParameterError("spec", str(path), f"a TOML file of UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
-                                    f"at offset {exc.start} is not UTF-8: is it binary?)") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidParameterError("spec", str(path), f"valid TOML ({exc})") from exc
 
 
 def column_spec(name: str, mechanism: Mechanism | str, *, categories: list[str] | tuple[str, ...] | None = None,
@@ -353,10 +275,10 @@ def _column_target(table: Mapping[str, Any]) -> Target | None:
     """A column's target: ``epsilon`` (``delta``, ``notion``) or ``max_tpr`` + ``at_fpr`` and/or
     ``max_mu`` (:meth:`~optnoise.target.Target.of` checks the combination), or none."""
     if any(k in table for k in ATTACK_KEYS):
-        values = {k: _number(table[k], k) for k in ("epsilon", "delta", *ATTACK_KEYS) if k in table}
+        values = {k: number(table[k], k) for k in ("epsilon", "delta", *ATTACK_KEYS) if k in table}
         return Target.of(notion=table.get("notion"), **values)
     if "epsilon" in table:
-        return Target(_number(table["epsilon"], "epsilon"), _number(table.get("delta", 0.0), "delta"),
+        return Target(number(table["epsilon"], "epsilon"), number(table.get("delta", 0.0), "delta"),
                       check_notion(table.get("notion", "dp")))
     if "delta" in table or "notion" in table:
         raise InvalidParameterError("epsilon", None, "a target epsilon > 0 beside delta/notion (a column's target is "
@@ -403,6 +325,5 @@ def _neighbourhood(table: Mapping[str, Any]) -> Neighbourhood | None:
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
             raise InvalidParameterError("distances", value, "a list of query distances")
         return Neighbourhood(tuple(tuple(v) if isinstance(v, list) else v for v in value), directed)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidParameterError(key, value, "an integer >= 1")
+    value = positive_integer(value, key)
     return Neighbourhood.sd(value, directed=directed) if key == "sd" else Neighbourhood.bd(value, directed=directed)

@@ -59,7 +59,7 @@ def release(
 ) -> None:
     """Privatize a table (--spec) or one column (--column) with certified mechanisms, per record by default."""
     from ...table import release_column, release_file
-    from ...table.spec import parse_budget
+    from ...publish.spec import parse_budget
 
     if (spec is None) == (column is None):
         raise InvalidParameterError("--spec/--column", "both" if spec else "none", "exactly one of --spec FILE.toml "

@@ -1,0 +1,95 @@
+"""The publishing core beneath ``table`` and ``query`` (issue 33): one unit, one accountant, one
+document builder, one spec reader with one set of number rules."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from optnoise.errors import InvalidParameterError
+from optnoise.publish.accountant import Accountant, Parts, attack_within, within
+from optnoise.publish.document import round_up
+from optnoise.publish.spec import number, parse_budget, positive_integer
+from optnoise.publish.unit import RECORD, RELEASE_UNITS, PrivacyUnit, parse_unit
+from optnoise.query.release import query
+from optnoise.query.spec import Unit
+from optnoise.table import release
+from optnoise.target import Target
+
+
+def test_the_query_unit_is_the_privacy_unit():
+    assert Unit is PrivacyUnit
+    u = parse_unit({"id": "household", "max_rows": 24})
+    assert u == PrivacyUnit("household", 24, "replace", None) and u.rows_bound == 24
+    assert RECORD.rows_bound == 1 and RECORD.change == "replace"       # each row a unit, replaced
+    assert RELEASE_UNITS["record"].rows is RECORD and RELEASE_UNITS["record"].any_value
+    assert RELEASE_UNITS["value"].rows is RECORD and not RELEASE_UNITS["value"].any_value
+    with pytest.raises(InvalidParameterError, match="unit.max_units"):
+        parse_unit({"id": "u", "change": "add-remove"})
+
+
+@pytest.mark.parametrize("value", ["1.0", True, math.inf, math.nan, None])
+def test_one_number_rule(value):
+    """A number is written as a number and is finite, in a release's spec as in a query's."""
+    with pytest.raises(InvalidParameterError, match="written without quotes"):
+        number(value, "epsilon")
+    with pytest.raises(InvalidParameterError, match="columns.c.epsilon"):
+        release(pd.DataFrame({"c": ["a", "b"]}),
+                {"columns": {"c": {"domain": {"categories": ["a", "b"]}, "epsilon": value}}})
+    with pytest.raises(InvalidParameterError, match="statistics.n.epsilon"):
+        query(pd.DataFrame({"u": [1]}), {"unit": {"id": "u", "max_rows": 1},
+                                         "statistics": {"n": {"kind": "count", "epsilon": value}}})
+
+
+def test_positive_integer_and_budget():
+    assert positive_integer(3, "bd") == 3
+    for bad in (0, -1, 2.0, True, "2"):
+        with pytest.raises(InvalidParameterError):
+            positive_integer(bad, "bd")
+    assert parse_budget("1.5,1e-6") == Target(1.5, 1e-6)
+    with pytest.raises(InvalidParameterError, match="budget.epsilon"):
+        parse_budget({"epsilon": "1"})
+
+
+def test_one_accountant_two_namings():
+    """A release and a query refuse a total above its budget with their own words: the record's
+    total and the columns' epsilons; the unit's total and the statistics' epsilons (issue 34)."""
+    frame = pd.DataFrame({"u": [1, 2, 3], "c": ["a", "b", "a"]})
+    col = {"domain": {"categories": ["a", "b"]}, "epsilon": 1.0}
+    with pytest.raises(InvalidParameterError) as got:
+        release(frame, {"columns": {"c": col}, "budget": {"epsilon": 0.5}})
+    assert "the record's total" in got.value.accepted and "the columns' epsilons" in got.value.accepted
+    spec = {"unit": {"id": "u", "max_rows": 1}, "budget": {"epsilon": 0.5},
+            "statistics": {"n": {"kind": "count", "epsilon": 1.0}}}
+    with pytest.raises(InvalidParameterError) as got:
+        query(frame, spec)
+    text = got.value.accepted
+    assert "the unit's total" in text and "the statistics' epsilons" in text and "record" not in text
+    with pytest.raises(InvalidParameterError) as got:
+        query(frame, {**spec, "budget": {"max_tpr": 0.06, "at_fpr": 0.05}})
+    assert "the unit's total" in got.value.accepted and "the statistics' targets" in got.value.accepted
+
+
+def test_the_accountant_on_one_pure_part_by_hand():
+    """One part of randomized response at eps0 >= 1 (its certified pure epsilon): basic is the
+    part's epsilon 1; pld is the part's own profile at delta (no composition), by hand
+    delta(eps) = (e^eps0 - e^eps) / (1 + e^eps0), so eps = ln(e^eps0 - delta (1 + e^eps0));
+    within a budget of 1 and not of 0.99."""
+    from optnoise.query.mechanisms import dominating_rr
+    from optnoise.query.release import TheoremPart
+    prof = TheoremPart("s", dominating_rr(1.0), 1.0).composition_profile()
+    acc = Accountant("parts", "one part", "profile", True, "the total", "the parts'")
+    parts = Parts([(prof, 1)], [(1.0, 0.0)])
+    total = acc.composed(parts, Target(1.0, 1e-6))
+    assert total["parts"] == 1 and total["basic"] == {"epsilon": 1.0, "delta": 0.0}
+    e0 = math.exp(prof.epsilon_pure)
+    assert total["pld"]["bound"] == "one part"
+    assert total["pld"]["epsilon"] == pytest.approx(math.log(e0 - 1e-6 * (1 + e0)), abs=1e-9)
+    assert total["within_budget"] and within(total["basic"], total["pld"], Target(1.0, 1e-6))
+    with pytest.raises(InvalidParameterError, match="the parts' epsilons"):
+        acc.total(parts, Target(0.99, 1e-6), lambda worst: {"subject": "a row"})
+    out = acc.total(parts, None, lambda worst: {"subject": "a row"})
+    assert out["attack"]["tpr_at_fpr"]["0.05"] == pytest.approx(e0 * 0.05, rel=1e-9)   # the pure line
+    assert attack_within(out["attack"], Target.attack(max_tpr=e0 * 0.05 * 1.01, at_fpr=0.05))
+    assert not attack_within(out["attack"], Target.attack(max_tpr=e0 * 0.05 * 0.99, at_fpr=0.05))
+    assert round_up(2.50049) == "2.501"
