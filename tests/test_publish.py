@@ -93,3 +93,27 @@ def test_the_accountant_on_one_pure_part_by_hand():
     assert attack_within(out["attack"], Target.attack(max_tpr=e0 * 0.05 * 1.01, at_fpr=0.05))
     assert not attack_within(out["attack"], Target.attack(max_tpr=e0 * 0.05 * 0.99, at_fpr=0.05))
     assert round_up(2.50049) == "2.501"
+
+
+def test_the_pure_sum_shortcut_survives_a_worst_pair_mass_below_the_float_range():
+    """120 parts whose worst pair has mass 1e-3 there: P = 1e-360 is below the float range.
+    Compared in logs, the shortcut is refused (delta >> P, the skipped bounds could win) --
+    before, exp(sum k ln p) underflowed to 0 and delta / 0 raised ZeroDivisionError."""
+    import numpy as np
+
+    from optnoise.publish.accountant import pure_total
+
+    class Loss:
+        losses = np.array([1.0, 0.0])
+        p_mass = np.array([1e-3, 1 - 1e-3])
+
+    class Pair:
+        def loss_distribution(self):
+            return Loss()
+
+    class Profile:
+        epsilon_pure = 1.0
+        pairs = [Pair()]
+
+    assert pure_total([(Profile(), 120)], 1e-6, None) is None
+    assert pure_total([(Profile(), 2)], 1e-9, None)["bound"] == "pure"   # P = 1e-6 >> delta: skipped, proven
