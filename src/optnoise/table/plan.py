@@ -132,20 +132,27 @@ class ColumnPlan:
         from .files import file_sha256
         m = self.mechanism
         q = m.quantize()
+        quantized = {k: v for k, v in q.to_json().items() if k not in ("certificate", "target")}   # stated once
         info: dict[str, Any] = {"name": m.name, "kind": m.kind, "noise": NOISE[m.kind], "built": self.built,
                                 "neighbourhood": m.neighbourhood.to_json(),
-                                "target": None if m.target is None else m.target.to_json(), "quantized": q.to_json()}
+                                "target": None if m.target is None else m.target.to_json(), "quantized": quantized}
         if m.kind == "cyclic":
             info["n"] = q.shape[0] - 1
         if self.mechanism_file is not None:
             info["path"] = self.mechanism_file
             origin = m.origin   # the bytes load_mechanism parsed: the file is not read again
             info["sha256"] = origin.sha256 if origin is not None else file_sha256(self.mechanism_file)
-        out = {"domain": self.domain.to_json(), "mechanism": info, "certificate": self.certificate.to_json(),
+        out = {"domain": self.domain.to_json(), "mechanism": info, "certificate": certified(self.certificate),
                "clamp": self.clamp, "output": self.output(), "protects": self.protects(), "notes": list(self.notes)}
         if self.released is not None:
-            out["noise_certificate"] = q.certificate.to_json()
+            out["noise_certificate"] = certified(q.certificate)
         return out
+
+
+def certified(certificate: Any) -> dict:
+    """An exact certificate's values, without the ``epsilon`` and ``delta`` it was evaluated at:
+    they are the column's target, written once (``mechanism.target``; issue 33)."""
+    return {k: v for k, v in certificate.to_json().items() if k not in ("epsilon", "delta")}
 
 
 # ------------------------------------------------------------------ the unit
@@ -488,5 +495,5 @@ def released_profile(plan: ColumnPlan):
     return privacy_profile(_sampled(plan.mechanism), plan.mechanism.neighbourhood, exact=True)
 
 
-__all__ = ["ACCOUNTANT", "ColumnPlan", "NOISE", "all_pairs", "coarse_tails", "line_noise", "plan_column", "plan_key",
+__all__ = ["ACCOUNTANT", "ColumnPlan", "NOISE", "all_pairs", "certified", "coarse_tails", "line_noise", "plan_column", "plan_key",
            "record_neighbourhood", "record_parts", "refusal", "released_channel", "released_profile"]
