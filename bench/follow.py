@@ -192,7 +192,8 @@ def structure(src: Path) -> dict:
                               for c in ([x] if isinstance(x, ast.Constant) else getattr(x, "elts", [])))
                 if named and literal:
                     kind_tests.append(f"{rel}:{node.lineno}")
-        if top != "analysis" and any(f in text for f in ("compose_sequence(", "compose_tradeoff(", "delta_curve(")):
+        if top in ("publish", "table", "query") and any(f in text for f in ("compose_sequence(", "compose_tradeoff(",
+                                                                           "delta_curve(")):
             composers.append(str(rel))
     return {"imports_between_query_and_table": between, "modules_composing_a_total": composers,
             "kind_tests_outside_the_kinds": len(kind_tests), "where": kind_tests}
