@@ -12,7 +12,7 @@ from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import compare_request
 from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, AttackFlag, Form, Json, NeighbourhoodArgs,
-                       OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
+                       OptionalDelta, OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
 from ..render import column, err, fmt, legend, narrow_table, notes, out, short_name
 from .shared import check_png, deliver, parse_list, plots
 
@@ -24,12 +24,12 @@ _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
 
+# what is compared
 Epsilons = Annotated[Optional[str], typer.Option(
     "--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2 (or an attack target: --max-tpr with --at-fpr, "
                        "and/or --max-mu).")]
 DomainN = Annotated[Optional[int], typer.Option(
     "--n", help="Domain {0..N}. Required unless --releases with --space integer.")]
-Delta = Annotated[Optional[float], typer.Option("--delta", help="Target delta (0 <= delta < 1; default 0).")]
 Cost = Annotated[Optional[str], typer.Option(
     "--cost", help="Noise costs, applied to (y - q) mod (n+1): er | mse (= noise-second-moment, the paper's "
                    "MSE) | circular-mse | abs | circular-abs. Released-value costs, applied to y - q: er | "
@@ -39,16 +39,18 @@ Mechanisms = Annotated[str, typer.Option(
     "--mechanisms", help="Comma-separated: optimal, geometric, discrete-gaussian, exponential, rr; with --form "
                          "channel: optimal-channel, optimal-modulo-noise, clamped-geometric, "
                          "clamped-discrete-gaussian, randomized-response, exponential.")]
-Boundary = Annotated[str, typer.Option(
-    "--boundary", help="How line noise meets {0..n}: modulo, clamp, or truncate (not post-processing).")]
-TargetCost = Annotated[Optional[float], typer.Option(
-    "--target-cost", help="Dual view: fix the expected cost, report delta at each eps.")]
+# repeated releases
 Releases = Annotated[Optional[str], typer.Option(
     "--releases", help="Repeated releases: K (or a list 1,10,100,365); compares the K-release design, the "
                        "single-release optimum composed K times and the geometric and discrete Gaussian "
                        "calibrated for K releases, all meeting (eps, delta) after K releases.")]
 Space = Annotated[str, typer.Option(
     "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z).")]
+# how it is compared and shown
+Boundary = Annotated[str, typer.Option(
+    "--boundary", help="How line noise meets {0..n}: modulo, clamp, or truncate (not post-processing).")]
+TargetCost = Annotated[Optional[float], typer.Option(
+    "--target-cost", help="Dual view: fix the expected cost, report delta at each eps.")]
 Fpr = Annotated[Optional[float], typer.Option(
     "--fpr", help="With --attack: the false-positive rate (default 0.05, or --at-fpr).")]
 
@@ -58,7 +60,7 @@ Fpr = Annotated[Optional[float], typer.Option(
 def compare(
     nb: NeighbourhoodArgs, attack_target: AttackArgs, max_memory: Optional[int],
     writes: Writes,  # --plot checked by the output rule before anything is computed
-    epsilons: Epsilons = None, n: DomainN = None, delta: Delta = None, cost: Cost = None,
+    epsilons: Epsilons = None, n: DomainN = None, delta: OptionalDelta = None, cost: Cost = None,
     mechanisms: Mechanisms = _DEFAULT_MECHANISMS, boundary: Boundary = "modulo", target_cost: TargetCost = None,
     notion: OptionalNotion = None, releases: Releases = None, space: Space = "cyclic", form: Form = "noise",
     prior: Prior = None, worst_case: WorstCase = False, per_record: PerRecord = False, attack: AttackFlag = False,

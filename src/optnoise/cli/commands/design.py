@@ -10,8 +10,8 @@ import typer
 from ..app import command
 from ..inputs import design_request
 from ..options import (
-    ATTACK, LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, Output, OptionalNotion,
-    PerRecord, Plot, Prior, TimeLimit, WorstCase, Writes,
+    ATTACK, LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, OptionalDelta,
+    OptionalNotion, Output, PerRecord, Plot, Prior, TimeLimit, WorstCase, Writes,
 )
 from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, plots
@@ -22,7 +22,6 @@ Epsilon = Annotated[Optional[float], typer.Option(
 DomainN = Annotated[Optional[str], typer.Option(
     "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
                 "--releases with --space integer.")]
-Delta = Annotated[Optional[float], typer.Option("--delta", help="Target delta (0 <= delta < 1; default 0).")]
 Cost = Annotated[Optional[str], typer.Option(
     "--cost", help="Noise costs: er | mse (= noise-second-moment, the paper's MSE) | circular-mse | abs | "
                    "circular-abs | pow:K. Released-value costs: er | abs-error | sq-error (after wrap-around "
@@ -49,12 +48,12 @@ Constraints = Annotated[Optional[str], typer.Option(
                                                "k": "--releases"})
 def design(
     nb: NeighbourhoodArgs, attack_target: AttackArgs, max_memory: Optional[int], max_seconds: Optional[float],
-    writes: Writes, epsilon: Epsilon = None, n: DomainN = None, delta: Delta = None, notion: OptionalNotion = None,
-    cost: Cost = None, cost_file: CostFile = None, minimize: Minimize = "cost", max_cost: MaxCost = None,
-    formulation: Formulation = "standard", time_limit: TimeLimit = None, releases: Releases = None,
-    space: Space = "cyclic", form: Form = "noise", constraints: Constraints = None, prior: Prior = None,
-    worst_case: WorstCase = False, per_record: PerRecord = False, output: Output = None, as_json: Json = False,
-    plot: Plot = None,
+    writes: Writes, epsilon: Epsilon = None, n: DomainN = None, delta: OptionalDelta = None,
+    notion: OptionalNotion = None, cost: Cost = None, cost_file: CostFile = None, minimize: Minimize = "cost",
+    max_cost: MaxCost = None, formulation: Formulation = "standard", time_limit: TimeLimit = None,
+    releases: Releases = None, space: Space = "cyclic", form: Form = "noise", constraints: Constraints = None,
+    prior: Prior = None, worst_case: WorstCase = False, per_record: PerRecord = False, output: Output = None,
+    as_json: Json = False, plot: Plot = None,
 ) -> None:
     """Optimal noise PMF for answers in {0..n}, added mod n+1 (Kadam et al. 2024), or the optimal channel
     (--form channel), with its analysis and the exact certificate of the weights that are sampled.
