@@ -202,6 +202,7 @@ def compare_ratio(p: Weights, q: Weights, num: int, den: int, key: np.ndarray | 
 
 
 def compare_words(pw: np.ndarray, qw: np.ndarray, key: np.ndarray, num: int, den: int) -> np.ndarray:
+    """:func:`compare_ratio` on raw words ``pw``, ``qw`` with their float ratio ``key``."""
     e = _to_float(num, den)
     out = np.zeros(pw.size, dtype=np.int8)
     if pw.size == 0:

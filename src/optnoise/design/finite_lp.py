@@ -44,6 +44,9 @@ ROW_TOLERANCE = 1e-10
 
 @dataclass(frozen=True)
 class LPSolution:
+    """The DP LP's masses and optimum, how many LPs and rows it took, and the last LP's
+    multipliers (``duals``: its rows, inequality and equality marginals) for the bound."""
+
     f: np.ndarray
     objective: float
     lps: int
@@ -53,7 +56,7 @@ class LPSolution:
 
 
 def solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, time_limit,
-                 row_generation: bool, memory: MemoryLimit) -> LPSolution:
+                row_generation: bool, memory: MemoryLimit) -> LPSolution:
     """Standard (eps, delta)-DP as an LP, all rows at once or by row generation."""
     n = sh.n
     kept = orbits.shifts
@@ -86,7 +89,7 @@ def solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, t
 
 
 def lp_lower_bound(sh: Shifts, orbits: Orbits, rho: np.ndarray, epsilon: float, delta: float,
-                    max_cost: float | None, hockey: bool, duals: tuple) -> float | None:
+                   max_cost: float | None, hockey: bool, duals: tuple) -> float | None:
     """A proven lower bound on the true optimum from the last LP's multipliers.
 
     The full LP (every ratio row, every class) written with a float ``>= e^eps`` and delta

@@ -37,6 +37,8 @@ def _objective(rho: np.ndarray, n_cols: int, minimize: str, max_cost: float | No
 
 @dataclass(frozen=True)
 class MILPSolution:
+    """One PDP MILP's indicators, masses, objective, relative MIP gap and dual bound."""
+
     u: np.ndarray          # indicator per (shift, value) pair (standard) or per value (paper)
     f: np.ndarray
     objective: float
@@ -45,7 +47,7 @@ class MILPSolution:
 
 
 def solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation,
-                    rows: np.ndarray | None = None, active: np.ndarray | None = None) -> MILPSolution:
+                   rows: np.ndarray | None = None, active: np.ndarray | None = None) -> MILPSolution:
     """PDP as a MILP over all pairs, or (standard formulation) over the pairs ``rows`` with
     masses on ``active`` only (a relaxation, :func:`pdp_row_generation`)."""
     from scipy.optimize import Bounds, LinearConstraint
@@ -117,6 +119,9 @@ PDP_ROW_GENERATION_MIN_PAIRS = 500
 
 @dataclass(frozen=True)
 class PDPSolution:
+    """The polished design of PDP row generation, with the last MILP's objective and gap, and how
+    many MILPs and (distance, value) pairs it took."""
+
     f: np.ndarray
     objective: float      # of the polished f
     milp_objective: float
@@ -126,7 +131,7 @@ class PDPSolution:
 
 
 def pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit,
-                        memory: MemoryLimit) -> PDPSolution:
+                       memory: MemoryLimit) -> PDPSolution:
     """The per-distance PDP MILP over a growing set of (shift, value) pairs.
 
     Exactness (no convexity needed): leaving pairs out relaxes the MILP -- a left-out pair
