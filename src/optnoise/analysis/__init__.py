@@ -14,7 +14,8 @@
 * :mod:`~optnoise.analysis.composition` -- the guarantee after ``k`` releases (best of several bounds);
 * :mod:`~optnoise.analysis.sufficient` -- Holohan et al.'s sufficient sets;
 * :mod:`~optnoise.analysis.intervals` -- exact confidence intervals of a released value (Neyman
-  on a channel, noise quantiles for additive noise) and its expected absolute error.
+  on a channel, noise quantiles for additive noise);
+* :mod:`~optnoise.analysis.abs_error` -- the released value's expected absolute error.
 """
 
 from .floating import RATIO_TOLERANCE, FloatPair, LossDistribution, PairAnalysis, PairMaxima

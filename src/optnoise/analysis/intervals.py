@@ -34,7 +34,7 @@ and checked ``>= 1 - alpha`` before returning.
 
 Expected absolute error ``E|Y - q|`` per ``q`` and its worst case: :func:`channel_abs_error`,
 :func:`additive_abs_error` (floating point from the exact weights; it is a reported accuracy
-figure, not a privacy claim).
+figure, not a privacy claim), in :mod:`optnoise.analysis.abs_error` and importable from here.
 """
 
 from __future__ import annotations
@@ -47,12 +47,11 @@ from typing import Literal
 import numpy as np
 
 from ..errors import InvalidParameterError, OptnoiseError
+from .abs_error import (MAX_CHANNEL_CELLS, AbsError, Output, additive_abs_error, channel_abs_error, channel_weights,
+                        row_totals_below)
 from .pairs import IntegerForm
 
 Method = Literal["shortest", "equal-tailed"]
-Output = Literal["clamped", "line", "cyclic"]
-#: Largest channel (rows x outputs) the Neyman route builds (a dense integer matrix).
-MAX_CHANNEL_CELLS = 200_000_000
 
 
 def exact_alpha(alpha: float | Fraction | str) -> Fraction:
@@ -147,43 +146,6 @@ class ChannelIntervals:
         return self.high - self.low
 
 
-def _as_weights(weights: np.ndarray | IntegerForm) -> np.ndarray:
-    w = weights.weights if isinstance(weights, IntegerForm) else weights
-    w = np.asarray(w)
-    if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
-        raise InvalidParameterError("weights", f"shape {w.shape}", "a matrix of integer weights P[q, y]")
-    if w.dtype != object and w.dtype.kind not in "iu":
-        raise InvalidParameterError("weights", str(w.dtype), "integer weights (the quantized channel)")
-    if w.size > MAX_CHANNEL_CELLS:
-        raise InvalidParameterError("weights", f"shape {w.shape}", f"at most {MAX_CHANNEL_CELLS:.3g} cells; "
-                                    "use additive_intervals for additive noise")
-    if w.dtype.kind == "i" and w.size and w.min() < 0 or w.dtype == object and any(int(x) < 0 for x in w.ravel()):
-        raise InvalidParameterError("weights", "negative", "non-negative integer weights")
-    if w.dtype != object and row_totals_below(w.astype(np.uint64, copy=False), 1 << 63):
-        return w.astype(np.uint64, copy=False)
-    return w.astype(object)
-
-
-def row_totals_below(w: np.ndarray, bound: int, rows: int = 1024) -> bool:
-    """Whether every row of non-negative ``uint64`` weights sums to less than ``bound``.
-
-    Exact: the high and low 32-bit halves are summed apart in ``uint64`` (each sum is below
-    ``2^32`` times the row length, so below ``2^64`` for rows shorter than ``2^32``), and the
-    total is joined in Python integers. Below ``2^63`` every cumulative sum of a row, and a
-    cumulative sum plus a mass needed from the row, stays below ``2^64``: the intervals' integer
-    arithmetic is exact in ``uint64`` (a quantized channel's rows sum to ``2^62``, so a channel
-    of any width stays in ``uint64``, not Python integers). ``rows`` rows at a time.
-    """
-    low_mask, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
-    for start in range(0, w.shape[0], rows):
-        block = w[start:start + rows]
-        high = (block >> shift).sum(axis=1, dtype=np.uint64)
-        low = (block & low_mask).sum(axis=1, dtype=np.uint64)
-        if any((int(h) << 32) + int(l) >= bound for h, l in zip(high, low)):
-            return False
-    return True
-
-
 def _cumulative(row: np.ndarray) -> np.ndarray:
     if row.dtype == object:
         return np.concatenate(([0], np.cumsum(row))).astype(object)
@@ -222,7 +184,7 @@ def neyman_intervals(weights: np.ndarray | IntegerForm, alpha: float | Fraction 
     """
     a = exact_alpha(alpha)
     _check_method(method)
-    w = _as_weights(weights)
+    w = channel_weights(weights)
     rows, outs = w.shape
     accept = np.zeros((rows, 2), dtype=np.int64)
     totals = []
@@ -266,7 +228,7 @@ def _row_coverage(row: np.ndarray, q: int, low: np.ndarray, high: np.ndarray, to
 def channel_coverage(weights: np.ndarray | IntegerForm, low: np.ndarray, high: np.ndarray) -> list[Fraction]:
     """Exact ``P(q in [low[Y], high[Y]])`` for every true ``q`` of a channel (an independent
     check of any interval table)."""
-    w = _as_weights(weights)
+    w = channel_weights(weights)
     return [_row_coverage(w[q], q, np.asarray(low), np.asarray(high), int(sum(int(x) for x in w[q])))
             for q in range(w.shape[0])]
 
@@ -557,148 +519,6 @@ def additive_intervals(form: IntegerForm, n: int, alpha: float | Fraction = 0.05
         raise InvalidParameterError("n", n, f"the cyclic noise's size minus one ({np.asarray(form.weights).size - 1})")
     window = noise_window(form, alpha, method=method)
     return AdditiveIntervals(window, int(n), output, exact_alpha(alpha), method)
-
-
-# ------------------------------------------------------------------ expected absolute error
-@dataclass(frozen=True)
-class AbsError:
-    """``E|Y - q|`` per true value ``q`` (``per_value[q]``) and its worst case over ``q``."""
-
-    per_value: np.ndarray
-    worst: float
-    worst_at: int
-
-    @classmethod
-    def of(cls, per_value: np.ndarray) -> AbsError:
-        i = int(np.argmax(per_value))
-        return cls(per_value, float(per_value[i]), i)
-
-
-def channel_abs_error(weights: np.ndarray | IntegerForm, *, circular: bool = False) -> AbsError:
-    """Expected absolute error ``sum_y P[q, y] |y - q|`` of a channel, per ``q`` (floating
-    point from the integer weights; ``circular``: distance around the cycle ``0..M-1``)."""
-    w = _as_weights(weights)
-    rows, outs = w.shape
-    out = np.empty(rows)
-    y = np.arange(outs)[None, :]
-    for start in range(0, rows, 256):       # row blocks: O(256 M) scratch, not O(N M)
-        block = w[start:start + 256]
-        f = np.array([[float(x) for x in row] for row in block]) if block.dtype == object else block.astype(float)
-        d = np.abs(y - np.arange(start, start + block.shape[0])[:, None])
-        if circular:
-            d = np.minimum(d, outs - d)
-        out[start:start + block.shape[0]] = (f * d).sum(axis=1) / f.sum(axis=1)
-    return AbsError.of(out)
-
-
-def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped") -> AbsError:
-    """Expected absolute error of additive noise per true value ``q`` in ``0..n``.
-
-    ``clamped``: ``E|clip(q + eta) - q| = sum_{j=1}^{n-q} P(eta >= j) + sum_{j=1}^{q} P(eta <= -j)``
-    (O(n) with cumulative sums); ``line``: ``E|eta|`` (the same for every ``q``: one value,
-    without unrolling the tails when the window holds 0); ``cyclic``: the linear
-    distance ``|((q + eta) mod (n + 1)) - q|`` (what a reader of an ordered domain sees).
-    """
-    if output == "cyclic":
-        w = np.asarray(form.weights).ravel()
-        p = np.array([float(x) for x in w]) / float(sum(int(x) for x in w))
-        size = n + 1
-        y = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size
-        return AbsError.of((p[None, :] * np.abs(y - np.arange(size)[:, None])).sum(axis=1))
-    line = output == "line"
-    holds_zero = form.lo <= 0 <= form.lo + len(form.weights) - 1
-    # E|eta| needs the window and the tails' closed form only: no unrolling to -n..n when the
-    # window holds 0 (n can be 1e8 for a sum in resolution units).
-    if line:
-        p, lo = _float_masses(form, 0 if holds_zero else n)
-        k = np.arange(lo, lo + p.size)
-        return AbsError.of(np.full(1, float((p * np.abs(k)).sum()) + _tail_abs(form, p, lo)))
-    # P(eta >= j) for j = 1..m and P(eta <= -j) for j = 1..m (tails beyond the window included),
-    # m = n, or less where every float mass beyond m is 0.0 (:func:`_float_reach`): there
-    # P(eta >= j) and P(eta <= -j) are exactly 0.0, so the running sums cu, cd stop changing and
-    # cu[x] = cu[m] for x >= m, the same floats as unrolling to n (O(m) work instead of O(n)).
-    m = min(n, _float_reach(form))
-    p, lo = _float_masses(form, m)
-    right_tail, left_tail = _tail_totals(form, p, lo)
-    suffix = np.cumsum(p[::-1])[::-1] + right_tail            # suffix[i] = P(eta >= lo + i)
-    prefix = np.cumsum(p) + left_tail                         # prefix[i] = P(eta <= lo + i)
-    up = suffix[np.arange(1, m + 1) - lo]
-    down = prefix[-np.arange(1, m + 1) - lo]
-    cu, cd = np.concatenate(([0.0], np.cumsum(up))), np.concatenate(([0.0], np.cumsum(down)))
-    q = np.arange(n + 1)
-    return AbsError.of(cu[np.minimum(n - q, m)] + cd[np.minimum(q, m)])
-
-
-#: ``r^t`` below ``2^-UNDERFLOW_BITS`` rounds to 0.0 (the least subnormal is ``2^-1074``).
-UNDERFLOW_BITS = 1100
-
-
-def _float_reach(form: IntegerForm) -> int:
-    """A distance from 0 beyond which every float mass :func:`_float_masses` unrolls is
-    exactly 0.0, and so are the tails' float totals over the last block (:func:`_tail_totals`).
-
-    The window's reach plus, per tail of ratio ``r`` and period ``p``, ``(t + 1) p`` with
-    ``r^t < 2^-1100`` (far below the least subnormal, so ``r^t`` and every product with it
-    round to 0.0); a position beyond it is in block ``t + 2`` or later. A ratio that rounds
-    to 1.0 (no underflow in reach) gives no limit (a huge reach).
-    """
-    size = len(form.weights)
-    reach, extra = max(abs(form.lo), abs(form.lo + size - 1)), 0
-    for tail in (form.left, form.right):
-        if tail is not None:
-            r, period = float(tail[0]), int(tail[1])
-            if not 0.0 < r < 1.0:
-                return 1 << 62
-            t = math.ceil(UNDERFLOW_BITS * math.log(2) / -math.log(r)) + 1
-            extra = max(extra, (t + 1) * period)
-    return reach + extra
-
-
-def _float_masses(form: IntegerForm, n: int) -> tuple[np.ndarray, int]:
-    """Float masses on a window covering ``-n..n`` (tails unrolled in floats, one array
-    operation per tail)."""
-    w = np.array([float(x) for x in form.weights]) / float(form.denominator)
-    lo, hi = form.lo, form.lo + w.size - 1
-    if form.right is not None and hi < n:
-        r, period = float(form.right[0]), int(form.right[1])
-        block, t = w[-period:], math.ceil((n - hi) / period)
-        w = np.concatenate([w, (np.power(r, np.arange(1, t + 1, dtype=float))[:, None] * block[None, :]).ravel()])
-    if form.left is not None and lo > -n:
-        r, period = float(form.left[0]), int(form.left[1])
-        block, t = w[:period].copy(), math.ceil((lo + n) / period)
-        w = np.concatenate([(np.power(r, np.arange(t, 0, -1, dtype=float))[:, None] * block[None, :]).ravel(), w])
-        lo -= t * period
-    pad_lo, pad_hi = max(0, lo - (-n)), max(0, n - (lo + w.size - 1))
-    return np.concatenate((np.zeros(pad_lo), w, np.zeros(pad_hi))), lo - pad_lo
-
-
-def _tail_totals(form: IntegerForm, p: np.ndarray, lo: int) -> tuple[float, float]:
-    """Float mass of the geometric tails beyond the float window ``p`` (right, left)."""
-    right = left = 0.0
-    if form.right is not None:
-        r, period = float(form.right[0]), int(form.right[1])
-        right = float(p[-period:].sum()) * r / (1 - r)
-    if form.left is not None:
-        r, period = float(form.left[0]), int(form.left[1])
-        left = float(p[:period].sum()) * r / (1 - r)
-    return right, left
-
-
-def _tail_abs(form: IntegerForm, p: np.ndarray, lo: int) -> float:
-    """Float ``sum |k| p(k)`` over the geometric tails beyond the window (closed form)."""
-    out = 0.0
-    hi = lo + p.size - 1
-    if form.right is not None:
-        r, period = float(form.right[0]), int(form.right[1])
-        pos = np.arange(hi - period + 1, hi + 1)
-        blk = p[-period:]
-        out += float((blk * np.abs(pos)).sum()) * r / (1 - r) + period * float(blk.sum()) * r / (1 - r) ** 2
-    if form.left is not None:
-        r, period = float(form.left[0]), int(form.left[1])
-        pos = np.arange(lo, lo + period)
-        blk = p[:period]
-        out += float((blk * np.abs(pos)).sum()) * r / (1 - r) + period * float(blk.sum()) * r / (1 - r) ** 2
-    return out
 
 
 __all__ = [

@@ -30,7 +30,7 @@ one-dimensional cyclic PMFs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -345,6 +345,76 @@ def _check_shifts(shifts: Iterable[int], n: int) -> list[int]:
     return sorted(out, key=lambda s: -min(s % n, (-s) % n))
 
 
+@dataclass
+class _Running:
+    """The maxima over the pairs walked so far, and the pair (``mu=...``) that holds each."""
+
+    delta: float | None
+    pure: float = 0.0
+    dp_max: float = -math.inf
+    pdp_max: float = -math.inf
+    edp: float = 0.0       # (read only with a delta)
+    epdp: float = 0.0
+    worst: dict[str, str] = field(default_factory=dict)
+    first: bool = True
+
+    def checks(self) -> tuple[float | None, float | None]:
+        """``e^eps_DP`` and ``e^eps_PDP`` so far, where finite below ``e^700`` (else ``None``):
+        the walk counts each pair's mass beyond them, which says whether the pair can raise them."""
+        e_check = r_check = None
+        if self.delta is not None:
+            if not math.isinf(self.edp):
+                e_check = math.exp(self.edp) if self.edp < 700 else None
+            if not math.isinf(self.epdp):
+                r_check = math.exp(self.epdp) if self.epdp < 700 else None
+        return e_check, r_check
+
+    def pair(self, label: str, pure: float, e: float | None, dp: float, pdp: float) -> None:
+        """One pair's pure epsilon and (at ``e``) deltas into the maxima."""
+        if pure > self.pure or self.first:
+            self.pure = max(self.pure, pure)
+            self.worst["epsilon_pure"] = label
+        if e is not None:
+            if dp > self.dp_max:
+                self.dp_max, self.worst["delta_dp"] = dp, label
+            if pdp > self.pdp_max:
+                self.pdp_max, self.worst["delta_pdp"] = pdp, label
+
+
+def _inverse_maxima(run: _Running, delta: float, label: str, segs, bufs: _Buffers, block: int, checks: tuple,
+                    masses: tuple) -> None:
+    """One pair's ``epsilon_dp`` and ``epsilon_pdp`` at ``delta`` into the maxima, computed only
+    where the pair can raise them: its mass beyond the running ratios (``masses``, counted at
+    ``checks``) exceeds delta, or it is the first pair."""
+    edp, epdp, first = run.edp, run.epdp, run.first
+    (e_check, r_check), (cdp, cpdp) = checks, masses
+    need_dp = not math.isinf(edp) and (e_check is None or cdp > delta or first)
+    need_pdp = not math.isinf(epdp) and (r_check is None or cpdp > delta or first)
+    if not (need_dp or need_pdp):
+        return
+    # lower bounds on this pair's answers (ratios): the running maxima, which the
+    # pair exceeds, or for the first pair bounds proven from a sample
+    if first:
+        dp_floor, pdp_floor = _floor_from_sample(segs, bufs, delta, block)
+    else:
+        dp_floor, pdp_floor = math.exp(edp) * (1 - 1e-9), math.exp(epdp) * (1 - 1e-9)
+    floor_ratio = max(1.0, min(dp_floor if need_dp else math.inf, pdp_floor if need_pdp else math.inf))
+    cand = _candidates(segs, floor_ratio, bufs)
+    full = floor_ratio <= 1.0
+    for name, need, running, inverse in (("epsilon_dp", need_dp, edp, _epsilon_dp),
+                                         ("epsilon_pdp", need_pdp, epdp, _epsilon_pdp)):
+        if not need:
+            continue
+        start = None if first else (running if cand.loss_keys else math.exp(running))
+        v = inverse(cand, delta, start, full)
+        if v > running or first:
+            run.worst[name] = label
+            if name == "epsilon_dp":
+                run.edp = max(run.edp, v)
+            else:
+                run.epdp = max(run.epdp, v)
+
+
 def cyclic_summary(f: np.ndarray, shifts: Sequence[int], *, epsilon: float | None = None,
                    delta: float | None = None, ratio_tolerance: float = RATIO_TOLERANCE,
                    block: int = BLOCK) -> PairMaxima:
@@ -368,66 +438,23 @@ def cyclic_summary(f: np.ndarray, shifts: Sequence[int], *, epsilon: float | Non
     if delta is not None:
         check_delta(delta)
     e = None if eps is None else (math.exp(eps) if eps < 700 else math.inf)
+    e_pass = None if e is not None and math.isinf(e) else e
     e_tol = 1.0 + ratio_tolerance
     bufs = _Buffers.make(min(block, arr.size))
-    worst: dict[str, str] = {}
-    pure = 0.0
-    dp_max = pdp_max = -math.inf
-    edp = epdp = 0.0 if delta is not None else None
-    first = True
+    run = _Running(delta)
     for shift in order:
         label = f"mu={shift}"
         segs = _segments(arr, shift)
-        if e is not None and math.isinf(e):
-            e_pass = None
-        else:
-            e_pass = e
-        e_check = None
-        r_check = None
-        if delta is not None:
-            if not math.isinf(edp):
-                e_check = math.exp(edp) if edp < 700 else None
-            if not math.isinf(epdp):
-                r_check = math.exp(epdp) if epdp < 700 else None
-        mx, dp, pdp, cdp, cpdp, over = _walk(segs, bufs, e_pass, e_tol, e_check, r_check, block)
+        checks = run.checks()
+        mx, dp, pdp, cdp, cpdp, over = _walk(segs, bufs, e_pass, e_tol, *checks, block)
         pair_pure = _pure_from_overflow(segs) if over else (math.log(mx) if mx > 0 else -math.inf)
-        pair_pure = max(0.0, pair_pure)
-        if pair_pure > pure or first:
-            pure = max(pure, pair_pure)
-            worst["epsilon_pure"] = label
-        if e is not None:
-            if math.isinf(e):
-                dp = pdp = _infinite_mass(segs)
-            if dp > dp_max:
-                dp_max, worst["delta_dp"] = dp, label
-            if pdp > pdp_max:
-                pdp_max, worst["delta_pdp"] = pdp, label
+        if e is not None and math.isinf(e):
+            dp = pdp = _infinite_mass(segs)
+        run.pair(label, max(0.0, pair_pure), e, dp, pdp)
         if delta is not None:
-            need_dp = not math.isinf(edp) and (e_check is None or cdp > delta or first)
-            need_pdp = not math.isinf(epdp) and (r_check is None or cpdp > delta or first)
-            if need_dp or need_pdp:
-                # lower bounds on this pair's answers (ratios): the running maxima, which the
-                # pair exceeds, or for the first pair bounds proven from a sample
-                if first:
-                    dp_floor, pdp_floor = _floor_from_sample(segs, bufs, delta, block)
-                else:
-                    dp_floor, pdp_floor = math.exp(edp) * (1 - 1e-9), math.exp(epdp) * (1 - 1e-9)
-                floor_ratio = max(1.0, min(dp_floor if need_dp else math.inf, pdp_floor if need_pdp else math.inf))
-                cand = _candidates(segs, floor_ratio, bufs)
-                full = floor_ratio <= 1.0
-                for name, need, running, inverse in (("epsilon_dp", need_dp, edp, _epsilon_dp),
-                                                     ("epsilon_pdp", need_pdp, epdp, _epsilon_pdp)):
-                    if not need:
-                        continue
-                    start = None if first else (running if cand.loss_keys else math.exp(running))
-                    v = inverse(cand, delta, start, full)
-                    if v > running or first:
-                        worst[name] = label
-                        if name == "epsilon_dp":
-                            edp = max(edp, v)
-                        else:
-                            epdp = max(epdp, v)
-        first = False
+            _inverse_maxima(run, delta, label, segs, bufs, block, checks, (cdp, cpdp))
+        run.first = False
     return PairMaxima(
-        epsilon_pure=pure, delta_dp=None if e is None else dp_max, delta_pdp=None if e is None else pdp_max,
-        epsilon_dp=edp, epsilon_pdp=epdp, pairs=len(order), worst=worst)
+        epsilon_pure=run.pure, delta_dp=None if e is None else run.dp_max,
+        delta_pdp=None if e is None else run.pdp_max, epsilon_dp=None if delta is None else run.edp,
+        epsilon_pdp=None if delta is None else run.epdp, pairs=len(order), worst=run.worst)

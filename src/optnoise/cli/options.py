@@ -29,6 +29,8 @@ Notion = Annotated[str, typer.Option(
 OptionalNotion = Annotated[Optional[str], typer.Option(
     "--notion", "--guarantee", help="The notion of the target: dp (default), approximate DP (hockey-stick); pdp, "
                                     "probabilistic DP (Kadam Def. 2). --guarantee is the same flag.")]
+#: ``--delta`` of ``design`` and ``compare`` (optional: 0 by default).
+OptionalDelta = Annotated[Optional[float], typer.Option("--delta", help="Target delta (0 <= delta < 1; default 0).")]
 
 
 def _opt(name: str, flag: str | tuple[str, ...], kind: Any, help: str, default: Any = None) -> inspect.Parameter:

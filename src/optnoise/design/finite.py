@@ -27,30 +27,28 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..analysis import privacy_profile
 from ..costs import Cost, cost_vector, wrapped_squared_error
 from ..errors import DesignError
 from ..mechanism import Mechanism
-from ..neighbourhood import Neighbourhood, as_neighbourhood
+from ..neighbourhood import Neighbourhood
 from ..pmf import CyclicPMF
-from ..resources import check, design_lp_bytes, row_generation_bytes
+from ..resources import design_lp_bytes, row_generation_bytes
 from ..search import first_passing
 from ..target import Target, resolve_target
-from .bounds import GAP_TOLERANCE, exp_up, lp_bound, relative_gap
-from .model import (
-    Orbits, Shifts, column, cost_row, cyclic_shift_table, dp_lp, eye_block, identity_orbits, mass_row, mirror_orbits,
-    pdp_milp, ratio_block, rho_of, sum_rows,
-)
+from .bounds import GAP_TOLERANCE, relative_gap
+from .finite_lp import ROW_GENERATION_MIN_ROWS, ROW_TOLERANCE, MemoryLimit, lp_lower_bound, solve_dp_lp
+from .finite_milp import PDP_ROW_GENERATION_MIN_PAIRS, pdp_row_generation, polish_pdp, solve_pdp_milp
+from .model import Shifts, cyclic_shift_table, identity_orbits, mirror_orbits
 from .report import DesignResult, OfTarget
 from .request import SOLVER_EPSILON_MAX, Request, SolverOptions
-from .solver import MIP_REL_GAP, RATIO_MARGIN, solve_lp, solve_milp
+from .solver import RATIO_MARGIN
 
 
 # ----------------------------------------------------------------- result
@@ -123,364 +121,6 @@ class FiniteDesign(OfTarget, DesignResult):
         if self.minimize == "delta":
             out["delta"] = self.delta_min
         return out
-
-
-# --------------------------------------------------------- model building
-def _objective(rho: np.ndarray, n_cols: int, minimize: str, max_cost: float | None,
-               blocks: list, b: list) -> np.ndarray:
-    """Objective vector: the cost of ``f`` (first ``rho.size`` columns), or, for
-    ``minimize="delta"``, the last column ``d`` with the row ``cost . f <= max_cost``
-    appended to ``blocks``/``b`` (Kadam (15b))."""
-    c = np.zeros(n_cols)
-    if minimize == "delta":
-        blocks.append(cost_row(rho, n_cols))
-        b.append(np.array([max_cost]))
-        c[n_cols - 1] = 1.0
-    else:
-        c[:rho.size] = rho
-    return c
-
-
-# ---------------------------------------------------------------- solvers
-@dataclass(frozen=True)
-class _Memory:
-    """The memory limit of one design, and the value of ``n`` that a refusal names."""
-    n: object
-    max_memory: int | None
-
-    def check(self, estimate: float, what: str) -> None:
-        check(estimate, parameter="n", value=self.n, what=what, max_memory=self.max_memory)
-
-    def check_round(self, active: int, held: int, kind: str) -> None:
-        """One model of row generation: ``active`` mass columns, ``held`` (distance, value) pairs."""
-        self.check(design_lp_bytes(active, 1, kind=kind, held=held),
-                   f"row generation's {'MILP' if kind == 'pdp' else 'LP'} over {held} (distance, value) pairs")
-
-
-#: Above this many ratio rows (after any mirror reduction) the DP LP is solved by row generation.
-ROW_GENERATION_MIN_ROWS = 50_000
-#: A ratio row left out of the LP counts as met when it is violated by at most this much
-#: probability (HiGHS's primal feasibility tolerance on the rows it holds, :data:`LP_OPTIONS`).
-ROW_TOLERANCE = 1e-10
-
-
-@dataclass(frozen=True)
-class _LPSolution:
-    f: np.ndarray
-    objective: float
-    lps: int
-    rows: int
-    all_rows: int
-    duals: tuple = ()
-
-
-def _solve_dp_lp(sh: Shifts, orbits: Orbits, rho, e, delta, minimize, max_cost, time_limit,
-                 row_generation: bool, memory: _Memory) -> _LPSolution:
-    """Standard (eps, delta)-DP as an LP, all rows at once or by row generation."""
-    n = sh.n
-    kept = orbits.shifts
-    hockey = delta > 0 or minimize == "delta"
-    mc = max_cost if minimize == "delta" else None
-    all_rows = int(kept.size) * n
-
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-
-    def solve(rows: np.ndarray, active: np.ndarray, scale: float | None = None) -> tuple[np.ndarray, float]:
-        nonlocal last
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is not None and left <= 0:
-            raise DesignError(f"solver time limit reached ({time_limit} s) before the LP was solved "
-                              "(row generation); no design returned")
-        if row_generation:
-            memory.check_round(active.size, rows.size, "dp" if hockey else "pure")
-        model = dp_lp(sh, orbits, rho, e, rows=rows, active=active, hockey=hockey, delta=delta, max_cost=mc)
-        bounds = np.column_stack((np.zeros(model.upper.size), model.upper))
-        res = solve_lp(model.c, model.a_ub, model.b_ub, model.a_eq, [1.0], bounds, left, scale=scale)
-        last = (rows, res.ineqlin.marginals, res.eqlin.marginals)
-        return model.pmf(res.x, orbits), float(res.fun)
-
-    last: tuple = ()
-    if not row_generation:
-        rows = (kept[:, None] * n + np.arange(n)[None, :]).ravel()
-        f, obj = solve(rows, np.arange(orbits.size))
-        return _LPSolution(f, obj, 1, all_rows, all_rows, last)
-    return replace(_row_generation(sh, orbits, rho, e, solve, all_rows, hockey), duals=last)
-
-
-def _lp_lower_bound(sh: Shifts, orbits: Orbits, rho: np.ndarray, epsilon: float, delta: float,
-                    max_cost: float | None, hockey: bool, duals: tuple) -> float | None:
-    """A proven lower bound on the true optimum from the last LP's multipliers.
-
-    The full LP (every ratio row, every class) written with a float ``>= e^eps`` and delta
-    unshrunk contains the true problem's feasible set (mirror classes lose nothing for it
-    either); the last LP's rows are a subset of its rows, in the same order, so its
-    multipliers extended by 0 are a candidate dual, turned into a bound in outward-rounded
-    arithmetic by :func:`~optnoise.design.bounds.lp_bound`. Unbounded variables get bounds
-    that keep the optimum: ``t <= f`` and the min-delta ``d <= 1``.
-    """
-    rows, y_ub, y_eq = duals
-    if not math.isfinite(exp_up(epsilon)):
-        return None
-    n = sh.n
-    full_rows = (orbits.shifts[:, None] * n + np.arange(n)[None, :]).ravel()
-    model = dp_lp(sh, orbits, rho, exp_up(epsilon), rows=full_rows, active=np.arange(orbits.size), hockey=hockey,
-                  delta=delta, max_cost=max_cost)
-    y = np.zeros(model.a_ub.shape[0])
-    m = full_rows.size
-    y[np.searchsorted(full_rows, rows)] = y_ub[:rows.size]
-    y[m:] = y_ub[rows.size:]          # the hockey rows (one per kept shift) and the cost row
-    cap = float(np.max(model.upper[np.isfinite(model.upper)], initial=1.0))
-    ub = np.where(np.isfinite(model.upper), model.upper, cap)
-    value = lp_bound(model.c, model.a_ub, model.b_ub, model.a_eq, np.ones(1), np.zeros(ub.size), ub, y, y_eq).value
-    return value if math.isfinite(value) else None
-
-
-def _row_generation(sh: Shifts, orbits: Orbits, rho, e, solve, all_rows: int, hockey: bool) -> _LPSolution:
-    """Solve the DP LP over a growing subset of its ratio rows until the rest hold.
-
-    Exactness: leaving rows out relaxes the LP (pure DP: fewer constraints; hockey-stick:
-    a left-out pair has no ``t``, i.e. its term is dropped from ``sum_eta t <= delta``),
-    so the relaxed optimum costs at most the full optimum. When the relaxed optimum ``f``
-    also meets every left-out row (with ``t = 0``) within :data:`ROW_TOLERANCE`, the
-    tolerance HiGHS grants the rows it holds, then ``f`` is a point of the full LP as
-    feasible as HiGHS's own answer would be, and costs no more than the optimum: it is an
-    optimum. Masses are only given to the classes met by kept rows plus the cheapest other
-    class -- any optimum of the relaxation can move the mass of the unconstrained classes to
-    the cheapest of them -- so each LP has ``O(rows)`` columns, not ``n``. Rows are added
-    around every violation, in a radius that doubles each round (``O(log n)`` rounds). Each
-    LP's objective is scaled by the previous optimum (a lower bound of its own), so that
-    HiGHS's absolute dual tolerance resolves costs near the optimum even when far values
-    cost ``10^12`` times more.
-
-    Proof: docs/proofs/row-generation.md.
-    """
-    n = sh.n
-    kept = orbits.shifts
-    included = np.zeros((kept.size, n), dtype=bool)
-    class_cost = rho_of(orbits, rho)
-    radius = 1
-    lps = 0
-    scale = None
-    while True:
-        rows = np.flatnonzero(included.ravel())
-        j, eta = np.divmod(rows, n)
-        lps += 1
-        f, obj = solve(kept[j] * n + eta, _active_classes(orbits.orbit, sh.partner[kept[j], eta], eta, class_cost),
-                       scale)
-        scale = abs(obj) or None   # relaxations only grow: the next optimum is at least this one
-        grow = np.zeros(n, dtype=bool)
-        for i, jj in enumerate(kept):
-            excess = f - e * f[sh.partner[jj]]
-            bad = (excess > ROW_TOLERANCE) & ~included[i]
-            if hockey and not bad.any() and excess[~included[i]].clip(0.0).sum() > ROW_TOLERANCE:
-                bad = (excess > 0) & ~included[i]   # small left-out terms that add up in sum_eta t
-            grow |= bad
-        if not grow.any():
-            return _LPSolution(f, obj, lps, int(rows.size), all_rows)
-        _include_around(included, grow, radius, sh)
-        radius *= 2
-
-
-def _active_classes(orbit: np.ndarray, partners: np.ndarray, eta: np.ndarray, class_cost: np.ndarray) -> np.ndarray:
-    """The classes met by the kept pairs ``(eta, partners)``, plus the cheapest other class (if any)."""
-    touched = np.zeros(class_cost.size, dtype=bool)
-    touched[orbit[eta]] = True
-    touched[orbit[partners]] = True
-    free = np.flatnonzero(~touched)
-    if free.size:
-        touched[free[np.argmin(class_cost[free])]] = True
-    return np.flatnonzero(touched)
-
-
-def _include_around(included: np.ndarray, grow: np.ndarray, radius: int, sh: Shifts) -> None:
-    """Keep every pair of every value within ``radius`` shifts (either direction) of ``grow``."""
-    for _ in range(radius):
-        out = grow.copy()
-        for partner in sh.partner:
-            out |= grow[partner]
-            out[partner[grow]] = True
-        grow = out
-    included[:, grow] = True
-
-
-@dataclass(frozen=True)
-class _MILPSolution:
-    u: np.ndarray          # indicator per (shift, value) pair (standard) or per value (paper)
-    f: np.ndarray
-    objective: float
-    gap: float
-    bound: float
-
-
-def _solve_pdp_milp(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit, formulation,
-                    rows: np.ndarray | None = None, active: np.ndarray | None = None) -> _MILPSolution:
-    """PDP as a MILP over all pairs, or (standard formulation) over the pairs ``rows`` with
-    masses on ``active`` only (a relaxation, :func:`_pdp_row_generation`)."""
-    from scipy.optimize import Bounds, LinearConstraint
-
-    n, k = sh.n, sh.k
-    if formulation == "paper":
-        constraints, c, integrality, lb, ub, u0, n_ind = _paper_milp(sh, rho, e, delta, minimize, max_cost)
-    else:
-        rows = np.arange(k * n) if rows is None else rows
-        active = np.arange(n) if active is None else active
-        model = pdp_milp(sh, rho, e, rows=rows, active=active, delta=delta,
-                         max_cost=max_cost if minimize == "delta" else None)
-        constraints = [LinearConstraint(model.a, model.lo, model.hi)]
-        c, integrality = model.c, model.integrality
-        lb, ub = np.zeros(c.size), np.ones(c.size)
-    res = solve_milp(c, constraints, integrality, Bounds(lb, ub), time_limit, what="noise PMF")
-    gap = float(getattr(res, "mip_gap", 0.0) or 0.0)
-    bound = getattr(res, "mip_dual_bound", None)
-    bound = float(res.fun if bound is None else bound)   # None: no binaries left, an LP
-    if formulation == "paper":
-        u = np.rint(res.x[u0:u0 + n_ind]).astype(bool)
-        return _MILPSolution(u, res.x[:n], float(res.fun), gap, bound)
-    return _MILPSolution(model.indicators(res.x), model.pmf(res.x, n), float(res.fun), gap, bound)
-
-
-def _paper_milp(sh: Shifts, rho, e, delta, minimize, max_cost):
-    """Kadam (13a)-(13h) as printed: one indicator per noise value shared by all distances."""
-    from scipy.optimize import LinearConstraint
-
-    n, k = sh.n, sh.k
-    n_ind = n
-    # variables: f (n), y (n), u (n), [d]
-    y0, u0 = n, n + n_ind
-    n_cols = n + 2 * n_ind + (1 if minimize == "delta" else 0)
-    d_col = n_cols - 1
-    cons = []
-    # (13c) sum y <= delta ; y - u <= 0
-    s = sum_rows(1, n, y0, n_cols)
-    cons.append((s - (column(n_cols, d_col, 1, 1.0) if minimize == "delta" else 0),
-                 -np.inf, 0.0 if minimize == "delta" else delta))
-    cons.append((eye_block(n, y0, n_cols) - eye_block(n, u0, n_cols), -np.inf, 0.0))
-    # (13d) u + f - y <= 1 ; (13e) u - f + y <= 1
-    f_id = eye_block(n, 0, n_cols)
-    cons.append((eye_block(n, u0, n_cols) + f_id - eye_block(n, y0, n_cols), -np.inf, 1.0))
-    cons.append((eye_block(n, u0, n_cols) - f_id + eye_block(n, y0, n_cols), -np.inf, 1.0))
-    ratio = ratio_block(sh, e, 0, n_cols)
-    u_rep = sp.csr_matrix((np.ones(k * n), (np.arange(k * n), np.tile(np.arange(n), k) + u0)), shape=(k * n, n_cols))
-    # (13f) f - e f' - u <= 0 ; (13g) e f' - f + e u <= e
-    cons.append((ratio - u_rep, -np.inf, 0.0))
-    cons.append((-ratio + e * u_rep, -np.inf, e))
-    cons.append((mass_row(n, n_cols), 1.0, 1.0))
-    c = np.zeros(n_cols)
-    if minimize == "delta":
-        cons.append((cost_row(rho, n_cols), -np.inf, max_cost))
-        c[d_col] = 1.0
-    else:
-        c[:n] = rho
-    integrality = np.zeros(n_cols)
-    integrality[u0:u0 + n_ind] = 1
-    lb = np.zeros(n_cols)
-    ub = np.ones(n_cols)
-    constraints = [LinearConstraint(sp.csr_matrix(a) if not sp.issparse(a) else a.tocsr(), lo, hi) for a, lo, hi in cons]
-    return constraints, c, integrality, lb, ub, u0, n_ind
-
-
-#: Above this many (shift, value) pairs the per-distance PDP MILP is solved by row generation.
-PDP_ROW_GENERATION_MIN_PAIRS = 500
-
-
-@dataclass(frozen=True)
-class _PDPSolution:
-    f: np.ndarray
-    objective: float      # of the polished f
-    milp_objective: float
-    gap: float
-    milps: int
-    pairs: int
-
-
-def _pdp_row_generation(sh: Shifts, rho, e, delta, minimize, max_cost, time_limit,
-                        memory: _Memory) -> _PDPSolution:
-    """The per-distance PDP MILP over a growing set of (shift, value) pairs.
-
-    Exactness (no convexity needed): leaving pairs out relaxes the MILP -- a left-out pair
-    may violate ``f(eta) <= e^eps f(eta + mu)`` without its mass counting towards delta --
-    so the relaxed MILP's dual bound ``L`` is a lower bound of the full optimum. The relaxed
-    solution's indicator pattern, extended by the violations it has on the left-out pairs,
-    is then polished on the *full* problem (:func:`_polish_pdp`: an LP over every pair with
-    the indicators fixed), which gives a feasible design of cost ``U``. If
-    ``U - L <= MIP_REL_GAP |U|`` that design is optimal to the same relative gap the full
-    MILP is solved to; otherwise pairs are added around the violations (radius doubling)
-    and the MILP is solved again. Values met by no kept pair have no constraint in the
-    relaxation, so their mass is given to the cheapest of them (one column), as in
-    :func:`_row_generation`.
-
-    Proof: docs/proofs/row-generation.md.
-    """
-    n, k = sh.n, sh.k
-    included = np.zeros((k, n), dtype=bool)
-    values = np.arange(n)
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
-    radius = 1
-    milps = 0
-    while True:
-        rows = np.flatnonzero(included.ravel())
-        j, eta = np.divmod(rows, n)
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is not None and left <= 0:
-            raise DesignError(f"solver time limit reached ({time_limit} s) before optimality was proved "
-                              f"(row generation, {milps} MILPs); no design is called optimal (raise --time-limit)")
-        active = _active_classes(values, sh.partner[j, eta], eta, rho)
-        memory.check_round(active.size, rows.size, "pdp")
-        sol = _solve_pdp_milp(sh, rho, e, delta, minimize, max_cost, left, "standard", rows=rows, active=active)
-        milps += 1
-        violated = sol.f[None, :] > e * sol.f[sh.partner]
-        pattern = violated.copy()
-        pattern.ravel()[rows] = sol.u
-        try:
-            f, pobj = _polish_pdp(sh, rho, e, delta, minimize, max_cost, pattern.ravel(), "standard", left)
-        except DesignError:
-            f, pobj = None, math.inf
-        if f is not None and pobj - sol.bound <= MIP_REL_GAP * abs(pobj) + 1e-12:
-            gap = max(0.0, pobj - sol.bound) / max(abs(pobj), 1e-300)
-            return _PDPSolution(f, pobj, sol.objective, gap, milps, int(rows.size))
-        grow = (violated & ~included).any(axis=0)
-        if not grow.any():
-            included[:] = True          # nothing left to add around: the next MILP is the full one
-            continue
-        _include_around(included, grow, radius, sh)
-        radius *= 2
-
-
-def _polish_pdp(sh: Shifts, rho, e, delta, minimize, max_cost, u, formulation, time_limit):
-    """LP with the indicators fixed: exact PDP feasibility at tight tolerances."""
-    n, k = sh.n, sh.k
-    n_cols = n + (1 if minimize == "delta" else 0)
-    d_col = n_cols - 1
-    e_in = e * (1.0 - RATIO_MARGIN)
-    blocks, b = [], []
-    ratio_in = ratio_block(sh, e_in, 0, n_cols)
-    if formulation == "paper":
-        keep = np.tile(~u, k)                      # u = 0: f <= e f' for every mu
-        blocks.append(ratio_in[keep])
-        b.append(np.zeros(int(keep.sum())))
-        viol = np.tile(u, k)                       # u = 1: f >= e f' for every mu (13g)
-        if viol.any():
-            blocks.append(-ratio_block(sh, e, 0, n_cols)[viol])
-            b.append(np.zeros(int(viol.sum())))
-        sets = [u]
-    else:
-        keep = ~u
-        blocks.append(ratio_in[keep])
-        b.append(np.zeros(int(keep.sum())))
-        sets = [u[j * n:(j + 1) * n] for j in range(k)]
-    for s in sets:
-        if s.any():
-            row = sp.csr_matrix((np.ones(int(s.sum())), (np.zeros(int(s.sum()), int), np.nonzero(s)[0])), shape=(1, n_cols))
-            if minimize == "delta":
-                row = row - column(n_cols, d_col, 1, 1.0)
-                b.append(np.zeros(1))
-            else:
-                b.append(np.array([delta]))
-            blocks.append(row)
-    c = _objective(rho, n_cols, minimize, max_cost, blocks, b)
-    bounds = [(0.0, 1.0)] * n + ([(0.0, 1.0)] if minimize == "delta" else [])
-    res = solve_lp(c, sp.vstack(blocks, format="csr"), np.concatenate(b), mass_row(n, n_cols), [1.0], bounds, time_limit)
-    return res.x[:n], float(res.fun)
 
 
 def _clean(f: np.ndarray) -> np.ndarray:
@@ -562,7 +202,7 @@ class _Plan(OfTarget):
     may_generate: bool
     row_generation: bool | None
     closed_form: bool
-    memory: _Memory
+    memory: MemoryLimit
 
     @property
     def eps_solve(self) -> float:
@@ -581,7 +221,7 @@ def _plan(request: Request) -> _Plan:
     may_generate = (lp_path or request.formulation == "standard") and (
         values * shifts > (ROW_GENERATION_MIN_ROWS if lp_path else PDP_ROW_GENERATION_MIN_PAIRS)
         if row_generation is None else row_generation)
-    memory = _Memory(request.n, request.max_memory)
+    memory = MemoryLimit(request.n, request.max_memory)
     if may_generate:   # the shift table, the mask and (PDP) the polishing LP over every pair
         polish = 0.0 if lp_path else design_lp_bytes(values, shifts, kind="pure")
         memory.check(row_generation_bytes(values, shifts) + polish,
@@ -628,7 +268,7 @@ def _lp(p: _Plan, sh: Shifts, e: float) -> _Solved:
     """
     orbits = mirror_orbits(p.shape, sh, p.rho) or identity_orbits(sh)
     lazy = (orbits.shifts.size * sh.n > ROW_GENERATION_MIN_ROWS) if p.row_generation is None else p.row_generation
-    sol = _solve_dp_lp(sh, orbits, p.rho, e * (1 - RATIO_MARGIN), p.delta * (1 - 1e-12), p.minimize, p.max_cost,
+    sol = solve_dp_lp(sh, orbits, p.rho, e * (1 - RATIO_MARGIN), p.delta * (1 - 1e-12), p.minimize, p.max_cost,
                        p.time_limit, lazy, p.memory)
     notes = []
     if orbits.reduced:
@@ -637,7 +277,7 @@ def _lp(p: _Plan, sh: Shifts, e: float) -> _Solved:
     if lazy:
         notes.append(f"row generation: {sol.lps} LPs held {sol.rows} of the {sol.all_rows} ratio rows; "
                      f"the others hold at the solution (tolerance {ROW_TOLERANCE:g})")
-    lower = _lp_lower_bound(sh, orbits, p.rho, p.epsilon, p.delta, p.max_cost if p.minimize == "delta" else None,
+    lower = lp_lower_bound(sh, orbits, p.rho, p.epsilon, p.delta, p.max_cost if p.minimize == "delta" else None,
                             p.delta > 0 or p.minimize == "delta", sol.duals)
     return _Solved(sol.f, "lp", tuple(notes), None, sol.objective if p.minimize == "delta" else None, lower)
 
@@ -646,15 +286,15 @@ def _milp(p: _Plan, sh: Shifts, e: float) -> _Solved:
     """PDP: the per-distance MILP (by row generation when large) or Kadam (13) as printed, polished."""
     notes = []
     if p.may_generate:   # values * shifts == sh.k * sh.n pairs
-        psol = _pdp_row_generation(sh, p.rho, e, p.delta, p.minimize, p.max_cost, p.time_limit, p.memory)
+        psol = pdp_row_generation(sh, p.rho, e, p.delta, p.minimize, p.max_cost, p.time_limit, p.memory)
         f, pobj, obj, gap = psol.f, psol.objective, psol.milp_objective, psol.gap
         notes.append(f"row generation: {psol.milps} MILPs held {psol.pairs} of the {sh.k * sh.n} "
                      "(distance, value) pairs; the polished design is feasible for all of them and within "
                      "the MIP gap of the last MILP's bound")
     else:
-        sol = _solve_pdp_milp(sh, p.rho, e, p.delta, p.minimize, p.max_cost, p.time_limit, p.formulation)
+        sol = solve_pdp_milp(sh, p.rho, e, p.delta, p.minimize, p.max_cost, p.time_limit, p.formulation)
         obj, gap = sol.objective, sol.gap
-        f, pobj = _polish_pdp(sh, p.rho, e, p.delta, p.minimize, p.max_cost, sol.u, p.formulation, p.time_limit)
+        f, pobj = polish_pdp(sh, p.rho, e, p.delta, p.minimize, p.max_cost, sol.u, p.formulation, p.time_limit)
     if abs(pobj - obj) > 1e-6 * max(1.0, abs(obj)):
         notes.append(f"polished LP objective {pobj:.10g} differs from the MILP's {obj:.10g}")
     return _Solved(f, "milp", tuple(notes), gap, pobj if p.minimize == "delta" else None)

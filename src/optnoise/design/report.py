@@ -234,8 +234,10 @@ class Design:
     """The answer to a :class:`~optnoise.design.request.Request`: ``mechanism`` and ``report``.
 
     ``to_json()`` is the design file (docs/cli.md, "design"): the mechanism's schema keys,
-    the report under ``report``, and -- for one version -- the report's keys also at the top
-    level, where ``certificate`` is now the exact certificate and ``analysis`` the float one.
+    the report under ``report`` (the float analysis in ``report.analysis``, the exact certificate
+    of the quantized weights in ``report.certificate``), and -- for one version -- the solver's
+    keys also at the top level, where ``certificate`` is the exact certificate (the float
+    analysis has no top-level copy).
     """
 
     mechanism: Mechanism

@@ -1,7 +1,9 @@
 """Quantize-and-certify, and exact sampling with injected randomness.
 
 * :mod:`~optnoise.sampling.quantize` -- integer weights for a mechanism and the exact
-  certificate of *those* weights (:func:`quantize`); the quantized forms draw from them;
+  certificate of *those* weights (:func:`quantize`);
+* :mod:`~optnoise.sampling.quantized` -- the quantized forms (cyclic noise, channel rows, noise on
+  Z with dyadic tails): what is sampled, its certificate and its exact draw;
 * :mod:`~optnoise.sampling.alias` -- exact integer alias tables (Walker/Vose), one word per
   draw (docs/alias.md);
 * :mod:`~optnoise.sampling.words` -- uniform integers, dyadic geometrics and inverse-CDF

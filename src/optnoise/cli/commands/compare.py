@@ -12,7 +12,7 @@ from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import compare_request
 from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, AttackFlag, Form, Json, NeighbourhoodArgs,
-                       OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
+                       OptionalDelta, OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
 from ..render import column, err, fmt, legend, narrow_table, notes, out, short_name
 from .shared import check_png, deliver, parse_list, plots
 
@@ -24,49 +24,47 @@ _NOISE_LABELS = {"mse": "mse = noise 2nd moment", "sq": "sq = noise 2nd moment",
                  "noise-second-moment": "noise 2nd moment", "abs": "abs = noise |eta|"}
 
 
+# what is compared
+Epsilons = Annotated[Optional[str], typer.Option(
+    "--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2 (or an attack target: --max-tpr with --at-fpr, "
+                       "and/or --max-mu).")]
+DomainN = Annotated[Optional[int], typer.Option(
+    "--n", help="Domain {0..N}. Required unless --releases with --space integer.")]
+Cost = Annotated[Optional[str], typer.Option(
+    "--cost", help="Noise costs, applied to (y - q) mod (n+1): er | mse (= noise-second-moment, the paper's "
+                   "MSE) | circular-mse | abs | circular-abs. Released-value costs, applied to y - q: er | "
+                   "abs-error | sq-error | circular-abs | circular-mse. Default er; abs-error with --form "
+                   "channel (an ordered domain).")]
+Mechanisms = Annotated[str, typer.Option(
+    "--mechanisms", help="Comma-separated: optimal, geometric, discrete-gaussian, exponential, rr; with --form "
+                         "channel: optimal-channel, optimal-modulo-noise, clamped-geometric, "
+                         "clamped-discrete-gaussian, randomized-response, exponential.")]
+# repeated releases
+Releases = Annotated[Optional[str], typer.Option(
+    "--releases", help="Repeated releases: K (or a list 1,10,100,365); compares the K-release design, the "
+                       "single-release optimum composed K times and the geometric and discrete Gaussian "
+                       "calibrated for K releases, all meeting (eps, delta) after K releases.")]
+Space = Annotated[str, typer.Option(
+    "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z).")]
+# how it is compared and shown
+Boundary = Annotated[str, typer.Option(
+    "--boundary", help="How line noise meets {0..n}: modulo, clamp, or truncate (not post-processing).")]
+TargetCost = Annotated[Optional[float], typer.Option(
+    "--target-cost", help="Dual view: fix the expected cost, report delta at each eps.")]
+Fpr = Annotated[Optional[float], typer.Option(
+    "--fpr", help="With --attack: the false-positive rate (default 0.05, or --at-fpr).")]
+
+
 @command(NEIGHBOURHOOD, ATTACK, LIMITS, WRITES, flags={"epsilon": "--epsilons", "unit": "--per-record",
                                                        "k": "--releases", "attack_fpr": "--attack"})
 def compare(
-    nb: NeighbourhoodArgs,
-    attack_target: AttackArgs,
-    max_memory: Optional[int],
+    nb: NeighbourhoodArgs, attack_target: AttackArgs, max_memory: Optional[int],
     writes: Writes,  # --plot checked by the output rule before anything is computed
-    epsilons: Annotated[Optional[str], typer.Option(
-        "--epsilons", help="Comma-separated epsilons, e.g. 0.5,1,2 (or an attack target: --max-tpr with --at-fpr, "
-                           "and/or --max-mu).")] = None,
-    n: Annotated[Optional[int], typer.Option(
-        "--n", help="Domain {0..N}. Required unless --releases with --space integer.")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", help="Target delta (0 <= delta < 1; default 0).")] = None,
-    cost: Annotated[Optional[str], typer.Option(
-        "--cost", help="Noise costs, applied to (y - q) mod (n+1): er | mse (= noise-second-moment, the paper's "
-                       "MSE) | circular-mse | abs | circular-abs. Released-value costs, applied to y - q: er | "
-                       "abs-error | sq-error | circular-abs | circular-mse. Default er; abs-error with --form "
-                       "channel (an ordered domain).")] = None,
-    mechanisms: Annotated[str, typer.Option(
-        "--mechanisms", help="Comma-separated: optimal, geometric, discrete-gaussian, exponential, rr; with --form "
-                             "channel: optimal-channel, optimal-modulo-noise, clamped-geometric, "
-                             "clamped-discrete-gaussian, randomized-response, exponential.")] =
-        _DEFAULT_MECHANISMS,
-    boundary: Annotated[str, typer.Option(
-        "--boundary", help="How line noise meets {0..n}: modulo, clamp, or truncate (not post-processing).")] = "modulo",
-    target_cost: Annotated[Optional[float], typer.Option(
-        "--target-cost", help="Dual view: fix the expected cost, report delta at each eps.")] = None,
-    notion: OptionalNotion = None,
-    releases: Annotated[Optional[str], typer.Option(
-        "--releases", help="Repeated releases: K (or a list 1,10,100,365); compares the K-release design, the "
-                           "single-release optimum composed K times and the geometric and discrete Gaussian "
-                           "calibrated for K releases, all meeting (eps, delta) after K releases.")] = None,
-    space: Annotated[str, typer.Option(
-        "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z).")] = "cyclic",
-    form: Form = "noise",
-    prior: Prior = None,
-    worst_case: WorstCase = False,
-    per_record: PerRecord = False,
-    attack: AttackFlag = False,
-    fpr: Annotated[Optional[float], typer.Option(
-        "--fpr", help="With --attack: the false-positive rate (default 0.05, or --at-fpr).")] = None,
-    as_json: Json = False,
-    plot: Plot = None,
+    epsilons: Epsilons = None, n: DomainN = None, delta: OptionalDelta = None, cost: Cost = None,
+    mechanisms: Mechanisms = _DEFAULT_MECHANISMS, boundary: Boundary = "modulo", target_cost: TargetCost = None,
+    notion: OptionalNotion = None, releases: Releases = None, space: Space = "cyclic", form: Form = "noise",
+    prior: Prior = None, worst_case: WorstCase = False, per_record: PerRecord = False, attack: AttackFlag = False,
+    fpr: Fpr = None, as_json: Json = False, plot: Plot = None,
 ) -> None:
     """Error vs eps (or delta vs eps at a fixed error) of the optimal design and the usual mechanisms.
 
@@ -76,11 +74,7 @@ def compare(
     Example (an attack target): optnoise compare --n 23 --sd 1 --cost circular-mse --max-tpr 0.3 --at-fpr 0.05
     """
     from ... import compare as cmp
-    if fpr is not None and not attack:
-        raise InvalidParameterError("--fpr", fpr, "together with --attack")
-    eps_list = None if epsilons is None else parse_list(epsilons, "--epsilons", "comma-separated numbers > 0")
-    ks = None if releases is None else parse_list(releases, "--releases", "an integer K >= 1 or a list like "
-                                                  "1,10,100,365", int)
+    eps_list, ks = _lists(epsilons, releases, fpr, attack)
     request = compare_request(nb, n=n, epsilon=None if eps_list is None else eps_list[0], delta=delta, notion=notion,
                               cost=cost, space=space, form=form, prior=prior, worst_case=worst_case,
                               per_record=per_record, releases=ks is not None, max_memory=max_memory,
@@ -93,6 +87,18 @@ def compare(
     render, draw = VIEWS[result.form]
     deliver(result.to_json(), as_json=as_json, render=lambda p: render(p, result), writes=writes, plot=plot,
             draw=lambda path: draw(result, path))
+
+
+def _lists(epsilons: Optional[str], releases: Optional[str], fpr: Optional[float],
+           attack: bool) -> tuple[Optional[list], Optional[list]]:
+    """``--epsilons`` and ``--releases`` as lists (``None`` where not given), after ``--fpr`` is
+    checked to come with ``--attack``."""
+    if fpr is not None and not attack:
+        raise InvalidParameterError("--fpr", fpr, "together with --attack")
+    eps_list = None if epsilons is None else parse_list(epsilons, "--epsilons", "comma-separated numbers > 0")
+    ks = None if releases is None else parse_list(releases, "--releases", "an integer K >= 1 or a list like "
+                                                  "1,10,100,365", int)
+    return eps_list, ks
 
 
 def _fpr(attack: bool, fpr: Optional[float], request: Any) -> Optional[float]:

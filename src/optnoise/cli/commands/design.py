@@ -2,7 +2,7 @@
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, ContextManager, Optional
 
 import numpy as np
 import typer
@@ -10,56 +10,50 @@ import typer
 from ..app import command
 from ..inputs import design_request
 from ..options import (
-    ATTACK, LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, Output, OptionalNotion,
-    PerRecord, Plot, Prior, TimeLimit, WorstCase, Writes,
+    ATTACK, LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, OptionalDelta,
+    OptionalNotion, Output, PerRecord, Plot, Prior, TimeLimit, WorstCase, Writes,
 )
 from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, plots
 
 
+Epsilon = Annotated[Optional[float], typer.Option(
+    "--epsilon", help="Target epsilon (> 0); or an attack target: --max-tpr with --at-fpr, and/or --max-mu.")]
+DomainN = Annotated[Optional[str], typer.Option(
+    "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
+                "--releases with --space integer.")]
+Cost = Annotated[Optional[str], typer.Option(
+    "--cost", help="Noise costs: er | mse (= noise-second-moment, the paper's MSE) | circular-mse | abs | "
+                   "circular-abs | pow:K. Released-value costs: er | abs-error | sq-error (after wrap-around "
+                   "for noise mod N+1) | circular-abs | circular-mse. Default er; abs-error with --form "
+                   "channel.")]
+CostFile = Annotated[Optional[Path], typer.Option(
+    "--cost-file", help="User cost, one value per noise value (same forms as --pmf-file).")]
+Minimize = Annotated[str, typer.Option("--minimize", help="cost, or delta (Kadam (15); needs --max-cost).")]
+MaxCost = Annotated[Optional[float], typer.Option("--max-cost", help="Cost bound for --minimize delta.")]
+Formulation = Annotated[str, typer.Option(
+    "--formulation", help="standard, or paper: Kadam (13) as printed (with --guarantee pdp).")]
+Releases = Annotated[Optional[int], typer.Option(
+    "--releases", help="Design for K releases: the K-fold composition meets (--epsilon, --delta) "
+                       "(approximate DP; Rényi-constrained convex program certified by exact composition).")]
+Space = Annotated[str, typer.Option(
+    "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z with exact "
+                    "tails; cost sq, abs, pow:K or er).")]
+Constraints = Annotated[Optional[str], typer.Option(
+    "--constraints", help="With --form channel, comma-separated: row-monotone, column-monotone, fair, "
+                          "weak-honest, unbiased, circulant (Cormode et al.).")]
+
+
 @command(NEIGHBOURHOOD, ATTACK, LIMITS, SECONDS, WRITES, flags={"path": "--cost-file", "unit": "--per-record", "n": "--n",
                                                "k": "--releases"})
 def design(
-    nb: NeighbourhoodArgs,
-    attack_target: AttackArgs,
-    max_memory: Optional[int],
-    max_seconds: Optional[float],
-    writes: Writes,
-    epsilon: Annotated[Optional[float], typer.Option(
-        "--epsilon", help="Target epsilon (> 0); or an attack target: --max-tpr with --at-fpr, and/or --max-mu.")] = None,
-    n: Annotated[Optional[str], typer.Option(
-        "--n", help="Domain {0..N} (noise added mod N+1); N1,N2 for a vector query. Required unless "
-                    "--releases with --space integer.")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", help="Target delta (0 <= delta < 1; default 0).")] = None,
-    notion: OptionalNotion = None,
-    cost: Annotated[Optional[str], typer.Option(
-        "--cost", help="Noise costs: er | mse (= noise-second-moment, the paper's MSE) | circular-mse | abs | "
-                       "circular-abs | pow:K. Released-value costs: er | abs-error | sq-error (after wrap-around "
-                       "for noise mod N+1) | circular-abs | circular-mse. Default er; abs-error with --form "
-                       "channel.")] = None,
-    cost_file: Annotated[Optional[Path], typer.Option(
-        "--cost-file", help="User cost, one value per noise value (same forms as --pmf-file).")] = None,
-    minimize: Annotated[str, typer.Option("--minimize", help="cost, or delta (Kadam (15); needs --max-cost).")] = "cost",
-    max_cost: Annotated[Optional[float], typer.Option("--max-cost", help="Cost bound for --minimize delta.")] = None,
-    formulation: Annotated[str, typer.Option(
-        "--formulation", help="standard, or paper: Kadam (13) as printed (with --guarantee pdp).")] = "standard",
-    time_limit: TimeLimit = None,
-    releases: Annotated[Optional[int], typer.Option(
-        "--releases", help="Design for K releases: the K-fold composition meets (--epsilon, --delta) "
-                           "(approximate DP; Rényi-constrained convex program certified by exact composition).")] = None,
-    space: Annotated[str, typer.Option(
-        "--space", help="With --releases: cyclic (noise mod N+1, default) or integer (noise on Z with exact "
-                        "tails; cost sq, abs, pow:K or er).")] = "cyclic",
-    form: Form = "noise",
-    constraints: Annotated[Optional[str], typer.Option(
-        "--constraints", help="With --form channel, comma-separated: row-monotone, column-monotone, fair, "
-                              "weak-honest, unbiased, circulant (Cormode et al.).")] = None,
-    prior: Prior = None,
-    worst_case: WorstCase = False,
-    per_record: PerRecord = False,
-    output: Output = None,
-    as_json: Json = False,
-    plot: Plot = None,
+    nb: NeighbourhoodArgs, attack_target: AttackArgs, max_memory: Optional[int], max_seconds: Optional[float],
+    writes: Writes, epsilon: Epsilon = None, n: DomainN = None, delta: OptionalDelta = None,
+    notion: OptionalNotion = None, cost: Cost = None, cost_file: CostFile = None, minimize: Minimize = "cost",
+    max_cost: MaxCost = None, formulation: Formulation = "standard", time_limit: TimeLimit = None,
+    releases: Releases = None, space: Space = "cyclic", form: Form = "noise", constraints: Constraints = None,
+    prior: Prior = None, worst_case: WorstCase = False, per_record: PerRecord = False, output: Output = None,
+    as_json: Json = False, plot: Plot = None,
 ) -> None:
     """Optimal noise PMF for answers in {0..n}, added mod n+1 (Kadam et al. 2024), or the optimal channel
     (--form channel), with its analysis and the exact certificate of the weights that are sampled.
@@ -79,12 +73,16 @@ def design(
                              worst_case=worst_case, per_record=per_record, max_memory=max_memory,
                              attack=attack_target, max_seconds=max_seconds)
     check_png(plot)
-    with err.status(f"solving the design problem ({request.problem})...", spinner="dots") if not as_json \
-            else nullcontext():
+    with _solving(as_json, request.problem):
         result = answer(request)
     render, draw = VIEWS[request.problem]
     deliver(result.to_json(), as_json=as_json, render=render, mechanism=result.mechanism, output=output,
             writes=writes, plot=plot, draw=lambda path: draw(result, path))
+
+
+def _solving(as_json: bool, problem: str) -> ContextManager[Any]:
+    """A spinner on stderr while the solver runs (none with --json)."""
+    return nullcontext() if as_json else err.status(f"solving the design problem ({problem})...", spinner="dots")
 
 
 #: Designs with more masses than this print a summary and the first and last few masses.
