@@ -117,3 +117,32 @@ def test_the_pure_sum_shortcut_survives_a_worst_pair_mass_below_the_float_range(
 
     assert pure_total([(Profile(), 120)], 1e-6, None) is None
     assert pure_total([(Profile(), 2)], 1e-9, None)["bound"] == "pure"   # P = 1e-6 >> delta: skipped, proven
+
+
+def test_a_column_a_cell_and_a_stand_in_are_parts_the_core_reads_alike():
+    """The core's one protocol (issue 33): a release's column, a query's cell and the
+    randomized-response stand-in each give a name, the mechanism composed, its (epsilon, delta)
+    and an exact profile -- and the unit's one rule gives a record's column every distance."""
+    import pandas as pd
+
+    from optnoise.publish.part import Part
+    from optnoise.publish.unit import RECORD, PrivacyUnit
+    from optnoise.query.release import plan
+    from optnoise.query.aggregate import aggregate
+    from optnoise.query.spec import parse_query_spec
+    from optnoise.table import prepare
+
+    prepared = prepare({"columns": {"hour": {"domain": {"lower": 0, "upper": 23, "cyclic": True}, "epsilon": 1.0}}})
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 2}, "statistics": {
+        "n": {"kind": "count", "epsilon": 1.0},
+        "p": {"kind": "peak", "key": "h", "keys": [0, 1, 2], "of": "v", "clamp": {"lower": 0, "upper": 3},
+              "method": "report-noisy-max", "epsilon": 1.0}}})
+    frame = pd.DataFrame({"u": [1, 1, 2], "h": [0, 1, 2], "v": [1.0, 2.0, 3.0]})
+    planned = plan(spec, aggregate([frame], spec))
+    parts = [prepared.plans[0], planned[0].cell, planned[1].parts[0]]
+    for part in parts:
+        assert isinstance(part, Part), type(part).__name__
+        eps, delta = part.epsilon_delta
+        assert part.composition_profile().epsilon_pure <= eps * (1 + 1e-9) + 1e-12 or delta > 0
+    assert prepared.plans[0].mechanism.neighbourhood.to_json()["distances"] == list(range(1, 24))
+    assert RECORD.distance(0, 23) == 23 and PrivacyUnit("u", 3, "add-remove", 10).distance(-2, 5) == 5

@@ -58,6 +58,19 @@ class PrivacyUnit:
         """What the unit protects, in words."""
         return UNIT_PROTECTS[self.change]
 
+    def distance(self, low: int, high: int) -> int:
+        """The one rule from the unit to a part's neighbourhood: a released value to which one
+        unit contributes anything in ``low..high`` (whatever the other units hold) moves by at
+        most ``high - low`` under ``replace`` (the unit's contribution changes from any value
+        to any other) and by ``max(-low, high)`` under ``add-remove`` (from nothing to any).
+        A statistic's contribution comes from its kind (:mod:`optnoise.query.kinds`); a record's
+        privatized value contributes anything of its domain ``0..n``, hence every distance up
+        to ``n`` (:func:`optnoise.table.plan.record_neighbourhood`).
+
+        Proof: docs/proofs/derived-neighbourhoods.md
+        """
+        return (high - low) if self.change == "replace" else max(-low, high)
+
     def subject(self) -> dict[str, str]:
         """Who an attack on the unit's total is about, in words
         (:func:`~optnoise.analysis.tradeoff.attack_words`'s keywords)."""

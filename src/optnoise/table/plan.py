@@ -53,6 +53,7 @@ from ..mechanism import Mechanism, from_family
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..publish.accountant import Accountant, Parts, composition_items
+from ..publish.unit import RECORD
 from ..randomness import RandomSource
 from ..sampling.clamp import ClampedChannel
 from ..sampling.integer_line import coarse_tails
@@ -103,6 +104,11 @@ class ColumnPlan:
         if t is not None and t.notion != "attack":   # an attack target has no (epsilon, delta) of its own
             return t.epsilon, t.delta  # type: ignore[return-value]
         return self.certificate.epsilon_pure, 0.0
+
+    def composition_profile(self):
+        """The exact profile the record's total composes for this column (:func:`released_profile`;
+        the core's :class:`~optnoise.publish.part.Part`)."""
+        return released_profile(self)
 
     def privatize(self, values: "pa.Array | pa.ChunkedArray", *, first_row: int, source: RandomSource) -> "pa.Array":
         """Release a batch of raw values (validated; the first bad one raises, naming its row)."""
@@ -168,8 +174,8 @@ def record_neighbourhood(kind: str, domain: Domain, column: str) -> Neighbourhoo
         raise InvalidParameterError("domain", f"column '{column}': all integers",
                                     "lower and upper for a per-record release (every distance up to upper - lower "
                                     "must be protected), or the value unit")
-    try:
-        return unit_neighbourhood(kind, domain.n)  # type: ignore[arg-type]
+    try:   # a record's value contributes anything of 0..n: the unit's one rule gives every distance
+        return unit_neighbourhood(kind, RECORD.distance(0, int(domain.n)))  # type: ignore[arg-type]
     except ResourceLimitError as exc:
         raise _too_large(exc, domain) from exc
 

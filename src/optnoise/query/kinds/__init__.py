@@ -98,12 +98,6 @@ def contribution(stat: Statistic, unit: UnitRules) -> tuple[int, int]:
     return kind_of(stat).contribution(stat, unit)
 
 
-def moves(low: int, high: int, change: str) -> int:
-    """How far one unit moves a cell whose contribution lies in ``low..high``: from any
-    value to any other (``replace``), or from nothing to any (``add-remove``)."""
-    return (high - low) if change == "replace" else max(-low, high)
-
-
 def derive(stat: Statistic, unit: UnitRules) -> Derived:
     """The neighbourhood of ``stat`` under ``unit`` (module docstring).
 
@@ -111,7 +105,7 @@ def derive(stat: Statistic, unit: UnitRules) -> Derived:
     """
     kind = kind_of(stat)
     low, high = kind.contribution(stat, unit)
-    distance: int | None = moves(low, high, unit.change)
+    distance: int | None = unit.distance(low, high)   # the unit's one rule
     cells = kind.cells(stat, unit)
     if kind.releases_key and stat.method == "answer-noise":
         distance = None
@@ -127,7 +121,7 @@ def score_sensitivity(stat: Statistic, unit: UnitRules) -> int:
     Proof: docs/proofs/derived-neighbourhoods.md
     """
     low, high = contribution(stat, unit)
-    return moves(low, high, unit.change)
+    return unit.distance(low, high)
 
 
 def cell_domain(stat: Statistic, unit: UnitRules, units: int) -> tuple[int, int]:
@@ -180,4 +174,4 @@ def from_cells(stat: Statistic, grid: np.ndarray) -> Answers:
 
 
 __all__ = ["KINDS", "Kind", "Registry", "cell_domain", "cell_for", "contribution", "derive", "from_cells", "kind_of",
-           "moves", "registered", "score_sensitivity"]
+           "registered", "score_sensitivity"]

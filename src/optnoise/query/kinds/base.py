@@ -35,6 +35,8 @@ class UnitRules(Protocol):
     @property
     def rows_bound(self) -> int | None: ...
 
+    def distance(self, low: int, high: int) -> int: ...
+
 
 class Planned(Protocol):
     """What a kind reads of a planned statistic (:class:`optnoise.query.release.Planned`)."""
