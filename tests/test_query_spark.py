@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from optnoise.cli.app import app
 from optnoise.errors import InvalidParameterError
 from optnoise.query.aggregate import aggregate, answers
-from optnoise.query.files import query_file
+from optnoise.query.files import query_file, query_file_audited
 from optnoise.query.spark import aggregate_spark
 from optnoise.query.spec import parse_query_spec
 from optnoise.randomness import SeededRandomSource
@@ -79,9 +79,10 @@ def test_spark_bounds_and_aggregates_as_local(tmp_path, spark):
     assert answers(local, spec.statistics[3]).cells.sum() > answers(local, spec.statistics[2]).cells.sum()  # rows
     # the same document apart from the draws: engine "spark"
     small = {**SPEC, "statistics": {k: SPEC["statistics"][k] for k in ("n", "p")}}   # quick designs
-    doc = query_file(tmp_path / "in.csv", small, engine="spark", source=SeededRandomSource(1))
-    ref = query_file(tmp_path / "in.csv", small, source=SeededRandomSource(1))
-    assert doc["engine"] == "spark" and doc["bounding"] == ref["bounding"]
+    doc, doc_audit = query_file_audited(tmp_path / "in.csv", small, engine="spark", source=SeededRandomSource(1))
+    ref, ref_audit = query_file_audited(tmp_path / "in.csv", small, source=SeededRandomSource(1))
+    assert doc["engine"] == "spark" and doc_audit["bounding"] == ref_audit["bounding"]
+    assert doc_audit["statistics"] == ref_audit["statistics"]   # the bounding counts per statistic
     assert doc["statistics"] == ref["statistics"]   # same exact answers, same seed: same draws
     # a summed value that is not a number, then an id missing: refused with its data row
     bad = frame.astype({"v": object})

@@ -17,7 +17,7 @@ import pytest
 
 from optnoise.errors import InvalidParameterError
 from optnoise.query.aggregate import aggregate, answers
-from optnoise.query.files import query_file
+from optnoise.query.files import query_file, query_file_audited
 from optnoise.query.spark import aggregate_spark
 from optnoise.query.spark_rules import eligible
 from optnoise.query.spec import parse_query_spec
@@ -114,9 +114,10 @@ def test_jvm_path_matches_local(tmp_path, spark, monkeypatch):
     monkeypatch.undo()
     # the whole document: the same as the local engine's, same seed
     small = {"unit": {"id": "u", "max_rows": 3}, "statistics": {k: STATS[k] for k in ("n", "p")}}
-    doc = query_file(tmp_path / "in.parquet", small, engine="spark", source=SeededRandomSource(1))
-    ref = query_file(tmp_path / "in.parquet", small, source=SeededRandomSource(1))
-    assert doc["engine"] == "spark" and doc["bounding"] == ref["bounding"]
+    doc, doc_audit = query_file_audited(tmp_path / "in.parquet", small, engine="spark", source=SeededRandomSource(1))
+    ref, ref_audit = query_file_audited(tmp_path / "in.parquet", small, source=SeededRandomSource(1))
+    assert doc["engine"] == "spark" and doc_audit["bounding"] == ref_audit["bounding"]
+    assert doc_audit["statistics"] == ref_audit["statistics"]   # the bounding counts per statistic
     assert doc["statistics"] == ref["statistics"]
 
 

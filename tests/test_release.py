@@ -45,18 +45,21 @@ def test_numeric_csv_release_with_manifest(tmp_path, mech_path):
     src = tmp_path / "in.csv"
     pd.DataFrame({"hour": np.arange(1000) % 24, "secret": 1}).to_csv(src, index=False)
     res = runner.invoke(app, ["release", "--input", str(src), "--column", "hour", "--mechanism", str(mech_path),
-                              "--output", str(tmp_path / "out.csv"), "--unit", "value", "--json"])
+                              "--output", str(tmp_path / "out.csv"), "--unit", "value", "--json",
+                              "--audit", str(tmp_path / "audit.json")])
     assert res.exit_code == 0, res.output
     man = json.loads(res.stdout)
     out = pd.read_csv(tmp_path / "out.csv")
     assert list(out.columns) == ["hour"] and len(out) == 1000  # only the privatized column
     assert out["hour"].between(0, N).all()
-    assert man["input"]["rows"] == 1000 and man["input"]["column"] == "hour" and len(man["input"]["sha256"]) == 64
+    assert man["input"]["rows"] == 1000 and man["input"]["column"] == "hour" and "sha256" not in man["input"]
+    audit = json.loads((tmp_path / "audit.json").read_text())   # the input's hash: private (issue 34)
+    assert audit["private"] is True and len(audit["input"]["sha256"]) == 64
     assert man["private"] is True and "os.urandom" in man["randomness"]["source"]
     assert man["certificate"]["exact"] and man["certificate"]["delta_dp"] == 0.0
     assert man["certificate"]["epsilon_pure"] <= 1.0
     assert json.loads((tmp_path / "out.csv.manifest.json").read_text()) == man
-    assert _files(tmp_path) == ["in.csv", "out.csv", "out.csv.manifest.json"]
+    assert _files(tmp_path) == ["audit.json", "in.csv", "out.csv", "out.csv.manifest.json"]
 
 
 def test_categorical_parquet_round_trip_and_seeded_reproducibility(tmp_path, mech_path):

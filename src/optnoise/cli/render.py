@@ -120,6 +120,11 @@ def notes(lines: Iterable[str]) -> None:
         say((f"- {line}", "dim"))
 
 
+def warn(line: str) -> None:
+    """One warning line on stderr (plain text: it may hold names from the user's spec)."""
+    err.print(Text.assemble(("warning: ", "bold yellow"), line))
+
+
 def warn_seed(seed: int | None, as_json: bool) -> None:
     """A seeded generator is reproducible and NOT private: say so on stderr."""
     if seed is not None and not as_json:

@@ -57,6 +57,47 @@ def input_info(path: Any, fmt: str, sha256: str | None = None) -> dict[str, Any]
     return {"path": str(path), "format": fmt, "sha256": sha256 if sha256 is not None else file_sha256(path)}
 
 
+# ------------------------------------------------------------------ the two artifacts
+#: What the private audit record is, in its own words (and the publishable document's).
+AUDIT_NOTE = ("private audit record: diagnostics of the input computed without noise (the bounding counts, the "
+              "input's SHA-256 and rows, warnings): NOT protected by any certificate -- keep it, never publish it")
+#: Where the publishable document says the audit record exists.
+AUDIT_POINTER = ("diagnostics of the input without noise (bounding counts, the input's hash and rows) are not in this "
+                 "document: they are in the private audit record (--audit), which must not be published")
+
+
+def split_audit(doc: dict, private: Iterable[tuple[str, ...]], warnings: Iterable[str] = ()) -> tuple[dict, dict]:
+    """The two artifacts of one publication (issue 34): the *publishable* document -- every
+    field a released (noised) value, derived from released values, or public -- and the
+    *private audit record*, which holds the values at ``private`` (paths into ``doc``: what
+    depends on the data without noise), moved out at the same paths, and ``warnings``.
+
+    Why the document may be published: what is moved out is all it held of the data but for
+    the released values; what stays is the spec, the public unit (the number of units only
+    under ``replace``, where it is public), the mechanisms and their certificates (functions
+    of the spec and of public numbers), and post-processing of the released values."""
+    import copy
+    out = copy.deepcopy(doc)
+    held: dict[str, Any] = {}
+    for path in private:
+        parent = out
+        for key in path[:-1]:
+            parent = parent.get(key) if isinstance(parent, dict) else None
+            if parent is None:
+                break
+        if not isinstance(parent, dict) or path[-1] not in parent:
+            continue
+        slot = held
+        for key in path[:-1]:
+            slot = slot.setdefault(key, {})
+        slot[path[-1]] = parent.pop(path[-1])
+    out["audit"] = AUDIT_POINTER
+    audit = {"format": "optnoise.audit", "format_version": 1, "private": True, "note": AUDIT_NOTE,
+             **{k: doc[k] for k in ("tool", "version", "created", "engine") if k in doc},
+             "warnings": list(warnings), **held}
+    return out, audit
+
+
 # ------------------------------------------------------------------ seeded
 def seeded_document(doc: dict, parts: str, part_claims: Iterable[tuple[str, ...]],
                     part_sentences: Iterable[tuple[str, ...]] = (), claims: Iterable[tuple[str, ...]] = ()) -> dict:
@@ -128,5 +169,5 @@ def round_up(x: float, digits: int = 4) -> str:
     return f"{float(r):.{digits}g}"
 
 
-__all__ = ["CLAIMS", "SENTENCES", "WORDS_FPR", "Wording", "describe_input", "factor", "header", "input_info",
+__all__ = ["AUDIT_NOTE", "AUDIT_POINTER", "split_audit", "CLAIMS", "SENTENCES", "WORDS_FPR", "Wording", "describe_input", "factor", "header", "input_info",
            "provenance", "round_up", "seeded_document", "statement"]

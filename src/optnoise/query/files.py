@@ -26,7 +26,7 @@ from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
 from .aggregate import aggregate
 from .kinds import KINDS
-from .release import build_document
+from .release import build_documents
 from .spec import QuerySpec, load_query_spec, parse_query_spec
 
 #: Engines of the statistics: streamed with pyarrow, or on Spark (:mod:`.spark`).
@@ -80,23 +80,37 @@ def check_columns(names: list[str], spec: QuerySpec, where: str) -> None:
 def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLike | None = None, *,
                csv: str | os.PathLike | None = None, engine: str = "local", seed: int | None = None,
                source: RandomSource | None = None, force: bool = False, spark_master: str | None = None,
-               spec_file: str | os.PathLike | None = None) -> dict:
+               spec_file: str | os.PathLike | None = None, audit: str | os.PathLike | None = None) -> dict:
     """Release the statistics ``spec`` asks of ``input_path`` (CSV or Parquet).
 
-    Returns the document; writes it to ``output`` (JSON) and the released values to ``csv``
-    when given. A seed warns and marks the document ``"private": false``.
+    Returns the publishable document; writes it to ``output`` (JSON), the released values to
+    ``csv`` and the private audit record to ``audit`` when given (:func:`query_file_audited`).
+    A seed warns and marks the document ``"private": false``.
     """
+    return query_file_audited(input_path, spec, output, csv=csv, engine=engine, seed=seed, source=source, force=force,
+                              spark_master=spark_master, spec_file=spec_file, audit=audit)[0]
+
+
+def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | os.PathLike | None = None, *,
+                       csv: str | os.PathLike | None = None, engine: str = "local", seed: int | None = None,
+                       source: RandomSource | None = None, force: bool = False, spark_master: str | None = None,
+                       spec_file: str | os.PathLike | None = None,
+                       audit: str | os.PathLike | None = None) -> tuple[dict, dict]:
+    """:func:`query_file`, returning ``(document, audit record)``: the publishable document and
+    the private audit record (:func:`.release.build_documents`), each written where asked, every
+    output checked before any work and written atomically."""
     if engine not in ENGINES:
         raise InvalidParameterError("engine", engine, "'local' or 'spark'")
     parsed = load_query_spec(spec) if isinstance(spec, (str, os.PathLike)) else parse_query_spec(spec)
     fmt = file_format(input_path, "input")
     reads = [input_path] + ([spec_file] if spec_file else []) + ([spec] if isinstance(spec, (str, Path)) else [])
-    if output is not None and csv is not None and os.path.realpath(output) == os.path.realpath(csv):
-        raise InvalidParameterError("csv", str(csv), "a path other than --output's (two outputs on one path: the "
-                                    "second would replace the first)")
-    for path, name in ((output, "output"), (csv, "csv")):
-        if path is not None:
-            check_output(path, force=force, reads=reads, parameter=name)
+    outputs = [(path, name) for path, name in ((output, "output"), (csv, "csv"), (audit, "audit")) if path is not None]
+    for i, (path, name) in enumerate(outputs):
+        same = next((other for p, other in outputs[:i] if os.path.realpath(p) == os.path.realpath(path)), None)
+        if same is not None:
+            raise InvalidParameterError(name, str(path), f"a path other than --{same}'s (two outputs on one path: the "
+                                        "second would replace the first)")
+        check_output(path, force=force, reads=reads, parameter=name)
     names = column_names(input_path, fmt)
     check_columns(names, parsed, Path(input_path).name)
     src = source if source is not None else random_source(seed)
@@ -112,9 +126,11 @@ def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLi
         else:
             agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed)
         info = input_info(input_path, fmt, digest.result())
-    doc = build_document(parsed, agg, src, engine=engine, input_info=info)
+    doc, record = build_documents(parsed, agg, src, engine=engine, input_info=info)
     if spec_file is not None:
         doc["spec"] = file_record(spec_file)
+    if audit is not None:
+        write_text_atomic(audit, dumps(record), parameter="audit", replace=force)
     if output is not None and csv is not None:
         with atomic_path(csv, parameter="csv", replace=force) as tmp:
             tmp.write_text(released_table(doc), encoding="utf-8")
@@ -123,7 +139,14 @@ def query_file(input_path: str | os.PathLike, spec: Any, output: str | os.PathLi
         write_text_atomic(output, dumps(doc), replace=force)
     elif csv is not None:
         write_text_atomic(csv, released_table(doc), parameter="csv", replace=force)
-    return doc
+    return doc, record
+
+
+def released_rows(doc: dict) -> list[tuple]:
+    """The released values, one row per cell: ``(statistic, group, key, value, low, high)``
+    (each kind's :meth:`~.kinds.base.Kind.csv_rows`)."""
+    return [(name, group, key, v, *(iv if iv else ["", ""]))
+            for name, s in doc["statistics"].items() for group, key, v, iv in KINDS.get(s["kind"]).csv_rows(s)]
 
 
 def released_table(doc: dict) -> str:
@@ -133,10 +156,8 @@ def released_table(doc: dict) -> str:
     buf = io.StringIO()
     w = _csv.writer(buf, lineterminator="\n")
     w.writerow(["statistic", "group", "key", "value", "low", "high"])
-    for name, s in doc["statistics"].items():
-        for group, key, v, iv in KINDS.get(s["kind"]).csv_rows(s):
-            w.writerow([name, group, key, v, *(iv if iv else ["", ""])])
+    w.writerows(released_rows(doc))
     return buf.getvalue()
 
 
-__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "released_table", "warm_imports", "warm_modules"]
+__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "released_rows", "released_table", "warm_imports", "warm_modules"]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..publish.accountant import Accountant, Parts
-from ..publish.document import Wording, describe_input, header, provenance, seeded_document
+from ..publish.document import Wording, describe_input, header, provenance, seeded_document, split_audit
 from ..publish.document import statement as document_statement
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
@@ -204,7 +204,43 @@ def _up_sum(values: list[float]) -> float:
 
 def build_document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
                    input_info: dict | None = None) -> dict:
-    """Plan, certify, compose (refused above the budget), then draw and write the document."""
+    """Plan, certify, compose (refused above the budget), then draw and write the publishable
+    document (:func:`build_documents` also gives the private audit record)."""
+    return build_documents(spec, agg, source, engine=engine, input_info=input_info)[0]
+
+
+def build_documents(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
+                    input_info: dict | None = None) -> tuple[dict, dict]:
+    """``(document, audit)``: the publishable document and the private audit record
+    (:func:`optnoise.publish.document.split_audit`): the bounding counts, the input's hash and
+    rows and the warnings go to the audit record; the number of units stays in the document
+    only under ``replace``, where it is public."""
+    doc = _document(spec, agg, source, engine=engine, input_info=input_info)
+    private = [("bounding",), ("input", "sha256"), ("input", "rows")] + \
+        [("statistics", name, "bounding") for name in doc["statistics"]]
+    doc, audit = split_audit(doc, private, kept_warnings(spec, agg))
+    return (doc if source.private else seeded(doc)), audit
+
+
+def kept_warnings(spec: QuerySpec, agg: Aggregated) -> list[str]:
+    """The statistics that keep no rows, or drop most of their rows as undeclared (the rule
+    "drop, don't refuse" stays: declared keys are the public domain): said on stderr and in
+    the audit record, never in the document (the counts are not protected)."""
+    out = []
+    for stat in spec.statistics:
+        counts = agg.counts.get(stat.name, {})
+        kept, undeclared = counts.get("rows_counted_before_unit_rules", 0), counts.get("rows_undeclared_key_or_group", 0)
+        if agg.rows and not kept:
+            out.append(f"statistics.{stat.name} keeps no rows (of {agg.rows}): its released values are noise around 0")
+        elif undeclared > kept:
+            out.append(f"statistics.{stat.name} drops most of its rows as undeclared keys or groups ({undeclared} "
+                       f"dropped, {kept} kept): check its declared keys")
+    return out
+
+
+def _document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
+              input_info: dict | None = None) -> dict:
+    """The whole document before the audit's fields are moved out."""
     planned = plan(spec, agg)
     total = unit_total(planned, spec)
     stats = {item.stat.name: _statistic_doc(item, spec.alpha, source, agg) for item in planned}
@@ -222,12 +258,12 @@ def build_document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, en
         **provenance(source, engine),
     }
     doc["statement"] = statement(doc)
-    return doc if source.private else seeded(doc)
+    return doc
 
 
 #: What the unit does not protect, in words (document ``unit.not_protected``).
-NOT_PROTECTED = ("the number of units (under replace); the counts of dropped and clamped rows under 'bounding'; the "
-                 "declared keys and groups")
+NOT_PROTECTED = ("the number of units (under replace, where it is public); the declared keys and groups; the counts of "
+                 "rows dropped and values clamped by the bounds are not in this document (the private audit record)")
 
 
 def seeded(doc: dict) -> dict:
@@ -251,7 +287,8 @@ def statement(doc: dict) -> str:
     return document_statement(doc["total"], who, WORDING)
 
 
-def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSource | None = None) -> dict:
+def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSource | None = None,
+          with_audit: bool = False) -> Any:
     """Release the statistics of a pandas DataFrame as ``spec`` says.
 
     Parameters
@@ -264,13 +301,17 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
         Randomness: the operating system's CSPRNG by default; a seed gives a reproducible,
         **not private** document (``"private": false``; certificates and total under
         ``only_if_unseeded``; a :class:`~optnoise.seeded.NotPrivateWarning`).
+    with_audit:
+        Also return the private audit record (:func:`build_documents`).
 
     Returns
     -------
-    dict
-        The document: ``unit``, ``private``, ``statistics.NAME`` (``kind``, ``value`` or
-        ``values``, ``interval``/``intervals``, ``expected_abs_error``, ``mechanism``,
-        ``neighbourhood``, ``certificate``), ``total`` (``basic``, ``pld``), ``statement``.
+    dict, or (dict, dict) with ``with_audit``
+        The publishable document: ``unit``, ``private``, ``statistics.NAME`` (``kind``,
+        ``value`` or ``values``, ``interval``/``intervals``, ``expected_abs_error``,
+        ``mechanism``, ``neighbourhood``, ``certificate``), ``total`` (``basic``, ``pld``),
+        ``statement``, ``audit``; and the private audit record (bounding counts, the input's
+        rows, warnings), never to be published.
 
     >>> import pandas as pd, optnoise
     >>> frame = pd.DataFrame({"household": [1, 1, 2, 3], "hour": [18, 19, 7, 18]})
@@ -291,7 +332,8 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query")
     data = frame.set_axis(names, axis=1)[list(parsed.columns)]
-    return build_document(parsed, aggregate([data], parsed), src, engine="python")
+    doc, audit = build_documents(parsed, aggregate([data], parsed), src, engine="python")
+    return (doc, audit) if with_audit else doc
 
 
 def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
@@ -299,5 +341,5 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "cell_key", "plan", "query", "seeded",
+__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "kept_warnings", "plan", "query", "seeded",
            "statement", "unit_total"]

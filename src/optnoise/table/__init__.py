@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..errors import InvalidParameterError
-from ..io import atomic_path, dumps
+from ..io import atomic_path, check_output, dumps, write_text_atomic
 from ..mechanism import Mechanism
 from ..publish.document import input_info as input_record
+from ..publish.document import split_audit
 from ..publish.files import Progress, column_names, file_format, file_record, input_schema, read_batches
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
@@ -189,8 +190,13 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
                  spec: TableSpec | Mapping[str, Any], *, engine: str = "local", seed: int | None = None,
                  source: RandomSource | None = None, force: bool = False, progress: Progress | None = None,
                  spark_master: str | None = None, spec_file: str | os.PathLike | None = None,
-                 before_commit: Callable[[dict], object] | None = None, max_seconds: float | None = None) -> dict:
+                 before_commit: Callable[[dict], object] | None = None, max_seconds: float | None = None,
+                 audit: str | os.PathLike | None = None) -> dict:
     """Release ``input_path`` (CSV or Parquet) into ``output_path`` as ``spec`` says.
+
+    The manifest is publishable; the input's SHA-256 (a function of the data without noise)
+    goes to the private audit record, written to ``audit`` when given
+    (:func:`optnoise.publish.document.split_audit`).
 
     Returns the manifest, also written to ``output_path + ".manifest.json"``. The input is
     streamed (memory independent of the row count); ``progress(fraction, rows)`` is
@@ -213,6 +219,10 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     manifest_path = Path(str(output) + ".manifest.json")
     reads = [Path(input_path)] + [Path(f) for f in table.files()] + ([Path(spec_file)] if spec_file else [])
     check_destination(output, manifest_path, reads, force=force, dataset=engine == "spark")
+    if audit is not None:
+        if os.path.realpath(audit) in (os.path.realpath(output), os.path.realpath(manifest_path)):
+            raise InvalidParameterError("audit", str(audit), "a path other than the output's and its manifest's")
+        check_output(audit, force=force, reads=reads, parameter="audit")
     columns = select_columns(column_names(input_path, in_fmt), table.names, table.keep, Path(input_path).name)
     prepared = prepare(table, max_seconds=max_seconds)  # certify before reading any data
     schema = output_schema(input_schema(input_path, in_fmt, columns), prepared.by_name)
@@ -228,6 +238,9 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
             input_info=input_record(input_path, in_fmt),
             output_info={"path": str(output), "format": out_fmt, "sha256": files_sha256(written),
                          "files": len(written), "columns": schema.names})
+        manifest, record = split_audit(manifest, [("input", "sha256")])
+        if audit is not None:
+            write_text_atomic(audit, dumps(record), parameter="audit", replace=force)
         if before_commit is not None:
             before_commit(manifest)
         return manifest

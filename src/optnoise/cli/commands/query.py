@@ -10,11 +10,11 @@ from rich.markup import escape
 from ...errors import InvalidParameterError
 from ..app import command
 from ..options import WRITES, Json, Seed, Writes
-from ..render import out, say, warn_seed
+from ..render import out, say, warn, warn_seed
 
 
 @command(WRITES, flags={"spec": "--spec", "output": "--output", "csv": "--csv", "engine": "--engine",
-                        "units": "--units"})
+                        "units": "--units", "audit": "--audit"})
 def query(
     writes: Writes,
     spec: Annotated[Path, typer.Option("--spec", help="TOML spec: unit, budget, alpha, statistics "
@@ -22,6 +22,9 @@ def query(
     input_path: Annotated[Optional[Path], typer.Option("--input", help="CSV or Parquet file, one row per record.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", help="Write the document (JSON) here.")] = None,
     csv: Annotated[Optional[Path], typer.Option("--csv", help="Also write the released values as a CSV table.")] = None,
+    audit: Annotated[Optional[Path], typer.Option(
+        "--audit", help="Write the private audit record here (bounding counts, the input's hash and rows, warnings: "
+                        "never publish it).")] = None,
     engine: Annotated[str, typer.Option("--engine", help="local (streamed with pyarrow) or spark (bounding and group-by on Spark; noise on the driver).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,
@@ -36,7 +39,7 @@ def query(
 ) -> None:
     """Release statistics of a table with optimal, certified noise per person (unit), under one budget
     (--compare: both methods of each peak and mode on synthetic data of the spec's shape instead)."""
-    from ...query.files import query_file
+    from ...query.files import query_file_audited
     from ...query.spec import load_query_spec
     _check_mode(compare, input_path, units, csv=csv, seed=seed, engine=engine, spark_master=spark_master)
     try:
@@ -47,11 +50,13 @@ def query(
         _compare(parsed, spec, output, units, writes.force, as_json)
         return
     try:
-        doc = query_file(input_path, parsed, output, csv=csv, engine=engine, seed=seed, force=writes.force,
-                         spark_master=spark_master, spec_file=spec)
+        doc, record = query_file_audited(input_path, parsed, output, csv=csv, engine=engine, seed=seed,
+                                         force=writes.force, spark_master=spark_master, spec_file=spec, audit=audit)
     except InvalidParameterError as exc:
         raise exc.renamed(_flag(exc)) from exc
     warn_seed(seed, as_json)
+    for line in record["warnings"]:
+        warn(line)
     if as_json:
         from ...io import dumps
         typer.echo(dumps(doc))
@@ -65,7 +70,7 @@ def _flag(exc: InvalidParameterError) -> str:
     p = exc.parameter
     if p.startswith("--"):
         return p
-    if p in ("input", "output", "csv", "engine", "seed"):
+    if p in ("input", "output", "csv", "engine", "seed", "audit"):
         return f"--{p}"
     if "data row" in str(exc.value):
         return f"--input ({p})"
@@ -142,22 +147,24 @@ def _guarantee(cert: dict) -> str:
 
 
 def _render(doc: dict, output: Optional[Path]) -> None:
+    """One row per released cell (as the CSV), then each statistic's mechanism and error."""
     from rich.table import Table
-    table = Table(title=escape(f"{len(doc['statistics'])} statistics of {doc['input']['rows']} rows, "
-                               f"{doc['bounding']['units']} units" + (f" -> {output}" if output else "")))
-    for name in ("statistic", "released", f"{1 - doc['alpha']:g} interval", "E|error|", "mechanism"):
-        table.add_column(name)
-    for name, s in doc["statistics"].items():
-        value = s.get("value", s.get("values"))
-        iv = s.get("interval", s.get("intervals"))
-        err = s.get("expected_abs_error")
-        table.add_row(*(escape(c) for c in (f"{name} ({s['kind']})", _short(value), _short(iv),
-                                            "" if err is None else f"{err:.4g}", s["mechanism"]["name"])))
+
+    from ...query.files import released_rows
+    units = doc["unit"].get("units")
+    title = f"{len(doc['statistics'])} statistics" + (f" of {units} units" if units is not None else "") + \
+        (f" -> {output}" if output else "")
+    table = Table(title=escape(title))
+    for name in ("statistic", "group", "key", "released", f"{1 - doc['alpha']:g} interval"):
+        table.add_column(name, overflow="fold")
+    for stat, group, key, value, low, high in released_rows(doc):
+        interval = "" if low == "" else f"[{low}, {high}]"
+        table.add_row(*(escape(str(c)) for c in (stat, group, key, value, interval)))
     out.print(table)
+    for name, s in doc["statistics"].items():
+        err = s.get("expected_abs_error")
+        say(f"{name} ({s['kind']}): {s['mechanism']['name']}" + ("" if err is None else f", E|error| {err:.4g}"))
     say(doc["statement"])
     say(f"randomness: {doc['randomness']['source']}")
 
 
-def _short(value: object, width: int = 70) -> str:
-    text = "" if value is None else str(value)
-    return text if len(text) <= width else text[: width - 3] + "..."

@@ -21,7 +21,8 @@ PROGRESS_AFTER = 2.0
 SHORTCUT_FLAGS = {"domain": "--lower/--upper", "distances": "--distances/--sd/--bd", "notion": "--guarantee"}
 
 
-@command(NEIGHBOURHOOD, TARGET, SECONDS, WRITES, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec"})
+@command(NEIGHBOURHOOD, TARGET, SECONDS, WRITES, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec",
+                                                         "audit": "--audit"})
 def release(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
@@ -54,6 +55,8 @@ def release(
         "--engine", help="local, or spark (pyspark; the output is a dataset directory).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,
+    audit: Annotated[Optional[Path], typer.Option(
+        "--audit", help="Write the private audit record here (the input's hash: never publish it).")] = None,
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:
@@ -81,7 +84,7 @@ def release(
         rendered.append(_text(manifest, output, as_json))
 
     options = {"engine": engine, "seed": seed, "force": writes.force, "spark_master": spark_master,
-               "before_commit": render, "max_seconds": max_seconds}
+               "before_commit": render, "max_seconds": max_seconds, "audit": audit}
     bar = _Progress(enabled=not as_json and err.is_terminal)
     try:
         with bar:
