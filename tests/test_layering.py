@@ -26,9 +26,10 @@ LAYERS: list[tuple[str, int]] = [
     ("sampling", 5),
     ("mechanism", 6),
     ("design", 7),
-    ("compare", 8), ("table", 8), ("plots", 8), ("query", 8),
-    ("demo", 9), ("reproduce", 9),
-    ("cli", 10),
+    ("compare", 8), ("publish", 8), ("plots", 8),
+    ("table", 9), ("query", 9),
+    ("demo", 10), ("reproduce", 10),
+    ("cli", 11),
 ]
 
 

@@ -1,0 +1,134 @@
+"""``optnoise ledger init|show|verify``: the privacy ledger of a dataset across runs
+(docs/ledger.md; the library: :mod:`optnoise.publish.ledger`)."""
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ...errors import InvalidParameterError
+from ..app import app
+from ..errors import cli_errors, fail
+from ..options import Json
+from ..render import column, echo_json, fmt, narrow_table, notes, out, say
+
+ledger_app = typer.Typer(name="ledger", add_completion=False, pretty_exceptions_enable=False,
+                         invoke_without_command=True,
+                         help="The privacy ledger of a dataset: every run's spend, composed over its lifetime "
+                              "(init, show, verify).")
+
+
+@ledger_app.callback()
+def _group(ctx: typer.Context) -> None:
+    """Without a subcommand: the help, exit 0."""
+    if ctx.invoked_subcommand is None:
+        out.print(ctx.get_help(), highlight=False)
+
+#: Library parameters -> what the user typed.
+FLAGS = {"ledger": "ledger", "epsilon": "--budget-epsilon", "delta": "--budget-delta", "budget": "--budget-epsilon"}
+
+LedgerPath = Annotated[Path, typer.Argument(help="The ledger file (SQLite).", show_default=False)]
+
+
+@ledger_app.command("init")
+@cli_errors(FLAGS)
+def init(
+    path: LedgerPath,
+    dataset: Annotated[str, typer.Option("--dataset", help="The dataset's name (every run must name it).")],
+    unit: Annotated[str, typer.Option("--unit", help="The privacy unit (e.g. household; every run must name it).")],
+    budget_epsilon: Annotated[Optional[float], typer.Option(
+        "--budget-epsilon", help="The lifetime budget's epsilon (with --budget-delta, default 0: pure).")] = None,
+    budget_delta: Annotated[Optional[float], typer.Option(
+        "--budget-delta", help="The lifetime budget's delta (approximate DP).")] = None,
+    max_tpr: Annotated[Optional[float], typer.Option(
+        "--max-tpr", help="A budget in attack terms: the best attacker's largest TPR at --at-fpr.")] = None,
+    at_fpr: Annotated[Optional[float], typer.Option("--at-fpr", help="With --max-tpr: the FPR it is read at.")] = None,
+    max_mu: Annotated[Optional[float], typer.Option("--max-mu", help="A budget in attack terms: Gaussian-DP mu.")] = None,
+    as_json: Json = False,
+) -> None:
+    """Create a new ledger for one dataset and one privacy unit under a lifetime budget."""
+    from ...publish.ledger import Ledger
+    from ...target import Target
+    budget = Target.of(budget_epsilon, budget_delta, max_tpr=max_tpr, at_fpr=at_fpr, max_mu=max_mu)
+    if budget is None:
+        raise InvalidParameterError("--budget-epsilon", None, "a lifetime budget: --budget-epsilon (with "
+                                    "--budget-delta), or --max-tpr with --at-fpr, and/or --max-mu")
+    ledger = Ledger.init(path, dataset=dataset, unit=unit, budget=budget)
+    doc = ledger.show()
+    if as_json:
+        echo_json(doc)
+        return
+    say(f"ledger {path}: dataset {dataset!r}, unit {unit!r}, lifetime budget {budget.describe()}")
+
+
+@ledger_app.command("show")
+@cli_errors(FLAGS)
+def show(path: LedgerPath, as_json: Json = False) -> None:
+    """Each run (when, spec hash, statistics, spend), the running total in (epsilon, delta) and attack
+    terms, and what remains."""
+    from ...publish.ledger import Ledger
+    doc = Ledger(path, write=False).show()
+    if as_json:
+        echo_json(doc)
+        return
+    _render(doc)
+
+
+@ledger_app.command("verify")
+@cli_errors(FLAGS)
+def verify(path: LedgerPath, as_json: Json = False) -> None:
+    """Recompute every running total from the stored mechanisms (exit 1 on any mismatch)."""
+    from ...publish.ledger import Ledger
+    report = Ledger(path, write=False).verify(strict=False)
+    if as_json:
+        echo_json(report)
+    elif report["ok"]:
+        t = report["total"]
+        said = "" if t is None else (f"; total basic eps {fmt(t['basic']['epsilon'])}, delta "
+                                     f"{fmt(t['basic']['delta'])}; PLD eps {fmt(t['pld']['epsilon'])} at delta "
+                                     f"{fmt(t['pld']['delta'])}")
+        say(f"ledger {path} verifies: {report['runs']} run(s) ({report['delivered']} delivered, "
+            f"{report['reserved']} reserved), every total recomputed from {report['mechanisms']} stored "
+            f"mechanism(s){said}")
+    if not report["ok"]:
+        first = report["mismatches"][0]
+        fail(1, f"ledger {path} does not verify: {first} ({len(report['mismatches'])} mismatch(es) in all)")
+
+
+def _render(doc: dict) -> None:
+    """The human view of ``ledger show``: one row per run, readable at 80 columns."""
+    budget = doc["budget"]
+    words = (f"eps {fmt(budget['epsilon'])}, delta {fmt(budget['delta'])}" if budget["notion"] != "attack" else
+             ", ".join(f"{k} {fmt(budget[k])}" for k in ("max_tpr", "at_fpr", "max_mu") if budget.get(k) is not None))
+    say(f"ledger {doc['ledger']}: dataset {doc['dataset']!r}, unit {doc['unit']!r}")
+    say(f"lifetime budget {words}")
+    rows = [[str(r["seq"]), (r["reserved_at"] or "")[:10], r["state"], ", ".join(r["statistics"]) or "-",
+             fmt(r["spend"]["basic"]["epsilon"]), fmt(r["total"]["basic"]["epsilon"]),
+             fmt(r["total"]["pld"]["epsilon"]), fmt(r["total"]["attack"]["tpr_at_fpr"].get("0.05")),
+             _left(r["remaining"])] for r in doc["runs"]]
+    heads = ["run", "reserved (UTC)", "state", "statistics", "spend eps", "total eps basic", "total eps PLD",
+             "TPR at FPR 0.05", "left"]
+    table = narrow_table("runs (each counts, delivered or not)")
+    for i, head in enumerate(heads):
+        column(table, head, left=i in (1, 2, 3), cells=[row[i] for row in rows])
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    if not rows:
+        say("no run recorded yet")
+        return
+    pld = doc["total"]["pld"]
+    notes([f"PLD epsilons at delta {fmt(pld['delta'])}; TPR: the best attacker's, at FPR 0.05",
+           "every number a proven bound, rounded outward; left: what remains of the budget",
+           f"{doc['undelivered']} run(s) reserved and never delivered (they still count)"])
+
+
+def _left(remaining: dict) -> str:
+    """What remains, in one cell: epsilon, or the attacker's headroom (TPR, then mu)."""
+    if "epsilon" in remaining:
+        return fmt(remaining["epsilon"])
+    return ", ".join(f"{'TPR' if k == 'tpr_at_fpr' else 'mu'} {fmt(v if not isinstance(v, dict) else next(iter(v.values())))}"
+                     for k, v in remaining.items())
+
+
+app.add_typer(ledger_app, name="ledger")
