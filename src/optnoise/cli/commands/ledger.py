@@ -58,7 +58,8 @@ def init(
     if as_json:
         echo_json(doc)
         return
-    say(f"ledger {path}: dataset {dataset!r}, unit {unit!r}, lifetime budget {budget.describe()}")
+    say(f"ledger {path}: dataset {dataset!r}, unit {unit!r}")
+    say(f"lifetime budget {budget.describe()}")
 
 
 @ledger_app.command("show")
@@ -84,12 +85,12 @@ def verify(path: LedgerPath, as_json: Json = False) -> None:
         echo_json(report)
     elif report["ok"]:
         t = report["total"]
-        said = "" if t is None else (f"; total basic eps {fmt(t['basic']['epsilon'])}, delta "
-                                     f"{fmt(t['basic']['delta'])}; PLD eps {fmt(t['pld']['epsilon'])} at delta "
-                                     f"{fmt(t['pld']['delta'])}")
         say(f"ledger {path} verifies: {report['runs']} run(s) ({report['delivered']} delivered, "
-            f"{report['reserved']} reserved), every total recomputed from {report['mechanisms']} stored "
-            f"mechanism(s){said}")
+            f"{report['reserved']} reserved)")
+        say(f"every running total recomputed from {report['mechanisms']} stored mechanism(s)")
+        if t is not None:
+            say(f"total: basic eps {fmt(t['basic']['epsilon'])}, delta {fmt(t['basic']['delta'])}; PLD eps "
+                f"{fmt(t['pld']['epsilon'])} at delta {fmt(t['pld']['delta'])}")
     if not report["ok"]:
         first = report["mismatches"][0]
         fail(1, f"ledger {path} does not verify: {first} ({len(report['mismatches'])} mismatch(es) in all)")
@@ -108,15 +109,15 @@ def _render(doc: dict) -> None:
              _left(r["remaining"])] for r in doc["runs"]]
     heads = ["run", "reserved (UTC)", "state", "statistics", "spend eps", "total eps basic", "total eps PLD",
              "TPR at FPR 0.05", "left"]
+    if not rows:
+        say("no run recorded yet")
+        return
     table = narrow_table("runs (each counts, delivered or not)")
     for i, head in enumerate(heads):
         column(table, head, left=i in (1, 2, 3), cells=[row[i] for row in rows])
     for row in rows:
         table.add_row(*row)
     out.print(table)
-    if not rows:
-        say("no run recorded yet")
-        return
     pld = doc["total"]["pld"]
     notes([f"PLD epsilons at delta {fmt(pld['delta'])}; TPR: the best attacker's, at FPR 0.05",
            "every number a proven bound, rounded outward; left: what remains of the budget",
