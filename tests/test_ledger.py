@@ -126,10 +126,13 @@ def test_eight_processes_race_for_a_budget_that_admits_three(tmp_path):
 def test_fifty_runs_killed_at_random_points_leave_a_ledger_that_verifies(tmp_path):
     """SIGKILL of a run at random points of reserve, draw, write and delivered: every ledger
     verifies, no output exists without its recorded spend, no delivered run lacks its output."""
-    out = ledger_stress.kill(tmp_path, kills=50, concurrent=5, per_ledger=2, seed=7)
+    out = ledger_stress.kill(tmp_path, kills=50, concurrent=5, per_ledger=1, seed=7)
     assert out["killed"] >= 50
+    # each child is armed at one of 4 phases drawn at random (a kill armed at the draw lands in
+    # the draw or the write): the kills land in at least reserve, draw and delivered
+    assert len(out["phases"]) >= 3, out["phases"]
     after = ledger_stress.check_after_kills(tmp_path)
-    assert after["ledgers"] == out["ledgers"] and after["runs"] >= after["outputs"] - 0
+    assert after["ledgers"] == out["ledgers"] and after["runs"] >= after["outputs"] > 0
     assert after["outputs_without_spend"] == [] and after["delivered_without_output"] == []
 
 

@@ -236,8 +236,9 @@ class Ledger:
             raise _bad(self.path, "a ledger opened for writing (Ledger(path), not write=False)")
         self.check(dataset=spend.dataset, unit=spend.unit)
         new = [stored(p) for p in spend.parts]
-        for (sp, text), part in zip(new, spend.parts):
-            self._profiles.setdefault(sp.mechanism_sha256, _profile(part.mechanism))
+        for (sp, _), part in zip(new, spend.parts):
+            if sp.mechanism_sha256 not in self._profiles:
+                self._profiles[sp.mechanism_sha256] = _profile(part.mechanism)
         run_id = run_id or uuid.uuid4().hex
         with self._session() as con, _immediate(con):
             rows = con.execute("SELECT parts, total FROM runs ORDER BY seq").fetchall()
