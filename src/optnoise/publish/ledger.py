@@ -23,15 +23,15 @@ import os
 import sqlite3
 import stat
 import uuid
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from contextlib import closing, contextmanager
 from typing import Any, Iterator
 
 from ..errors import InvalidParameterError, OptnoiseError
 from ..target import Target
-from .spend import (StoredPart, Spend, canonical, describe_remaining, lifetime_total, own_spend, pack, rebuild, sha256, stored,
-                    unpack, weights_digest)
+from .spend import (Spend, StoredPart, canonical, describe_remaining, lifetime_total, own_spend, pack, rebuild,
+                    sha256, shown, stored, unpack, weights_digest)
 
 #: ``format`` of a ledger's meta table.
 FORMAT = "optnoise.ledger"
@@ -259,13 +259,14 @@ class Ledger:
         return Reservation(run_id, spent, total)
 
     def _refusal(self, total: dict, last: dict | None, runs: int) -> InvalidParameterError:
-        b, p = total["basic"], total["pld"]
-        would = (f"basic eps {b['epsilon']:.6g}, delta {b['delta']:.3g}; PLD eps {p['epsilon']:.6g} at delta "
-                 f"{p['delta']:g}")
-        if self.budget.notion == "attack":
-            a = total["attack"]
-            would += f"; TPR at FPR {self.budget.at_fpr:g}: {a['tpr_at_fpr'].get(f'{self.budget.at_fpr:g}')}" \
-                if self.budget.max_tpr is not None else f"; mu {a['mu_gdp']:.6g}"
+        basic, p = total["basic"], total["pld"]
+        would = (f"basic eps {shown(basic['epsilon'])}, delta {shown(basic['delta'], 3)}; PLD eps "
+                 f"{shown(p['epsilon'])} at delta {p['delta']:g}")
+        a, b = total["attack"], self.budget
+        if b.max_tpr is not None:
+            would += f"; TPR {shown(a['tpr_at_fpr'][f'{b.at_fpr:g}'])} at FPR {b.at_fpr:g}"
+        if b.max_mu is not None:
+            would += f"; mu {shown(a['mu_gdp'])}"
         return _bad(self.path, f"a run within the lifetime budget {self.budget.describe()} of {self.dataset!r} "
                                f"per {self.unit}: with the {runs} run(s) recorded this one would total {would}; "
                                f"what remains: {describe_remaining(last, self.budget)} (nothing was recorded and "

@@ -318,14 +318,18 @@ def remaining(total: dict, budget: Target) -> dict:
         a = total["attack"]
         out: dict[str, Any] = {}
         if budget.max_tpr is not None:
-            out["tpr_at_fpr"] = {f"{budget.at_fpr:g}": max(0.0, _down(Fraction(budget.max_tpr)
-                                                                        - Fraction(a["tpr_at_fpr"][f"{budget.at_fpr:g}"])))}
+            at = f"{budget.at_fpr:g}"
+            out["tpr_at_fpr"] = {at: _left(budget.max_tpr, a["tpr_at_fpr"][at])}
         if budget.max_mu is not None:
-            out["mu_gdp"] = max(0.0, _down(Fraction(budget.max_mu) - Fraction(a["mu_gdp"])))
+            out["mu_gdp"] = _left(budget.max_mu, a["mu_gdp"])
         return out
     spent = spent_epsilon(total, budget)
-    left = 0.0 if not math.isfinite(spent) else max(0.0, _down(Fraction(budget.epsilon) - Fraction(spent)))
-    return {"epsilon": left, "delta": budget.delta}
+    return {"epsilon": _left(budget.epsilon, spent), "delta": budget.delta}
+
+
+def _left(cap: float, spent: float) -> float:
+    """``cap - spent`` rounded down, never below 0 (0 when ``spent`` is infinite)."""
+    return max(0.0, _down(Fraction(cap) - Fraction(spent))) if math.isfinite(spent) else 0.0
 
 
 def _down(x: Fraction) -> float:
@@ -334,13 +338,27 @@ def _down(x: Fraction) -> float:
     return math.nextafter(f, -math.inf) if Fraction(f) > x else f
 
 
+def shown(x: float | None, digits: int = 6, *, up: bool = True) -> str:
+    """A number for a message or a table, to ``digits`` significant digits, rounded outward:
+    towards +infinity for a total (``up``), towards -infinity for what remains of a budget."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+    if x is None:
+        return "-"
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    written = Decimal(repr(float(x)))   # the float as written (as the manifests' round_up reads it)
+    q = written.quantize(Decimal(1).scaleb(written.adjusted() - digits + 1),
+                         rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{float(q):.{digits}g}"
+
+
 def describe_remaining(total: dict | None, budget: Target) -> str:
-    """What remains, in words, for a refusal."""
+    """What remains, in words, for a refusal (rounded down)."""
     if total is None:
         return f"all of it ({budget.describe()})"
     left = total["remaining"]
     if budget.notion == "attack":
-        parts = [f"TPR {v:.6g} at FPR {k}" for k, v in left.get("tpr_at_fpr", {}).items()]
-        parts += [f"mu {left['mu_gdp']:.6g}"] if "mu_gdp" in left else []
+        parts = [f"TPR {shown(v, up=False)} at FPR {k}" for k, v in left.get("tpr_at_fpr", {}).items()]
+        parts += [f"mu {shown(left['mu_gdp'], up=False)}"] if "mu_gdp" in left else []
         return "headroom " + ", ".join(parts)
-    return f"eps {left['epsilon']:.6g} at delta {left['delta']:g}"
+    return f"eps {shown(left['epsilon'], up=False)} at delta {left['delta']:g}"

@@ -10,7 +10,7 @@ from ...errors import InvalidParameterError
 from ..app import app
 from ..errors import cli_errors, fail
 from ..options import Json
-from ..render import column, echo_json, fmt, narrow_table, notes, out, say
+from ..render import column, echo_json, narrow_table, notes, out, say
 
 ledger_app = typer.Typer(name="ledger", add_completion=False, pretty_exceptions_enable=False,
                          invoke_without_command=True,
@@ -43,7 +43,8 @@ def init(
     max_tpr: Annotated[Optional[float], typer.Option(
         "--max-tpr", help="A budget in attack terms: the best attacker's largest TPR at --at-fpr.")] = None,
     at_fpr: Annotated[Optional[float], typer.Option("--at-fpr", help="With --max-tpr: the FPR it is read at.")] = None,
-    max_mu: Annotated[Optional[float], typer.Option("--max-mu", help="A budget in attack terms: Gaussian-DP mu.")] = None,
+    max_mu: Annotated[Optional[float], typer.Option(
+        "--max-mu", help="A budget in attack terms: Gaussian-DP mu.")] = None,
     as_json: Json = False,
 ) -> None:
     """Create a new ledger for one dataset and one privacy unit under a lifetime budget."""
@@ -84,28 +85,31 @@ def verify(path: LedgerPath, as_json: Json = False) -> None:
     if as_json:
         echo_json(report)
     elif report["ok"]:
+        from ...publish.spend import shown
         t = report["total"]
         say(f"ledger {path} verifies: {report['runs']} run(s) ({report['delivered']} delivered, "
             f"{report['reserved']} reserved)")
         say(f"every running total recomputed from {report['mechanisms']} stored mechanism(s)")
         if t is not None:
-            say(f"total: basic eps {fmt(t['basic']['epsilon'])}, delta {fmt(t['basic']['delta'])}; PLD eps "
-                f"{fmt(t['pld']['epsilon'])} at delta {fmt(t['pld']['delta'])}")
+            say(f"total: basic eps {shown(t['basic']['epsilon'])}, delta {shown(t['basic']['delta'], 3)}; PLD eps "
+                f"{shown(t['pld']['epsilon'])} at delta {t['pld']['delta']:g}")
     if not report["ok"]:
         first = report["mismatches"][0]
         fail(1, f"ledger {path} does not verify: {first} ({len(report['mismatches'])} mismatch(es) in all)")
 
 
 def _render(doc: dict) -> None:
-    """The human view of ``ledger show``: one row per run, readable at 80 columns."""
+    """The human view of ``ledger show``: one row per run, readable at 80 columns; totals rounded
+    up, what remains rounded down (:func:`~optnoise.publish.spend.shown`)."""
+    from ...publish.spend import shown
     budget = doc["budget"]
-    words = (f"eps {fmt(budget['epsilon'])}, delta {fmt(budget['delta'])}" if budget["notion"] != "attack" else
-             ", ".join(f"{k} {fmt(budget[k])}" for k in ("max_tpr", "at_fpr", "max_mu") if budget.get(k) is not None))
+    words = (f"eps {budget['epsilon']:g}, delta {budget['delta']:g}" if budget["notion"] != "attack" else
+             ", ".join(f"{k} {budget[k]:g}" for k in ("max_tpr", "at_fpr", "max_mu") if budget.get(k) is not None))
     say(f"ledger {doc['ledger']}: dataset {doc['dataset']!r}, unit {doc['unit']!r}")
     say(f"lifetime budget {words}")
     rows = [[str(r["seq"]), (r["reserved_at"] or "")[:10], r["state"], ", ".join(r["statistics"]) or "-",
-             fmt(r["spend"]["basic"]["epsilon"]), fmt(r["total"]["basic"]["epsilon"]),
-             fmt(r["total"]["pld"]["epsilon"]), fmt(r["total"]["attack"]["tpr_at_fpr"].get("0.05")),
+             shown(r["spend"]["basic"]["epsilon"], 4), shown(r["total"]["basic"]["epsilon"], 4),
+             shown(r["total"]["pld"]["epsilon"], 4), shown(r["total"]["attack"]["tpr_at_fpr"].get("0.05"), 4),
              _left(r["remaining"])] for r in doc["runs"]]
     heads = ["run", "reserved (UTC)", "state", "statistics", "spend eps", "total eps basic", "total eps PLD",
              "TPR at FPR 0.05", "left"]
@@ -119,17 +123,19 @@ def _render(doc: dict) -> None:
         table.add_row(*row)
     out.print(table)
     pld = doc["total"]["pld"]
-    notes([f"PLD epsilons at delta {fmt(pld['delta'])}; TPR: the best attacker's, at FPR 0.05",
-           "every number a proven bound, rounded outward; left: what remains of the budget",
+    notes([f"PLD epsilons at delta {pld['delta']:g}; TPR: the best attacker's, at FPR 0.05",
+           "every number a proven bound, rounded outward (totals up, what is left down)",
+           "left: epsilon at the budget's delta, or the attacker's TPR (or mu) headroom",
            f"{doc['undelivered']} run(s) reserved and never delivered (they still count)"])
 
 
 def _left(remaining: dict) -> str:
-    """What remains, in one cell: epsilon, or the attacker's headroom (TPR, then mu)."""
+    """What remains, in one cell (rounded down): epsilon, or the attacker's headroom (TPR, else mu)."""
+    from ...publish.spend import shown
     if "epsilon" in remaining:
-        return fmt(remaining["epsilon"])
-    return ", ".join(f"{'TPR' if k == 'tpr_at_fpr' else 'mu'} {fmt(v if not isinstance(v, dict) else next(iter(v.values())))}"
-                     for k, v in remaining.items())
+        return shown(remaining["epsilon"], 4, up=False)
+    tpr = remaining.get("tpr_at_fpr")
+    return shown(next(iter(tpr.values())) if tpr else remaining.get("mu_gdp"), 4, up=False)
 
 
 app.add_typer(ledger_app, name="ledger")
