@@ -191,6 +191,36 @@ def check_after_kills(directory: str | os.PathLike) -> dict:
     return out
 
 
+def overhead(directory: str | os.PathLike, sizes: tuple[int, ...] = (1, 10, 30), repeats: int = 3) -> list[dict]:
+    """What the ledger adds to composing a lifetime total: ``reserve`` (open, ``BEGIN
+    IMMEDIATE``, read and parse every stored spend, compose, insert, commit with
+    ``synchronous = FULL``) against :func:`~optnoise.publish.spend.lifetime_total` of the same
+    parts in memory (the same profiles, cached), side by side at each number of stored runs."""
+    from optnoise.publish.ledger import Ledger
+    from optnoise.publish.spend import StoredPart, exact_profile_of, lifetime_total, stored
+    spend, rows = _spend(), []
+    digest = stored(spend.parts[0])[0].mechanism_sha256
+    profiles = {digest: exact_profile_of(spend.parts[0].mechanism)}
+    ledger = new_ledger(Path(directory) / "overhead.db", 1e6)
+    for n in sizes:
+        while len(ledger.runs()) < n - 1:
+            ledger.reserve(spend)
+        ledger = Ledger(ledger.path)   # a run opens the file afresh (its profiles are rebuilt once)
+        ledger.reserve(spend)
+        on_disk, in_memory = [], []
+        for _ in range(repeats):
+            parts = [StoredPart.from_json(p) for r in ledger.runs() for p in r["parts"]]
+            t0 = time.perf_counter()
+            lifetime_total(parts + parts[-1:], profiles, ledger.budget)
+            in_memory.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            ledger.reserve(spend)
+            on_disk.append(time.perf_counter() - t0)
+        rows.append({"stored_runs": n, "reserve_s": min(on_disk), "in_memory_s": min(in_memory),
+                     "ratio": min(on_disk) / min(in_memory)})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--processes", type=int, default=16)
@@ -218,6 +248,9 @@ def main() -> None:
           f"{c['outputs']} outputs; outputs without a recorded spend {len(c['outputs_without_spend'])}, delivered "
           f"runs without output {len(c['delivered_without_output'])}; verify accepted ({time.perf_counter() - t0:.1f} s)")
     assert not c["outputs_without_spend"] and not c["delivered_without_output"]
+    for row in overhead(base):
+        print(f"overhead at {row['stored_runs']} stored runs: reserve {row['reserve_s']:.3f} s, the same total in "
+              f"memory {row['in_memory_s']:.3f} s, ratio {row['ratio']:.2f}")
     print(f"load average after: {os.getloadavg()}")
 
 
