@@ -58,13 +58,18 @@ def race_worker(path: str, barrier, results) -> None:
     """One racer (a fresh interpreter): open, wait for the others, reserve."""
     from optnoise.errors import InvalidParameterError
     from optnoise.publish.ledger import Ledger
-    ledger, spend = Ledger(path), _spend()
-    spend.parts[0].mechanism.quantize()
-    barrier.wait()
+    try:
+        ledger, spend = Ledger(path), _spend()
+        spend.parts[0].mechanism.quantize()
+    finally:
+        barrier.wait(timeout=600)
     try:
         results.put(("recorded", ledger.reserve(spend).run_id))
     except InvalidParameterError as exc:
         results.put(("refused", str(exc)))
+    except Exception as exc:  # any other outcome is reported, never waited for
+        results.put(("failed", repr(exc)))
+        raise
 
 
 def race(path: str | os.PathLike, processes: int, admits: int) -> dict:
@@ -80,7 +85,8 @@ def race(path: str | os.PathLike, processes: int, admits: int) -> dict:
     for p in procs:
         p.join()
     return {"recorded": [v for k, v in outcomes if k == "recorded"], "refused": [v for k, v in outcomes if k == "refused"],
-            "exit_codes": [p.exitcode for p in procs], "seconds": time.perf_counter() - t0}
+            "failed": [v for k, v in outcomes if k == "failed"], "exit_codes": [p.exitcode for p in procs],
+            "seconds": time.perf_counter() - t0}
 
 
 # ------------------------------------------------------------------ kill

@@ -24,7 +24,7 @@ import optnoise
 from optnoise.analysis import privacy_profile
 from optnoise.analysis.composition import compose_sequence
 from optnoise.cli import app
-from optnoise.errors import InvalidParameterError
+from optnoise.errors import InvalidParameterError, OptnoiseError
 from optnoise.publish.ledger import Ledger, LedgerMismatchError
 from optnoise.publish.spend import Part, Spend
 from optnoise.target import Target
@@ -78,24 +78,40 @@ def test_init_runs_show_verify_round_trip(tmp_path, geo3):
 
 
 def test_the_total_is_the_composition_of_the_stored_mechanisms(tmp_path):
-    """Two runs: (a twice, b once), then (a once). The ledger's PLD total equals composing the
-    same exact profiles directly (a's parts from two runs: one item of count 3 whose releases
-    may see different pairs); basic is the exact sum rounded up to the next float."""
-    a, b = optnoise.geometric(epsilon=0.7), optnoise.geometric(epsilon=0.4, sensitivity=2)
-    budget = Target(10.0, 1e-6)
-    ledger = Ledger.init(tmp_path / "l.db", dataset=DATASET, unit=UNIT, budget=budget)
-    one = ledger.reserve(spend(Part(a, 2), Part(b, 1)))
+    """Two runs: (a twice, b once), then (a once), with a a discrete Gaussian (no pure epsilon:
+    the PLD decides) and b a geometric. The ledger's PLD total equals composing the same exact
+    profiles directly (a's parts from two runs: one item of count 3 whose releases may see
+    different pairs); basic is the exact sum of the parts' (epsilon, delta) rounded up to the
+    next float."""
+    from optnoise.mechanism import from_family
+    a, b = from_family("discrete-gaussian:3.0"), optnoise.geometric(epsilon=0.4, sensitivity=2)
     pa, pb = exact_of(a), exact_of(b)
+    eps_a = pa.epsilon_dp(1e-7)
+    ledger = Ledger.init(tmp_path / "l.db", dataset=DATASET, unit=UNIT, budget=Target(10.0, 1e-6))
+    one = ledger.reserve(spend(Part(a, 2, epsilon_delta=(eps_a, 1e-7)), Part(b, 1)))
     direct = compose_sequence([(pa, 2), (pb, 1)], epsilon=10.0, delta=1e-6)
-    assert one.total["pld"]["epsilon"] == direct.epsilon_dp
+    assert one.total["pld"]["bound"] != "pure" and one.total["pld"]["epsilon"] == direct.epsilon_dp
     assert one.total["pld"]["delta_at_budget_epsilon"] == direct.delta_dp
-    two = ledger.reserve(spend((a, 1)))
+    two = ledger.reserve(spend(Part(a, 1, epsilon_delta=(eps_a, 1e-7))))
     direct = compose_sequence([(pa, 3), (pb, 1)], epsilon=10.0, delta=1e-6, mixed=[True, False])
     assert two.total["pld"]["epsilon"] == direct.epsilon_dp
-    exact = 3 * Fraction(0.7) + Fraction(0.4)
-    basic = two.total["basic"]["epsilon"]
-    assert Fraction(basic) >= exact > Fraction(math.nextafter(basic, 0.0))
-    assert two.total["basic"]["delta"] == 0.0 and two.total["parts"] == 4
+    exact_eps, exact_delta = 3 * Fraction(eps_a) + Fraction(0.4), 3 * Fraction(1e-7)
+    basic = two.total["basic"]
+    assert Fraction(basic["epsilon"]) >= exact_eps > Fraction(math.nextafter(basic["epsilon"], 0.0))
+    assert Fraction(basic["delta"]) >= exact_delta > Fraction(math.nextafter(basic["delta"], 0.0))
+    assert two.total["parts"] == 4 and ledger.verify()["ok"]
+
+
+def test_pure_spends_skip_only_what_cannot_beat_the_pure_sum(tmp_path, geo3):
+    """Pure parts: the PLD entry is the pure sum (exact, rounded up) when no other bound could
+    lower it by more than 0.1 %; the full composition, computed here, is indeed within that."""
+    ledger = Ledger.init(tmp_path / "l.db", dataset=DATASET, unit=UNIT, budget=Target(10.0, 1e-6))
+    ledger.reserve(spend((geo3, 1)))
+    two = ledger.reserve(spend((geo3, 1)))
+    pure = float(2 * Fraction(exact_of(geo3).epsilon_pure))
+    assert two.total["pld"]["bound"] == "pure" and two.total["pld"]["epsilon"] >= pure
+    full = compose_sequence([(exact_of(geo3), 2)], epsilon=10.0, delta=1e-6, mixed=[True]).epsilon_dp
+    assert (1 - 1e-3) * two.total["pld"]["epsilon"] <= full <= two.total["pld"]["epsilon"]
 
 
 def test_refused_before_the_budget_is_exceeded_and_nothing_stored(tmp_path, geo3):
@@ -117,10 +133,25 @@ def test_refused_before_the_budget_is_exceeded_and_nothing_stored(tmp_path, geo3
 def test_eight_processes_race_for_a_budget_that_admits_three(tmp_path):
     """Fresh interpreters (spawn) released together at a barrier: exactly 3 recorded."""
     out = ledger_stress.race(tmp_path / "race.db", processes=8, admits=3)
-    assert len(out["recorded"]) == 3 and len(out["refused"]) == 5 and out["exit_codes"] == [0] * 8
+    assert len(out["recorded"]) == 3 and len(out["refused"]) == 5 and out["exit_codes"] == [0] * 8, out["failed"]
     assert all("lifetime budget" in m for m in out["refused"])
     ledger = Ledger(tmp_path / "race.db", write=False)
     assert sorted(r["run_id"] for r in ledger.runs()) == sorted(out["recorded"]) and ledger.verify()["ok"]
+
+
+def test_a_lock_held_past_the_timeout_is_one_line_and_records_nothing(tmp_path, geo3):
+    path = tmp_path / "l.db"
+    Ledger.init(path, dataset=DATASET, unit=UNIT, budget=Target(10.0))
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")   # another run's transaction
+    try:
+        with pytest.raises(OptnoiseError, match="database is locked for 0.2 s: another run holds it") as exc:
+            Ledger(path, timeout=0.2).reserve(spend((geo3, 1)))
+        assert str(path) in str(exc.value) and "\n" not in str(exc.value)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert Ledger(path).runs() == []
 
 
 def test_fifty_runs_killed_at_random_points_leave_a_ledger_that_verifies(tmp_path):

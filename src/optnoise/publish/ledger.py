@@ -168,9 +168,14 @@ class Ledger:
 
     @contextmanager
     def _session(self) -> Iterator[sqlite3.Connection]:
-        """An open connection, closed on leaving."""
-        with closing(self._connect()) as con:
-            yield con
+        """An open connection, closed on leaving; SQLite's failures (a lock held past the
+        timeout, a full disk) become one line naming the ledger (CLI exit 1)."""
+        try:
+            with closing(self._connect()) as con:
+                yield con
+        except sqlite3.OperationalError as exc:
+            hint = f" for {self.timeout:g} s: another run holds it" if "locked" in str(exc) else ""
+            raise OptnoiseError(f"ledger {self.path}: {exc}{hint} (this call changed nothing)") from exc
 
     def _connect(self) -> sqlite3.Connection:
         mode = "rw" if self.write else "ro"

@@ -248,14 +248,60 @@ def lifetime_total(parts: Sequence[StoredPart], profiles: Mapping[str, Any], bud
     basic = basic_total(parts)
     attack_terms = budget.notion == "attack"
     delta = REPORT_DELTA if attack_terms else float(budget.delta)
-    composed = compose_sequence(items, epsilon=None if attack_terms else budget.epsilon, delta=delta, mixed=mixed)
-    pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.epsilon_bound}
-    if not attack_terms:
-        pld["delta_at_budget_epsilon"] = composed.delta_dp
+    shortcut = pure_shortcut(items, delta, None if attack_terms else budget.epsilon)
+    if shortcut is not None:
+        pld = {"epsilon": shortcut, "delta": delta, "bound": "pure"}
+        if not attack_terms:
+            pld["delta_at_budget_epsilon"] = 0.0 if shortcut <= budget.epsilon else None  # type: ignore[operator]
+    else:
+        composed = compose_sequence(items, epsilon=None if attack_terms else budget.epsilon, delta=delta,
+                                    mixed=mixed)
+        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.epsilon_bound}
+        if not attack_terms:
+            pld["delta_at_budget_epsilon"] = composed.delta_dp
     total: dict[str, Any] = {"parts": sum(p.count for p in parts), "basic": basic, "pld": pld}
     total["attack"] = attack_readout(items, basic, pld, budget)
     total["within_budget"] = within(total, budget)
     total["remaining"] = remaining(total, budget)
+    return total
+
+
+#: The PLD, RDP and exact bounds are skipped when they could lower the pure sum by at most this
+#: fraction of it (:func:`pure_shortcut`).
+PURE_GAP = 1e-3
+
+
+def pure_shortcut(items: list, delta: float, budget_epsilon: float | None) -> float | None:
+    """The pure sum ``S = sum k eps_pure`` (exact, rounded up) as the ``pld`` epsilon, when every
+    item is pure and no other bound could report less than ``(1 - PURE_GAP) S``; else ``None``.
+
+    ``S`` bounds the composition's epsilon at every delta. Every other bound is at least the
+    true epsilon at ``delta`` of *one* composition it covers: each item's pair of largest loss
+    ``L`` (``P``-mass ``p`` there) in all ``k`` releases, whose loss is ``sum k L`` with
+    probability ``prod p^k``, so that ``delta(e) >= prod p^k (1 - e^(e - sum k L))`` and
+    ``epsilon >= lb = sum k L + ln(1 - delta / prod p^k)`` (the query's argument, pure_total).
+    Used when ``S - lb <= PURE_GAP S`` and the budget cannot fall between them: ``S`` within
+    the budget's epsilon, or ``lb`` above it (refused by every bound).
+    """
+    from ..analysis.outward import sum_up
+    pures = [prof.epsilon_pure for prof, _ in items]
+    if not all(math.isfinite(e) for e in pures):
+        return None
+    total = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items))
+    loss = log_mass = 0.0
+    for prof, k in items:
+        worst = [(float(ld.losses[0]), float(ld.p_mass[0])) for ld in (pair.loss_distribution() for pair in prof.pairs)
+                 if len(ld.losses)]
+        top, mass = max(worst, default=(0.0, 0.0))
+        if mass <= 0:
+            return None
+        loss, log_mass = loss + k * top, log_mass + k * math.log(mass)
+    ratio = delta / math.exp(log_mass)
+    lower = loss + math.log1p(-ratio) if ratio < 1 else -math.inf
+    if total - lower > PURE_GAP * total:
+        return None
+    if budget_epsilon is not None and lower <= budget_epsilon < total:
+        return None
     return total
 
 
