@@ -14,6 +14,7 @@ import os
 import sqlite3
 import stat
 import sys
+import zlib
 from fractions import Fraction
 from pathlib import Path
 
@@ -233,6 +234,26 @@ def test_verify_finds_a_total_that_was_edited(tmp_path, geo3):
         Ledger(path, write=False).verify()
     r = runner.invoke(app, ["ledger", "verify", str(path)])
     assert r.exit_code == 1 and r.stderr.startswith("error: ledger") and r.stderr.count("\n") == 1
+
+
+def test_a_mechanism_that_no_longer_rebuilds_its_weights_stops_runs_and_fails_verify(tmp_path, geo3):
+    """The total must compose what was sampled: a stored weights digest that the stored
+    mechanism no longer reproduces (as a changed quantizer would) refuses the next run, and a
+    mechanism whose JSON was edited fails verify."""
+    path = tmp_path / "l.db"
+    Ledger.init(path, dataset=DATASET, unit=UNIT, budget=Target(100.0)).reserve(spend((geo3, 1)))
+    with sqlite3.connect(path) as con:
+        parts = json.loads(con.execute("SELECT parts FROM runs").fetchone()[0])
+        parts[0]["weights_sha256"] = "0" * 64
+        con.execute("UPDATE runs SET parts = ?", (json.dumps(parts),))
+    with pytest.raises(OptnoiseError, match="no longer quantizes to the weights that were certified"):
+        Ledger(path).reserve(spend((geo3, 1)))
+    report = Ledger(path, write=False).verify(strict=False)
+    assert not report["ok"] and "no longer quantizes" in report["mismatches"][0]
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE mechanisms SET body = ?", (zlib.compress(b'{"edited": true}'),))
+    with pytest.raises(LedgerMismatchError, match="does not have this digest"):
+        Ledger(path, write=False).verify()
 
 
 def test_cli_init_and_its_bad_input(tmp_path):

@@ -100,7 +100,8 @@ class Ledger:
         self.path = Path(path)
         self.write = write
         self.timeout = float(timeout)
-        self._profiles: dict[str, Any] = {}
+        self._profiles: dict[str, Any] = {}   # mechanism digest -> exact profile of its quantized weights
+        self._weights: dict[str, str] = {}    # mechanism digest -> digest of those weights
         self._check_file()
         with self._session() as con:
             self._meta = self._read_meta(con)
@@ -244,11 +245,14 @@ class Ledger:
         for (sp, _), part in zip(new, spend.parts):
             if sp.mechanism_sha256 not in self._profiles:
                 self._profiles[sp.mechanism_sha256] = _profile(part.mechanism)
+                self._weights[sp.mechanism_sha256] = sp.weights_sha256
         run_id = run_id or uuid.uuid4().hex
         with self._session() as con, _immediate(con):
+            if con.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None:
+                raise InvalidParameterError("run_id", run_id, f"a run id not yet recorded in {self.path}")
             rows = con.execute("SELECT parts, total FROM runs ORDER BY seq").fetchall()
             before = [StoredPart.from_json(p) for parts, _ in rows for p in json.loads(parts)]
-            self._load_profiles(con, {p.mechanism_sha256 for p in before})
+            self._load_profiles(con, before)
             total = lifetime_total(before + [sp for sp, _ in new], self._profiles, self.budget)
             if not total["within_budget"]:
                 last = json.loads(rows[-1][1]) if rows else None
@@ -277,12 +281,21 @@ class Ledger:
                                f"what remains: {describe_remaining(last, self.budget)} (nothing was recorded and "
                                f"no noise drawn)")
 
-    def _load_profiles(self, con: sqlite3.Connection, digests: set[str]) -> None:
-        for digest in digests - set(self._profiles):
-            row = con.execute("SELECT body FROM mechanisms WHERE sha256 = ?", (digest,)).fetchone()
-            if row is None:
-                raise _bad(self.path, f"an intact optnoise ledger (mechanism {digest[:12]} of a run is missing)")
-            self._profiles[digest] = _profile(rebuild(unpack(row[0])))
+    def _load_profiles(self, con: sqlite3.Connection, parts: list[StoredPart]) -> None:
+        """The exact profile of every stored mechanism not yet known, rebuilt from its JSON;
+        refused when it no longer quantizes to the weights that were certified (the total must
+        compose what was sampled)."""
+        for part in parts:
+            digest = part.mechanism_sha256
+            if digest not in self._profiles:
+                row = con.execute("SELECT body FROM mechanisms WHERE sha256 = ?", (digest,)).fetchone()
+                if row is None:
+                    raise _bad(self.path, f"an intact optnoise ledger (mechanism {digest[:12]} of a run is missing)")
+                mechanism = rebuild(unpack(row[0]))
+                self._weights[digest], self._profiles[digest] = weights_digest(mechanism), _profile(mechanism)
+            if self._weights[digest] != part.weights_sha256:
+                raise OptnoiseError(f"ledger {self.path}: mechanism {digest[:12]} no longer quantizes to the "
+                                    "weights that were certified (optnoise ledger verify shows where)")
 
     def delivered(self, run_id: str) -> None:
         """Mark a reserved run delivered (its outputs are in place); idempotent."""
