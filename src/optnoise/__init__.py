@@ -38,6 +38,7 @@ _PUBLIC: dict[str, str] = {
     "DesignReport": "design.report", "design": "design", "calibrate": "design.calibrate",
     "FiniteDesign": "design.finite", "design_finite": "design.finite",
     "release": "table", "query": "query",
+    "Ledger": "publish.ledger", "Spend": "publish.spend",
 }
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
@@ -70,5 +71,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .neighbourhood import InputPairs, Neighbourhood
     from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
     from . import query
+    from .publish.ledger import Ledger
+    from .publish.spend import Spend
     from .table import release
     from .target import Target

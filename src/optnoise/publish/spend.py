@@ -1,0 +1,410 @@
+"""What a run spends, and the total of everything a ledger has recorded (docs/ledger.md).
+
+A run's spend (:class:`Spend`) is a list of :class:`Part`: a mechanism that was certified and
+is sampled (its quantized weights), the neighbourhood it is certified under (the
+mechanism's own), how many times one unit can move it (``count``), the part's proven
+``(epsilon, delta)`` for basic composition, and whether its releases may each see a
+different pair of neighbouring datasets (``mixed``). What is stored of a part is what exact
+composition needs, not only an epsilon: the mechanism-file object
+(:meth:`optnoise.mechanism.Mechanism.to_json`, from which
+:func:`~optnoise.mechanism.mechanism_from_json` and ``quantize()`` rebuild the weights that
+were sampled) and the SHA-256 of those weights, so that a later reading can prove it
+rebuilt the same ones.
+
+:func:`lifetime_total` composes stored parts, the way a publication composes its own:
+
+* ``basic``: the sums of the parts' epsilons and deltas (each part ``count`` times), exact
+  and rounded up;
+* ``pld``: :func:`optnoise.analysis.composition.compose_sequence` over the exact profiles
+  of the quantized weights (the best of the exact sum, the PLDs, RDP and the pure bound,
+  each proven and rounded outward). Parts that share a mechanism become one item whose
+  count is theirs summed and whose releases may see different pairs (``mixed``: its
+  dominating pair, Zhu, Dong & Wang 2022, Thm 10): two runs of a dataset that changed in
+  between see different pairs, and the dominating pair covers every mix;
+* ``attack``: a proven upper bound on the best attacker
+  (:func:`optnoise.analysis.tradeoff.profile_readout` over the total's points and the
+  composed privacy profile at a few epsilons);
+* ``within_budget`` and ``remaining``: the budget is met when either bound meets it (no
+  tolerance: every number is a proven bound), or, for a budget in attack terms, when the
+  readout does.
+
+Proof: docs/proofs/ledger-total.md
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import zlib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..mechanism import Mechanism, mechanism_from_json
+from ..target import Target, check_delta, check_epsilon, check_integer
+
+#: The delta at which a total is read when the budget has none to offer (attack terms).
+REPORT_DELTA = 1e-6
+#: Epsilons of the grid at which the composed profile is read for the attack bound.
+ATTACK_GRID = 8
+#: The false-positive rates of every attack readout.
+FPRS: tuple[float, ...] = (0.001, 0.01, 0.05, 0.1)
+
+
+@dataclass(frozen=True, eq=False)
+class Part:
+    """One mechanism of a run, moved ``count`` times by one unit.
+
+    ``epsilon_delta``: the part's proven ``(epsilon, delta)`` for basic composition; default
+    the mechanism's ``(epsilon, delta)`` target (its quantized weights meet it), else the
+    quantized weights' exact pure epsilon. ``mixed``: whether the ``count`` releases may
+    each see a different pair (:func:`~optnoise.analysis.composition.compose_best`).
+    """
+
+    mechanism: Mechanism
+    count: int = 1
+    epsilon_delta: tuple[float, float] | None = None
+    mixed: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mechanism, Mechanism):
+            raise InvalidParameterError("parts", type(self.mechanism).__name__, "Mechanism objects (or "
+                                        "(Mechanism, count) pairs)")
+        object.__setattr__(self, "count", check_integer(self.count, parameter="count"))
+        if self.epsilon_delta is None:
+            object.__setattr__(self, "epsilon_delta", default_epsilon_delta(self.mechanism))
+        eps, dlt = self.epsilon_delta  # type: ignore[misc]
+        object.__setattr__(self, "epsilon_delta", (check_epsilon(eps), check_delta(dlt)))
+
+
+def default_epsilon_delta(mechanism: Mechanism) -> tuple[float, float]:
+    """The part's ``(epsilon, delta)`` when none is given: the mechanism's target (its
+    quantized weights meet it: :meth:`~optnoise.mechanism.Mechanism.quantize`), else the
+    exact pure epsilon of those weights."""
+    t = mechanism.target
+    if t is not None and t.notion == "dp":
+        mechanism.quantize()   # refuses masses that miss the target
+        return float(t.epsilon), float(t.delta)  # type: ignore[arg-type]
+    eps = mechanism.quantize().certificate.epsilon_pure
+    if not math.isfinite(eps):
+        raise InvalidParameterError("epsilon_delta", None, f"a part's (epsilon, delta): the mechanism "
+                                    f"{mechanism.name} has no DP target and no finite pure epsilon")
+    return float(eps), 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Spend:
+    """What one run spends on one dataset for one unit, with what the ledger records of it.
+
+    ``parts``: :class:`Part` objects or ``(Mechanism, count)`` pairs. ``spec_sha256``: the
+    SHA-256 of the spec that was run; ``statistics``: the names released; ``audit``: the
+    private audit fields (JSON-able; stored, shown only by ``show(audit=True)``).
+    """
+
+    parts: Sequence[Part | tuple[Mechanism, int]]
+    dataset: str
+    unit: str
+    spec_sha256: str | None = None
+    statistics: Sequence[str] = ()
+    audit: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        parts = [p if isinstance(p, Part) else Part(*_pair(p)) for p in self.parts]
+        if not parts:
+            raise InvalidParameterError("parts", [], "at least one part (a mechanism and its count)")
+        object.__setattr__(self, "parts", tuple(parts))
+        object.__setattr__(self, "statistics", tuple(str(s) for s in self.statistics))
+        for name in ("dataset", "unit"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise InvalidParameterError(name, getattr(self, name), "a non-empty name")
+        try:
+            json.dumps(dict(self.audit), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidParameterError("audit", type(self.audit).__name__, "a JSON-able mapping") from exc
+
+
+def _pair(item: Any) -> tuple[Mechanism, int]:
+    try:
+        mech, count = item
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError("parts", type(item).__name__, "Part objects or (Mechanism, count) pairs") from exc
+    return mech, count
+
+
+# ------------------------------------------------------------------ stored form
+def canonical(obj: Any) -> str:
+    """The one JSON text of an object (sorted keys, no spaces): what digests are taken of."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def pack(text: str) -> bytes:
+    """A stored mechanism: its canonical JSON, compressed."""
+    return zlib.compress(text.encode(), 9)
+
+
+def unpack(blob: bytes) -> str:
+    return zlib.decompress(blob).decode()
+
+
+def weights_digest(mechanism: Mechanism) -> str:
+    """SHA-256 of the quantized weights that are sampled (and their neighbourhood): what
+    proves that a mechanism read back quantizes to the weights that were certified."""
+    q = mechanism.quantize()
+    body = {k: v for k, v in q.to_json(weights=True).items() if k not in ("certificate", "sampler", "target")}
+    return sha256(canonical({"quantized": body, "neighbourhood": q.neighbourhood.to_json()}))
+
+
+def exact_profile_of(mechanism: Mechanism):
+    """The exact profile of the quantized weights that are sampled, under the mechanism's
+    neighbourhood (as the query's cells compose them: integer weights directly for cyclic
+    noise and channels, the exact PMF with its dyadic tails on the integer line)."""
+    from ..analysis import IntegerForm, exact_profile, privacy_profile
+    q = mechanism.quantize()
+    if mechanism.kind in ("channel", "cyclic"):
+        return exact_profile(IntegerForm(mechanism.kind, q.weights, 1 << q.bits), q.neighbourhood)
+    return privacy_profile(q.pmf, mechanism.neighbourhood, exact=True)
+
+
+@dataclass(frozen=True)
+class StoredPart:
+    """A part as the ledger holds it: the mechanism's digest (its JSON is stored once per
+    ledger), the weights' digest, the count, the basic ``(epsilon, delta)`` and ``mixed``."""
+
+    mechanism_sha256: str
+    weights_sha256: str
+    count: int
+    epsilon: float
+    delta: float
+    mixed: bool
+
+    def to_json(self) -> dict:
+        return {"mechanism_sha256": self.mechanism_sha256, "weights_sha256": self.weights_sha256,
+                "count": self.count, "epsilon": self.epsilon, "delta": self.delta, "mixed": self.mixed}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "StoredPart":
+        return cls(str(data["mechanism_sha256"]), str(data["weights_sha256"]), int(data["count"]),
+                   float(data["epsilon"]), float(data["delta"]), bool(data["mixed"]))
+
+
+def stored(part: Part) -> tuple[StoredPart, str]:
+    """A part's stored form and its mechanism's canonical JSON."""
+    text = canonical(part.mechanism.to_json())
+    eps, dlt = part.epsilon_delta  # type: ignore[misc]
+    return StoredPart(sha256(text), weights_digest(part.mechanism), part.count, eps, dlt, part.mixed), text
+
+
+def rebuild(text: str) -> Mechanism:
+    """The mechanism of a stored JSON text."""
+    return mechanism_from_json(json.loads(text), parameter="ledger")
+
+
+# ------------------------------------------------------------------ totals
+def basic_total(parts: Sequence[StoredPart]) -> dict:
+    """Basic composition: the exact sums of ``count * epsilon`` and ``count * delta``, rounded up
+    (delta at most 1)."""
+    from ..analysis.outward import sum_up
+    return {"epsilon": sum_up(p.count * Fraction(p.epsilon) for p in parts),
+            "delta": min(1.0, sum_up(p.count * Fraction(p.delta) for p in parts))}
+
+
+def own_spend(parts: Sequence[StoredPart]) -> dict:
+    """A run's own spend as the ledger shows it: its basic ``(epsilon, delta)`` (the run's
+    composed total is its publication's to state) and how many releases one unit moved."""
+    return {"basic": basic_total(parts), "parts": sum(p.count for p in parts)}
+
+
+def composition_items(parts: Sequence[StoredPart], profiles: Mapping[str, Any]) -> tuple[list, list[bool]]:
+    """The ``(profile, count)`` items and ``mixed`` flags of stored parts: one item per distinct
+    mechanism; several parts of one mechanism are one item, their counts summed, ``mixed``."""
+    groups: dict[str, list[StoredPart]] = {}
+    for p in parts:
+        groups.setdefault(p.mechanism_sha256, []).append(p)
+    items, mixed = [], []
+    for digest, group in groups.items():
+        items.append((profiles[digest], sum(p.count for p in group)))
+        mixed.append(len(group) > 1 or group[0].mixed)
+    return items, mixed
+
+
+def lifetime_total(parts: Sequence[StoredPart], profiles: Mapping[str, Any], budget: Target) -> dict:
+    """The total of ``parts`` (every run recorded, delivered or not) against ``budget``.
+
+    Keys: ``parts`` (how many releases one unit moved), ``basic``, ``pld`` (``epsilon`` at
+    ``delta``, ``delta_at_budget_epsilon``, ``bound``: which bound won), ``attack``
+    (``tpr_at_fpr``, ``advantage``, ``mu_gdp``, ``posterior``), ``within_budget``,
+    ``remaining`` (module docstring).
+    """
+    from ..analysis.composition import compose_sequence
+    items, mixed = composition_items(parts, profiles)
+    basic = basic_total(parts)
+    attack_terms = budget.notion == "attack"
+    delta = REPORT_DELTA if attack_terms else float(budget.delta)
+    shortcut = pure_shortcut(items, delta, None if attack_terms else budget.epsilon)
+    if shortcut is not None:
+        pld = {"epsilon": shortcut, "delta": delta, "bound": "pure"}
+        if not attack_terms:
+            pld["delta_at_budget_epsilon"] = 0.0 if shortcut <= budget.epsilon else None  # type: ignore[operator]
+    else:
+        composed = compose_sequence(items, epsilon=None if attack_terms else budget.epsilon, delta=delta,
+                                    mixed=mixed)
+        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.epsilon_bound}
+        if not attack_terms:
+            pld["delta_at_budget_epsilon"] = composed.delta_dp
+    total: dict[str, Any] = {"parts": sum(p.count for p in parts), "basic": basic, "pld": pld}
+    total["attack"] = attack_readout(items, basic, pld, budget)
+    total["within_budget"] = within(total, budget)
+    total["remaining"] = remaining(total, budget)
+    return total
+
+
+#: The PLD, RDP and exact bounds are skipped when they could lower the pure sum by at most this
+#: fraction of it (:func:`pure_shortcut`).
+PURE_GAP = 1e-3
+
+
+def pure_shortcut(items: list, delta: float, budget_epsilon: float | None) -> float | None:
+    """The pure sum ``S = sum k eps_pure`` (exact, rounded up) as the ``pld`` epsilon, when every
+    item is pure and no other bound could report less than ``(1 - PURE_GAP) S``; else ``None``.
+
+    ``S`` bounds the composition's epsilon at every delta. Every other bound is at least the
+    true epsilon at ``delta`` of *one* composition it covers: each item's pair of largest loss
+    ``L`` (``P``-mass ``p`` there) in all ``k`` releases, whose loss is ``sum k L`` with
+    probability ``prod p^k``, so that ``delta(e) >= prod p^k (1 - e^(e - sum k L))`` and
+    ``epsilon >= lb = sum k L + ln(1 - delta / prod p^k)`` (the query's argument, pure_total).
+    Used when ``S - lb <= PURE_GAP S`` and the budget cannot fall between them: ``S`` within
+    the budget's epsilon, or ``lb`` above it (refused by every bound).
+    """
+    from ..analysis.outward import sum_up
+    pures = [prof.epsilon_pure for prof, _ in items]
+    if not all(math.isfinite(e) for e in pures):
+        return None
+    total = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items))
+    loss = log_mass = 0.0
+    for prof, k in items:
+        worst = [(float(ld.losses[0]), float(ld.p_mass[0])) for ld in (pair.loss_distribution() for pair in prof.pairs)
+                 if len(ld.losses)]
+        top, mass = max(worst, default=(0.0, 0.0))
+        if mass <= 0:
+            return None
+        loss, log_mass = loss + k * top, log_mass + k * math.log(mass)
+    ratio = delta / math.exp(log_mass)
+    lower = loss + math.log1p(-ratio) if ratio < 1 else -math.inf
+    if total - lower > PURE_GAP * total:
+        return None
+    if budget_epsilon is not None and lower <= budget_epsilon < total:
+        return None
+    return total
+
+
+def attack_readout(items: list, basic: dict, pld: dict, budget: Target) -> dict:
+    """A proven upper bound on the best attacker against the total: the lines of the total's
+    ``basic`` and ``pld`` points, of the composed privacy profile at :data:`ATTACK_GRID`
+    epsilons (:func:`~optnoise.analysis.composition.delta_curve`, each item as its dominating
+    pair: valid for any mix of pairs) and of the pure sum
+    (:func:`~optnoise.analysis.tradeoff.profile_readout`)."""
+    from ..analysis.composition import delta_curve
+    from ..analysis.outward import sum_up
+    from ..analysis.tradeoff import profile_readout, swap_closed
+    pures = [prof.epsilon_pure for prof, _ in items]
+    pure = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items)) if all(map(math.isfinite, pures)) else math.inf
+    points = [(basic["epsilon"], basic["delta"])]
+    if pld["epsilon"] is not None and math.isfinite(pld["epsilon"]):
+        points.append((pld["epsilon"], pld["delta"]))
+    finite = [e for e, _ in points if math.isfinite(e)]
+    top = pure if math.isfinite(pure) else 2 * max(finite, default=5.0)
+    grid = np.linspace(0.0, min(top, 50.0), ATTACK_GRID)
+    eps, deltas = delta_curve(items, grid, orders=(), max_combinations=1)
+    points += list(zip(eps.tolist(), deltas.tolist()))
+    symmetric = all(swap_closed(prof.neighbourhood) for prof, _ in items)
+    extra = (budget.at_fpr,) if budget.notion == "attack" and budget.at_fpr is not None else ()
+    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*FPRS, *extra}))
+    out = readout.to_json()
+    return {"tpr_at_fpr": out["tpr_at_fpr"], "advantage": out["advantage"], "mu_gdp": out["mu_gdp"],
+            "posterior": out["posterior"], "method": out["method"]}
+
+
+def within(total: dict, budget: Target) -> bool:
+    """Whether the total meets the budget: in ``(epsilon, delta)`` terms either bound (basic:
+    both sums; PLD: epsilon at the budget's delta, or delta at its epsilon), in attack terms
+    the readout (:meth:`~optnoise.target.Target.admits_attack`); no tolerance."""
+    if budget.notion == "attack":
+        a = total["attack"]
+        tpr = a["tpr_at_fpr"].get(f"{budget.at_fpr:g}") if budget.max_tpr is not None else None
+        return budget.admits_attack(tpr=tpr, mu=a["mu_gdp"], exact=True)
+    b, p = total["basic"], total["pld"]
+    by_basic = b["epsilon"] <= budget.epsilon and b["delta"] <= budget.delta  # type: ignore[operator]
+    by_pld = (p["epsilon"] is not None and p["epsilon"] <= budget.epsilon) or (  # type: ignore[operator]
+        p.get("delta_at_budget_epsilon") is not None and p["delta_at_budget_epsilon"] <= budget.delta)
+    return by_basic or by_pld
+
+
+def spent_epsilon(total: dict, budget: Target) -> float:
+    """The smallest proven epsilon of the total at the budget's delta (basic when its delta
+    fits, else PLD)."""
+    b, p = total["basic"], total["pld"]
+    cands = [p["epsilon"]] if p["epsilon"] is not None else []
+    if budget.notion != "attack" and b["delta"] <= budget.delta:
+        cands.append(b["epsilon"])
+    return min(cands) if cands else math.inf
+
+
+def remaining(total: dict, budget: Target) -> dict:
+    """What is left of the budget: epsilon at the budget's delta (budget minus the smallest
+    proven total, rounded down, never below 0), or the attacker's headroom in attack terms."""
+    if budget.notion == "attack":
+        a = total["attack"]
+        out: dict[str, Any] = {}
+        if budget.max_tpr is not None:
+            at = f"{budget.at_fpr:g}"
+            out["tpr_at_fpr"] = {at: _left(budget.max_tpr, a["tpr_at_fpr"][at])}
+        if budget.max_mu is not None:
+            out["mu_gdp"] = _left(budget.max_mu, a["mu_gdp"])
+        return out
+    spent = spent_epsilon(total, budget)
+    return {"epsilon": _left(budget.epsilon, spent), "delta": budget.delta}
+
+
+def _left(cap: float, spent: float) -> float:
+    """``cap - spent`` rounded down, never below 0 (0 when ``spent`` is infinite)."""
+    return max(0.0, _down(Fraction(cap) - Fraction(spent))) if math.isfinite(spent) else 0.0
+
+
+def _down(x: Fraction) -> float:
+    """Largest float ``<= x``."""
+    f = float(x)
+    return math.nextafter(f, -math.inf) if Fraction(f) > x else f
+
+
+def shown(x: float | None, digits: int = 6, *, up: bool = True) -> str:
+    """A number for a message or a table, to ``digits`` significant digits, rounded outward:
+    towards +infinity for a total (``up``), towards -infinity for what remains of a budget."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+    if x is None:
+        return "-"
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    written = Decimal(repr(float(x)))   # the float as written (as the manifests' round_up reads it)
+    q = written.quantize(Decimal(1).scaleb(written.adjusted() - digits + 1),
+                         rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{float(q):.{digits}g}"
+
+
+def describe_remaining(total: dict | None, budget: Target) -> str:
+    """What remains, in words, for a refusal (rounded down)."""
+    if total is None:
+        return f"all of it ({budget.describe()})"
+    left = total["remaining"]
+    if budget.notion == "attack":
+        parts = [f"TPR {shown(v, up=False)} at FPR {k}" for k, v in left.get("tpr_at_fpr", {}).items()]
+        parts += [f"mu {shown(left['mu_gdp'], up=False)}"] if "mu_gdp" in left else []
+        return "headroom " + ", ".join(parts)
+    return f"eps {shown(left['epsilon'], up=False)} at delta {left['delta']:g}"
