@@ -95,10 +95,15 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
                        csv: str | os.PathLike | None = None, engine: str = "local", seed: int | None = None,
                        source: RandomSource | None = None, force: bool = False, spark_master: str | None = None,
                        spec_file: str | os.PathLike | None = None,
-                       audit: str | os.PathLike | None = None) -> tuple[dict, dict]:
+                       audit: str | os.PathLike | None = None,
+                       ledger: str | os.PathLike | None = None) -> tuple[dict, dict]:
     """:func:`query_file`, returning ``(document, audit record)``: the publishable document and
     the private audit record (:func:`.release.build_documents`), each written where asked, every
-    output checked before any work and written atomically."""
+    output checked before any work and written atomically. ``ledger``: the dataset's privacy
+    ledger (:mod:`optnoise.publish.ledger`): opened before any work (a damaged, foreign or
+    read-only file refused), the run's spend recorded once every statistic is certified and
+    before any noise is drawn (refused, nothing drawn or written, above the lifetime budget),
+    marked delivered once the outputs are in place."""
     if engine not in ENGINES:
         raise InvalidParameterError("engine", engine, "'local' or 'spark'")
     parsed = load_query_spec(spec) if isinstance(spec, (str, os.PathLike)) else parse_query_spec(spec)
@@ -113,6 +118,7 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
         check_output(path, force=force, reads=reads, parameter=name)
     names = column_names(input_path, fmt)
     check_columns(names, parsed, Path(input_path).name)
+    book = open_ledger(ledger, parsed)
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query_file")
     with ThreadPoolExecutor(max_workers=2) as pool:   # hashing and an import beside the aggregation
@@ -126,7 +132,13 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
         else:
             agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed)
         info = input_info(input_path, fmt, digest.result())
-    doc, record = build_documents(parsed, agg, src, engine=engine, input_info=info)
+    runs: list = []
+
+    def record_spend(planned: list, total: dict) -> None:
+        if book is not None:
+            runs.append(charge(book, parsed, planned, spec_file))
+
+    doc, record = build_documents(parsed, agg, src, engine=engine, input_info=info, before_draw=record_spend)
     if spec_file is not None:
         doc["spec"] = file_record(spec_file)
     if audit is not None:
@@ -139,7 +151,43 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
         write_text_atomic(output, dumps(doc), replace=force)
     elif csv is not None:
         write_text_atomic(csv, released_table(doc), parameter="csv", replace=force)
+    if runs:
+        book.delivered(runs[0].run_id)   # type: ignore[union-attr]
+        record["ledger"] = {"path": str(ledger), "run_id": runs[0].run_id, "total": runs[0].total}
     return doc, record
+
+
+def ledger_unit(spec: QuerySpec) -> str:
+    """The unit a ledger records a query's spends for: the id column (``row`` without one),
+    with its change when it is not the default ``replace``."""
+    name = spec.unit.id or "row"
+    return name if spec.unit.change == "replace" else f"{name} ({spec.unit.change})"
+
+
+def open_ledger(path: str | os.PathLike | None, spec: QuerySpec) -> Any:
+    """The ledger at ``path`` (``None``: none), checked against the query's unit before any work."""
+    if path is None:
+        return None
+    from ..publish.ledger import Ledger
+    try:
+        book = Ledger(path)
+        book.check(dataset=book.dataset, unit=ledger_unit(spec))
+    except InvalidParameterError as exc:
+        raise exc.renamed("ledger") from exc
+    return book
+
+
+def charge(book: Any, spec: QuerySpec, planned: list, spec_file: str | os.PathLike | None) -> Any:
+    """Record the run's spend in the ledger (refused above its lifetime budget), before any draw."""
+    from ..publish.spend import Part, Spend
+    from .release import spent_parts
+    parts = [Part(mech, count, epsilon_delta) for mech, count, epsilon_delta in spent_parts(planned)]
+    spend = Spend(parts, book.dataset, ledger_unit(spec), spec_sha256=None if spec_file is None else
+                  file_sha256(spec_file), statistics=[s.name for s in spec.statistics])
+    try:
+        return book.reserve(spend)
+    except InvalidParameterError as exc:
+        raise exc.renamed("ledger") from exc
 
 
 def released_rows(doc: dict) -> list[tuple]:
@@ -160,4 +208,4 @@ def released_table(doc: dict) -> str:
     return buf.getvalue()
 
 
-__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "released_rows", "released_table", "warm_imports", "warm_modules"]
+__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "charge", "ledger_unit", "open_ledger", "released_rows", "released_table", "warm_imports", "warm_modules"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -210,16 +210,26 @@ def build_document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, en
 
 
 def build_documents(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
-                    input_info: dict | None = None) -> tuple[dict, dict]:
+                    input_info: dict | None = None,
+                    before_draw: Callable[[list[Planned], dict], None] | None = None) -> tuple[dict, dict]:
     """``(document, audit)``: the publishable document and the private audit record
     (:func:`optnoise.publish.document.split_audit`): the bounding counts, the input's hash and
     rows and the warnings go to the audit record; the number of units stays in the document
-    only under ``replace``, where it is public."""
-    doc = _document(spec, agg, source, engine=engine, input_info=input_info)
+    only under ``replace``, where it is public. ``before_draw(planned, total)`` runs once every
+    statistic is certified and the unit's total composed, before any noise is drawn (a ledger
+    records the spend there, or refuses it)."""
+    doc = _document(spec, agg, source, engine=engine, input_info=input_info, before_draw=before_draw)
     private = [("bounding",), ("input", "sha256"), ("input", "rows")] + \
         [("statistics", name, "bounding") for name in doc["statistics"]]
     doc, audit = split_audit(doc, private, kept_warnings(spec, agg))
     return (doc if source.private else seeded(doc)), audit
+
+
+def spent_parts(planned: list[Planned]) -> list[tuple[Any, int, tuple[float, float]]]:
+    """What a ledger records of a query: each statistic's composed mechanism (its cell, or the
+    stand-in of a part known by a theorem) with the number of times one unit moves it and its
+    ``(epsilon, delta)`` -- the same parts the unit's total composes."""
+    return [(item.parts[0].mechanism, len(item.parts), item.parts[0].epsilon_delta) for item in planned]
 
 
 def kept_warnings(spec: QuerySpec, agg: Aggregated) -> list[str]:
@@ -239,10 +249,12 @@ def kept_warnings(spec: QuerySpec, agg: Aggregated) -> list[str]:
 
 
 def _document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
-              input_info: dict | None = None) -> dict:
+              input_info: dict | None = None, before_draw: Callable[[list[Planned], dict], None] | None = None) -> dict:
     """The whole document before the audit's fields are moved out."""
     planned = plan(spec, agg)
     total = unit_total(planned, spec)
+    if before_draw is not None:
+        before_draw(planned, total)
     stats = {item.stat.name: _statistic_doc(item, spec.alpha, source, agg) for item in planned}
     doc: dict[str, Any] = {
         **header(),
@@ -288,7 +300,7 @@ def statement(doc: dict) -> str:
 
 
 def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSource | None = None,
-          with_audit: bool = False) -> Any:
+          with_audit: bool = False, ledger: Any = None) -> Any:
     """Release the statistics of a pandas DataFrame as ``spec`` says.
 
     Parameters
@@ -303,6 +315,10 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
         ``only_if_unseeded``; a :class:`~optnoise.seeded.NotPrivateWarning`).
     with_audit:
         Also return the private audit record (:func:`build_documents`).
+    ledger:
+        A :class:`~optnoise.publish.ledger.Ledger` of the frame's dataset: the run's spend is
+        recorded before any noise is drawn (refused above the ledger's lifetime budget) and
+        marked delivered when the document is made.
 
     Returns
     -------
@@ -332,7 +348,22 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query")
     data = frame.set_axis(names, axis=1)[list(parsed.columns)]
-    doc, audit = build_documents(parsed, aggregate([data], parsed), src, engine="python")
+    runs: list = []
+    if ledger is not None:
+        ledger.check(dataset=ledger.dataset, unit=parsed.unit.id or "row" if parsed.unit.change == "replace" else
+                     f"{parsed.unit.id or 'row'} ({parsed.unit.change})")
+
+    def record(planned: list[Planned], total: dict) -> None:
+        if ledger is not None:
+            from ..publish.spend import Part, Spend
+            parts = [Part(m, k, ed) for m, k, ed in spent_parts(planned)]
+            runs.append(ledger.reserve(Spend(parts, ledger.dataset, ledger.unit,
+                                             statistics=[s.name for s in parsed.statistics])))
+
+    doc, audit = build_documents(parsed, aggregate([data], parsed), src, engine="python", before_draw=record)
+    if runs:
+        ledger.delivered(runs[0].run_id)
+        audit["ledger"] = {"path": str(ledger.path), "run_id": runs[0].run_id, "total": runs[0].total}
     return (doc, audit) if with_audit else doc
 
 
@@ -341,5 +372,5 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "kept_warnings", "plan", "query", "seeded",
+__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "kept_warnings", "spent_parts", "plan", "query", "seeded",
            "statement", "unit_total"]

@@ -14,7 +14,7 @@ from ..render import out, say, warn, warn_seed
 
 
 @command(WRITES, flags={"spec": "--spec", "output": "--output", "csv": "--csv", "engine": "--engine",
-                        "units": "--units", "audit": "--audit"})
+                        "units": "--units", "audit": "--audit", "ledger": "--ledger"})
 def query(
     writes: Writes,
     spec: Annotated[Path, typer.Option("--spec", help="TOML spec: unit, budget, alpha, statistics "
@@ -25,6 +25,9 @@ def query(
     audit: Annotated[Optional[Path], typer.Option(
         "--audit", help="Write the private audit record here (bounding counts, the input's hash and rows, warnings: "
                         "never publish it).")] = None,
+    ledger: Annotated[Optional[Path], typer.Option(
+        "--ledger", help="The dataset's privacy ledger (optnoise ledger init): the run is recorded before any noise "
+                         "is drawn, refused above the lifetime budget.")] = None,
     engine: Annotated[str, typer.Option("--engine", help="local (streamed with pyarrow) or spark (bounding and group-by on Spark; noise on the driver).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,
@@ -51,7 +54,8 @@ def query(
         return
     try:
         doc, record = query_file_audited(input_path, parsed, output, csv=csv, engine=engine, seed=seed,
-                                         force=writes.force, spark_master=spark_master, spec_file=spec, audit=audit)
+                                         force=writes.force, spark_master=spark_master, spec_file=spec, audit=audit,
+                                         ledger=ledger)
     except InvalidParameterError as exc:
         raise exc.renamed(_flag(exc)) from exc
     warn_seed(seed, as_json)
@@ -70,7 +74,7 @@ def _flag(exc: InvalidParameterError) -> str:
     p = exc.parameter
     if p.startswith("--"):
         return p
-    if p in ("input", "output", "csv", "engine", "seed", "audit"):
+    if p in ("input", "output", "csv", "engine", "seed", "audit", "ledger"):
         return f"--{p}"
     if "data row" in str(exc.value):
         return f"--input ({p})"

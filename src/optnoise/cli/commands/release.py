@@ -55,8 +55,7 @@ def release(
         "--engine", help="local, or spark (pyspark; the output is a dataset directory).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,
-    audit: Annotated[Optional[Path], typer.Option(
-        "--audit", help="Write the private audit record here (the input's hash: never publish it).")] = None,
+    audit: Annotated[Optional[Path], typer.Option("--audit", help="Write the private audit record here.")] = None,
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:

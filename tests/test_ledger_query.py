@@ -1,0 +1,73 @@
+"""A query charged to the dataset's ledger (issue 34, item 2): recorded before any noise is
+drawn, refused above the lifetime budget with nothing drawn or written, the same parts the
+unit's total composes; the CLI and Python doors alike."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from optnoise.cli.app import app
+from optnoise.errors import InvalidParameterError
+from optnoise.publish.ledger import Ledger
+from optnoise.query import query
+from optnoise.target import Target
+
+warnings.filterwarnings("ignore", message=".*not private.*")
+runner = CliRunner()
+SPEC = ('unit = { id = "household", max_rows = 4 }\n[statistics.evening]\nkind = "count"\n'
+        'where = { hour = { lower = 17 } }\nepsilon = 3\n')
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(4)
+    pd.DataFrame({"household": rng.integers(0, 40, 200), "hour": rng.integers(0, 24, 200)}).to_csv(
+        tmp_path / "readings.csv", index=False)
+    (tmp_path / "month.toml").write_text(SPEC)
+    Ledger.init(tmp_path / "meters.db", dataset="meters", unit="household", budget=Target(8.0))
+    return tmp_path
+
+
+def _run(d, n):
+    return runner.invoke(app, ["query", "--input", str(d / "readings.csv"), "--spec", str(d / "month.toml"),
+                               "--ledger", str(d / "meters.db"), "--output", str(d / f"month{n}.json")])
+
+
+def test_three_monthly_runs_the_third_refused_before_any_noise(files):
+    assert _run(files, 1).exit_code == 0 and _run(files, 2).exit_code == 0
+    third = _run(files, 3)
+    assert third.exit_code == 2 and "--ledger" in third.stderr and "what remains: eps 2" in third.stderr
+    assert not (files / "month3.json").exists()
+    book = Ledger(files / "meters.db")
+    runs = book.runs()
+    assert [r["state"] for r in runs] == ["delivered", "delivered"]
+    report = book.verify()
+    assert report["ok"] and not report["mismatches"]
+    doc = json.loads((files / "month2.json").read_text())
+    assert doc["total"]["basic"]["epsilon"] == 3.0   # each run's own total; the ledger holds the lifetime one
+
+
+def test_a_ledger_of_another_unit_is_refused_before_any_work(files):
+    other = files / "other.db"
+    Ledger.init(other, dataset="meters", unit="meter", budget=Target(8.0))
+    r = runner.invoke(app, ["query", "--input", str(files / "readings.csv"), "--spec", str(files / "month.toml"),
+                            "--ledger", str(other), "--output", str(files / "x.json")])
+    assert r.exit_code == 2 and "--ledger" in r.stderr and not (files / "x.json").exists()
+    assert Ledger(other).runs() == []
+
+
+def test_the_python_door_charges_the_same_ledger(files):
+    frame = pd.read_csv(files / "readings.csv")
+    spec = {"unit": {"id": "household", "max_rows": 4},
+            "statistics": {"evening": {"kind": "count", "where": {"hour": {"lower": 17}}, "epsilon": 3}}}
+    book = Ledger(files / "meters.db")
+    doc, audit = query(frame, spec, ledger=book, with_audit=True)
+    assert audit["ledger"]["total"]["basic"]["epsilon"] == 3.0 and doc["statistics"]["evening"]["value"] >= 0
+    query(frame, spec, ledger=book)
+    with pytest.raises(InvalidParameterError):
+        query(frame, spec, ledger=book)
+    assert len(book.runs()) == 2
