@@ -391,12 +391,42 @@ class KFold:
             return math.inf
         if guess <= 0.0 and self.delta_upper(0.0) <= delta:
             return 0.0
-        eps = max(guess, 0.0)
+        hi = max(guess, 0.0)
+        lo = None   # a float known to fail, below hi
         for step in range(12):
-            if self.delta_upper(eps) <= delta:
-                return eps
-            eps = eps + max(eps, 1e-12) * 2.0 ** (-44 + 3 * step)
-        return math.inf
+            if self.delta_upper(hi) <= delta:
+                break
+            lo, hi = hi, hi + max(hi, 1e-12) * 2.0 ** (-44 + 3 * step)
+        else:
+            return math.inf
+        if lo is None:   # the estimate passed: step down to a float that fails (or to 0)
+            for step in range(12):
+                below = max(0.0, hi - max(hi, 1e-12) * 2.0 ** (-44 + 3 * step))
+                if self.delta_upper(below) > delta:
+                    lo = below
+                    break
+                hi = below
+                if below == 0.0:
+                    return 0.0
+            else:
+                return hi
+        return _smallest_passing(lambda e: self.delta_upper(e) <= delta, lo, hi)
+
+
+def _smallest_passing(passes, lo: float, hi: float) -> float:
+    """The smallest float in ``(lo, hi]`` that ``passes`` (``lo`` fails, ``hi`` passes, the
+    test monotone): bisection on the floats themselves, so the certified epsilon is the
+    float just above the exact one (to the last digit), not a float a few ulps higher."""
+    while True:
+        if math.nextafter(lo, math.inf) >= hi:
+            return hi
+        mid = lo + (hi - lo) / 2
+        if not lo < mid < hi:
+            mid = math.nextafter(lo, math.inf)
+        if passes(mid):
+            hi = mid
+        else:
+            lo = mid
 
 
 def compose_atoms(items: Sequence[tuple[LossAtoms, int]], *, epsilon: float | None = None,

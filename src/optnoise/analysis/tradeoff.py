@@ -164,7 +164,11 @@ class PairCurve:
 
     def mu_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """``(estimate, j, kind)`` of the vertices' ``Phi^-1(S_j) - Phi^-1(F_j)`` in floats;
-        ``None`` when the curve admits no finite ``mu`` (module docstring)."""
+        ``None`` when the curve admits no finite ``mu`` (module docstring): also whenever an
+        output is impossible under ``x'`` (``infinite``), whose vertex ``(0, S > 0)`` a float
+        curve may not show (a dominating curve's ``1 - delta`` rounds to 1 for a tiny mass)."""
+        if self.infinite:
+            return None
         if self.exact:
             # rates are masses over the pair's own totals (exactly 1 for weights over their
             # sum, as sampled; the exact binary values of float masses may miss 1 by an ulp)
