@@ -26,9 +26,12 @@ PLD's, plus the evaluation's own round-off
 (:func:`~optnoise.analysis.outward.evaluation_error`); both are added and the sum rounded up
 (:func:`~optnoise.analysis.outward.nudge_up`). Grid losses are floats ``fl(j h)``: a
 composed loss is the sum of its units' float losses, which differs from ``fl(J h)`` by at
-most ``u (k max|L| + |J h|)``; every loss is moved up by more than that (and the rounding of
-``eps - L``) before its weight is taken, which can only raise delta (the weight
-``(1 - e^(eps - L))_+`` is non-decreasing in ``L``). Negative FFT outputs are clamped to 0,
+most ``u (k max|L| + |J h|)``; every loss ``L`` is moved up by twice that plus the roundings
+of ``L + slack`` and of ``eps - L`` (``u (3 |L| + |eps|)`` together: ``2u (k max|L| + 3|L| +
+|eps| + 1)`` in all) before its weight is taken, which can only raise delta (the weight
+``(1 - e^(eps - L))_+`` is non-decreasing in ``L``). (Before issue 34 the slack was
+``8u (|L| + k max|L| + 1)(1 + |eps|)``, also valid, but 25 times wider at ``eps = 7``:
+enough to move a certified epsilon by ``3e-10`` relative where ``delta`` is flat.) Negative FFT outputs are clamped to 0,
 which only moves a mass towards its exact, non-negative value.
 """
 
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .outward import U, evaluation_error, fft_convolve_error, fft_power_error, nudge_up
+from .outward import U, evaluation_error, fft_convolve_error, fft_power_error, nudge_up, certified_from
 
 #: Most grid cells a composed dense PLD may have (beyond: the caller uses dp_accounting).
 MAX_CELLS = 1 << 21
@@ -124,11 +127,11 @@ def delta_upper(pld: DensePLD, epsilons: np.ndarray) -> np.ndarray:
     docstring), capped at 1."""
     eps = np.asarray(epsilons, dtype=float)
     losses = (pld.low + np.arange(pld.cells)) * pld.step
-    slack = 8 * U * (np.abs(losses) + pld.releases * pld.max_loss + 1.0)
+    slack = 2 * U * (3 * np.abs(losses) + pld.releases * pld.max_loss + 1.0)
     allowance = pld.error + evaluation_error(pld.cells)
     out = np.empty(eps.shape)
     for n, e in enumerate(eps.ravel()):
-        up = losses + slack * (1.0 + abs(float(e)))   # ascending, as the losses are
+        up = losses + (slack + 2 * U * abs(float(e)))   # ascending, as the losses are
         first = int(np.searchsorted(up, e, side="right"))
         with np.errstate(over="ignore"):
             weights = -np.expm1(float(e) - up[first:])
@@ -137,4 +140,34 @@ def delta_upper(pld: DensePLD, epsilons: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["DensePLD", "MAX_CELLS", "compose", "composed_cells", "delta_upper", "from_grid", "self_compose"]
+def epsilon_upper(pld: DensePLD, delta: float) -> float:
+    """An epsilon ``>= 0`` whose :func:`delta_upper` is at most ``delta`` (``inf`` when none is):
+    a float estimate on the grid, then the smallest float that :func:`delta_upper` certifies
+    (:func:`~optnoise.analysis.outward.certified_from`), so it is never below the exact
+    dominating PLD's epsilon.
+
+    The estimate: with the positive grid losses ``L_j`` ascending, ``delta`` on
+    ``[L_(j-1), L_j)`` is ``A_j - e^eps B_j`` with ``A_j = P_inf + sum_(i >= j) P_i`` and
+    ``B_j = sum_(i >= j) P_i e^-L_i``; the first segment whose end value is at most ``delta``
+    is solved for ``eps``.
+    """
+    top = float((pld.low + pld.cells) * pld.step) + 1.0
+    if float(delta_upper(pld, np.array([max(top, 0.0)]))[0]) > delta:
+        return math.inf
+    losses = (pld.low + np.arange(pld.cells)) * pld.step
+    pos = losses > 0
+    lp, mp = losses[pos], pld.masses[pos]
+    a = pld.infinity + np.concatenate((np.cumsum(mp[::-1])[::-1], [0.0]))
+    b = np.concatenate((np.cumsum((mp * np.exp(-lp))[::-1])[::-1], [0.0]))
+    want = delta - pld.error - evaluation_error(pld.cells)   # what the float PLD may give
+    with np.errstate(over="ignore", invalid="ignore"):
+        ends = a[1:] - np.exp(lp) * b[1:]            # delta at eps = L_j
+    j = int(np.searchsorted(-ends, -want, side="left")) if lp.size else 0   # first end <= want
+    guess = 0.0
+    if j < lp.size and b[j] > 0 and a[j] > want:
+        guess = max(0.0, math.log((a[j] - want) / b[j]))
+    return certified_from(lambda e: float(delta_upper(pld, np.array([e]))[0]) <= delta, guess, max(top, 0.0))
+
+
+__all__ = ["DensePLD", "MAX_CELLS", "compose", "composed_cells", "delta_upper", "epsilon_upper", "from_grid",
+           "self_compose"]
