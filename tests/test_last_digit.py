@@ -157,3 +157,23 @@ def test_a_truncated_noise_composed_has_infinite_mu():
     sampled = Mechanism(mech.quantize().pmf, Neighbourhood.sd(1))                # what is sampled
     assert sampled.attack(releases=1).mu_gdp == math.inf
     assert sampled.attack(releases=10).mu_gdp == math.inf
+
+
+def test_significant_digits_round_up():
+    from optnoise.analysis.readout import significant_up
+    assert significant_up(0.7749300802881861) == "0.774931"      # nearest would print 0.77493
+    assert significant_up(0.12345649999) == "0.123457"
+    assert significant_up(0.5) == "0.5" and significant_up(1e-7) == "1e-07"
+    assert significant_up(math.inf) == "inf" and significant_up(0.0) == "0"
+    for x in (0.1, 2.0 / 3.0, 6.931414138897699, 1234567.891, 3.3e-300):
+        assert float(significant_up(x)) >= x
+
+
+def test_the_human_table_prints_bounds_rounded_up():
+    from typer.testing import CliRunner
+    from optnoise.cli import app
+    spec, _ = _spec(2, 0.05)
+    r = CliRunner().invoke(app, ["verify", "--family", spec, "--compose", "40", "--delta", "1e-3"])
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.output.splitlines() if "composed k=40: epsilon_dp" in line)
+    assert "0.774931" in row and "0.77493 " not in row

@@ -202,6 +202,23 @@ def percent_up(x: float, digits: int = 2) -> str:
     return f"{min(value, Decimal(100)).normalize():f}%"
 
 
+def significant_up(x: float, digits: int = 6) -> str:
+    """``x`` with ``digits`` significant digits, rounded *up* (``inf`` as ``"inf"``): how a human
+    table prints an upper bound -- never below the float it stands for (issue 34)."""
+    from decimal import ROUND_CEILING, Decimal
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    d = Decimal(repr(x))
+    step = Decimal(1).scaleb(d.adjusted() - (digits - 1))
+    value = (d / step).to_integral_value(rounding=ROUND_CEILING) * step
+    return f"{float(value):.{digits}g}"
+
+
 def attack_words(readout: AttackReadout, *, fpr: float = 0.05, subject: str = "a record's value",
                  value: str = "A", other: str = "B", verb: str = "was", qualifier: str = "") -> str:
     """The attack readout in plain words (docs/attacks.md), e.g. "an attacker who knows
@@ -260,4 +277,4 @@ def pure_epsilon_for_mu(mu: float) -> float:
 
 __all__ = ["AttackReadout", "DEFAULT_FPRS", "EXP_UP", "PROBIT_BITS", "PROBIT_MARGIN", "attack_words", "check_fpr",
            "dp_tradeoff", "gdp_delta", "gdp_tradeoff", "parse_odds", "percent_up", "probit", "profile_readout",
-           "pure_epsilon_for_mu"]
+           "pure_epsilon_for_mu", "significant_up"]

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ...analysis import guarantee, privacy_profile
-from ...analysis.readout import DEFAULT_FPRS, check_fpr, parse_odds
+from ...analysis.readout import DEFAULT_FPRS, check_fpr, parse_odds, significant_up
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
@@ -159,7 +159,9 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
             meanings[f"renyi eps(alpha={order})"] = "Rényi DP, max over neighbouring pairs"
         rows.append(("zcdp_rho", r["zcdp_rho"]))
         meanings["zcdp_rho"] = "sup over alpha of eps(alpha) / alpha"
-    key_value_table("optnoise verify", rows, meanings=meanings)
+    # every value is an upper bound (or exact): printed rounded up, never below its float
+    key_value_table("optnoise verify", [(k, significant_up(v) if isinstance(v, float) else v) for k, v in rows],
+                    meanings=meanings)
     lines = []
     if r["normalized"]:
         lines.append("masses were rescaled exactly to sum to 1 (--normalize, or a sum within 1e-9 of 1)")
