@@ -126,18 +126,32 @@ def delta_upper(pld: DensePLD, epsilons: np.ndarray) -> np.ndarray:
     """Upper bounds on ``delta(eps)`` of the exact dominating PLD at every epsilon (module
     docstring), capped at 1."""
     eps = np.asarray(epsilons, dtype=float)
-    losses = (pld.low + np.arange(pld.cells)) * pld.step
-    slack = 2 * U * (3 * np.abs(losses) + pld.releases * pld.max_loss + 1.0)
-    allowance = pld.error + evaluation_error(pld.cells)
+    read = _reader(pld)
     out = np.empty(eps.shape)
     for n, e in enumerate(eps.ravel()):
-        up = losses + (slack + 2 * U * abs(float(e)))   # ascending, as the losses are
-        first = int(np.searchsorted(up, e, side="right"))
-        with np.errstate(over="ignore"):
-            weights = -np.expm1(float(e) - up[first:])
-        value = pld.infinity + float(np.dot(pld.masses[first:], weights))
-        out.flat[n] = min(1.0, nudge_up(value, 4 * U, allowance)) if math.isfinite(value) else 1.0
+        out.flat[n] = read(float(e))
     return out
+
+
+def _reader(pld: DensePLD):
+    """``delta_upper`` at one epsilon, the grid's losses and their slack computed once; each
+    read visits only the cells whose loss may lie above the epsilon (the rest weigh 0)."""
+    losses = (pld.low + np.arange(pld.cells)) * pld.step
+    slack = 2 * U * (3 * np.abs(losses) + pld.releases * pld.max_loss + 1.0)
+    widest = float(slack.max(initial=0.0))
+    allowance = pld.error + evaluation_error(pld.cells)
+
+    def read(e: float) -> float:
+        # cells below e - 2 (widest slack + 2u|e|) have up <= e (weight 0): skipped
+        start = int(np.searchsorted(losses, e - 2 * (widest + 2 * U * abs(e)), side="right"))
+        up = losses[start:] + (slack[start:] + 2 * U * abs(e))   # ascending, as the losses are
+        first = start + int(np.searchsorted(up, e, side="right"))
+        with np.errstate(over="ignore"):
+            weights = -np.expm1(e - up[first - start:])
+        value = pld.infinity + float(np.dot(pld.masses[first:], weights))
+        return min(1.0, nudge_up(value, 4 * U, allowance)) if math.isfinite(value) else 1.0
+
+    return read
 
 
 def epsilon_upper(pld: DensePLD, delta: float) -> float:
@@ -152,7 +166,8 @@ def epsilon_upper(pld: DensePLD, delta: float) -> float:
     is solved for ``eps``.
     """
     top = float((pld.low + pld.cells) * pld.step) + 1.0
-    if float(delta_upper(pld, np.array([max(top, 0.0)]))[0]) > delta:
+    read = _reader(pld)
+    if read(max(top, 0.0)) > delta:
         return math.inf
     losses = (pld.low + np.arange(pld.cells)) * pld.step
     pos = losses > 0
@@ -166,7 +181,7 @@ def epsilon_upper(pld: DensePLD, delta: float) -> float:
     guess = 0.0
     if j < lp.size and b[j] > 0 and a[j] > want:
         guess = max(0.0, math.log((a[j] - want) / b[j]))
-    return certified_from(lambda e: float(delta_upper(pld, np.array([e]))[0]) <= delta, guess, max(top, 0.0))
+    return certified_from(lambda e: read(e) <= delta, guess, max(top, 0.0))
 
 
 __all__ = ["DensePLD", "MAX_CELLS", "compose", "composed_cells", "delta_upper", "epsilon_upper", "from_grid",
