@@ -1,6 +1,7 @@
 """Privacy loss distributions on a loss grid, composed with numpy's FFT, values rounded up.
 
-What :mod:`dp_accounting`'s PLDs do for :func:`optnoise.analysis.composition.delta_curve`,
+What :mod:`dp_accounting`'s PLDs do for the composition bounds (the ``pld`` candidate of
+:func:`optnoise.analysis.composition.compose_best`, :func:`~optnoise.analysis.composition.delta_curve`),
 without importing it (its package imports SciPy's signal, stats and optimize packages:
 about 1.3 s of CPU, most of a query's fixed cost, docs/benchmarks.md): a PLD is a vector of
 masses at the grid losses ``(low + j) h`` plus a mass at ``+inf``; ``k`` releases of one
@@ -10,8 +11,8 @@ P_inf + sum_j P_j (1 - e^(eps - L_j))_+`` is read at every epsilon. Nothing is t
 **Why every value is an upper bound (the argument).** A :class:`DensePLD` carries
 ``error``, a bound on the l1 distance of its float masses (the ``+inf`` mass included) from
 those of an exact *dominating* PLD (for a unit, the pessimistic Connect-the-Dots PMF of
-:func:`optnoise.analysis.composition.dominating_pld`, whose masses are within the error
-:func:`~optnoise.analysis.composition.ctd_unit` states). Composition is bilinear on
+:func:`optnoise.analysis.dominating.dominating_pld`, whose masses are within the error
+:func:`~optnoise.analysis.dominating.ctd_unit` states). Composition is bilinear on
 measures over the extended losses (``+inf`` absorbs), so for exact ``a*, b*`` and floats
 ``a, b`` with ``|a - a*|_1 <= e_a``, ``|b - b*|_1 <= e_b``:
 ``|a (x) b - a* (x) b*|_1 <= e_a |b|_1 + e_b |a*|_1 <= e_a (1 + e_b) + e_b`` (and for the
@@ -124,7 +125,9 @@ def compose(a: DensePLD, b: DensePLD) -> DensePLD:
 
 def delta_upper(pld: DensePLD, epsilons: np.ndarray) -> np.ndarray:
     """Upper bounds on ``delta(eps)`` of the exact dominating PLD at every epsilon (module
-    docstring), capped at 1."""
+    docstring), capped at 1.
+
+    Proof: docs/proofs/composed-bounds.md."""
     eps = np.asarray(epsilons, dtype=float)
     read = _reader(pld)
     out = np.empty(eps.shape)

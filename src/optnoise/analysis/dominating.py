@@ -148,7 +148,7 @@ def unit_pld(lds: Sequence[LossDistribution], discretization: float) -> PLDUnit:
     **Its round-off (issue 25).** The Connect-the-Dots PMF computed from the *exact* curve
     values is a probability PMF dominating the pairs; the float one differs from it by at
     most ``error`` in l1 (:func:`ctd_masses`, from the error bounds of the curve values,
-    :func:`_hockey`). Convolving probability vectors is 1-Lipschitz in l1 per factor and
+    :func:`hockey_bounds`). Convolving probability vectors is 1-Lipschitz in l1 per factor and
     delta is a sum of masses times weights in ``[0, 1]``, so after ``k`` self-compositions
     the delta read off is within ``k error (1 + error)^(k - 1)`` of the exact PMF's
     (:func:`~optnoise.analysis.outward.pld_allowance` adds it).

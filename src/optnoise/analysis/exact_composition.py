@@ -347,7 +347,9 @@ class KFold:
         return libmp.mpf_sub(libmp.fone, keep, PREC, up)
 
     def delta_upper(self, epsilon: float) -> float:
-        """A float ``>= delta(epsilon)`` of the composition (module docstring)."""
+        """A float ``>= delta(epsilon)`` of the composition (module docstring).
+
+        Proof: docs/proofs/composed-bounds.md."""
         from mpmath import libmp
         down, up = libmp.round_floor, libmp.round_ceiling
         e = exp_lower(float(epsilon))

@@ -76,7 +76,9 @@ def certified_from(passes: Callable[[float], bool], guess: float, top: float = m
     ``eps`` at most the delta asked for), searched from a float estimate ``guess``: a failing
     and a passing float are bracketed by relative steps ``2^-44 4^s`` up or down from it, then
     :func:`smallest_passing` bisects to the last digit. ``inf`` when no float up to ``top``
-    passes within ``steps`` steps."""
+    passes within ``steps`` steps.
+
+    Proof: docs/proofs/composed-bounds.md."""
     step = lambda x, s: max(x, 1e-12) * 2.0 ** (-44 + 2 * s)  # noqa: E731
     hi = max(0.0, guess)
     if passes(hi):

@@ -173,7 +173,7 @@ def compose_tradeoff(items: Sequence[tuple[PrivacyProfile, int]], *, max_states:
     Exact (``method="exact composition"``) when every combination of the items' distinct
     pairs composes within ``max_states`` groups (the exact binary values of float masses
     are composed exactly too); otherwise the dominating lower bound (``"dominating"``) from
-    :func:`optnoise.analysis.composition.delta_curve` (module docstring).
+    the composed PLDs' proven ``delta(eps)`` (module docstring).
     ``mixed``: per item, whether its releases may each see a different pair (columns of a
     record sharing a mechanism, :func:`optnoise.analysis.composition.compose_best`); such an
     item with several distinct pairs is composed as its dominating pair (the dominating bound).
@@ -222,7 +222,7 @@ def _compose_dominating(items, symmetric: bool, grid_points: int, max_units: int
     Each item's pairs are taken one by one when there are few (at most ``max_units``
     combinations over the items; a pair composed with itself is much tighter than the
     dominating pair of several composed), otherwise as one dominating pair
-    (:func:`optnoise.analysis.composition.dominating_pld`: pessimistic, dominating all of the
+    (:func:`optnoise.analysis.dominating.dominating_pld`: pessimistic, dominating all of the
     item's pairs). Each combination's PLDs are self-composed and composed (dominating pairs
     compose: Zhu, Dong & Wang 2022, Thm. 10), evaluated on a coarse grid of epsilons and
     again where ``delta`` is between ``1e-15`` and 1, capped at 1 and by the pure bound

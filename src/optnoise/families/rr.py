@@ -22,7 +22,9 @@ def rr_pmf(k: int, p: float | Fraction) -> CyclicPMF:
     """Noise PMF of K-ary randomized response with off-diagonal probability ``p``.
 
     The masses are held exactly (``exact``: ``1 - (K - 1) p`` and ``p`` as rationals, a float
-    ``p`` read as its exact binary value); the floats are their correctly rounded values."""
+    ``p`` read as its exact binary value); the floats are their correctly rounded values.
+
+    Proof: docs/proofs/composed-bounds.md."""
     if isinstance(k, bool) or int(k) != k or k < 2:
         raise InvalidParameterError("categories", k, "an integer number of categories >= 2")
     k = int(k)
