@@ -59,7 +59,7 @@ def pld_bound(item_lds, units, counts, eps, dlt, dominated, discretization: floa
     worst_d = -math.inf if eps is not None else None
     worst_e = -math.inf if dlt is not None else None
     worst_a = 0.0
-    engine = "numpy FFT"
+    engine = "numpy"
     for total in combination_totals(item_lds, units, counts, discretization, dense_cells):
         worst_a, engine = max(worst_a, total.allowance), total.engine
         if eps is not None:

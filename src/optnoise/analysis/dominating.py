@@ -302,7 +302,7 @@ class ComposedTotal:
 
     @property
     def engine(self) -> str:
-        return "numpy FFT" if self.dense is not None else "dp_accounting"
+        return "numpy (FFT, or sparse convolution for few losses)" if self.dense is not None else "dp_accounting"
 
     def delta_upper(self, epsilons: Sequence[float] | np.ndarray) -> np.ndarray:
         """Upper bounds on ``delta(eps)`` at every epsilon, capped at 1."""
