@@ -19,7 +19,8 @@ measures over the extended losses (``+inf`` absorbs), so for exact ``a*, b*`` an
 k-th power ``k e (1 + e)^(k - 1)``); the FFTs add at most
 :func:`~optnoise.analysis.outward.fft_power_error` and
 :func:`~optnoise.analysis.outward.fft_convolve_error` (Higham 2002, Thm. 24.2, for vectors
-of l2 norm at most 1; scaled here by the norm bound ``(1 + e)``), the ``+inf`` mass is
+of l2 norm at most 1; scaled here by the norm bound ``(1 + e)``; a self-composition of few
+nonzero cells by sparse convolutions adds the bound of :func:`_sparse_power`), the ``+inf`` mass is
 computed by the same bilinear formula (``(s + i)^k - s^k`` with ``s`` the finite mass) within
 ``4 (k + 4) u max(1, s + i)^k`` of its value (exactly 0 when ``i = 0``). ``delta(eps)`` is a sum of masses times weights in ``[0, 1]``,
 so the delta read from the float PLD is within the final ``error`` of the exact dominating
