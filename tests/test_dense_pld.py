@@ -134,3 +134,28 @@ def test_a_pure_query_does_not_import_dp_accounting(tmp_path):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------ the sparse self-composition
+def test_few_losses_compose_by_sparse_convolution(monkeypatch):
+    """A unit with few nonzero cells (the geometric at distance 1: three grid points) is
+    self-composed by sparse convolutions: the same masses as the FFT's within both errors, a
+    smaller error, and delta never below the exact product's (enumerated in rationals)."""
+    from optnoise.analysis import dense_pld
+    unit = from_grid(np.array([-7, 0, 7]), np.array([0.2, 0.3, 0.5]), 0.0, 1e-15, 0.1)
+    sparse = self_compose(unit, 12)
+    monkeypatch.setattr(dense_pld, "SPARSE_WORK", 0)            # the FFT path
+    fft = self_compose(unit, 12)
+    assert sparse.cells == fft.cells and sparse.low == fft.low
+    assert np.abs(sparse.masses - fft.masses).sum() <= sparse.error + fft.error
+    assert sparse.error < fft.error
+    assert np.count_nonzero(sparse.masses) == 25                # losses -84..84 in steps of 7 cells
+    exact = [Fraction(0)] * 25
+    for a in range(13):                                        # a at -0.7, c at +0.7, the rest at 0
+        for c in range(13 - a):
+            coef = math.comb(12, a) * math.comb(12 - a, c)
+            exact[c - a + 12] += coef * Fraction(0.2) ** a * Fraction(0.5) ** c * Fraction(0.3) ** (12 - a - c)
+    for eps in (0.0, 1.0, 4.0):
+        truth = sum(m * (1 - Fraction(math.exp(eps)) * Fraction(math.exp(-0.7 * (j - 12))))
+                    for j, m in enumerate(exact) if 0.7 * (j - 12) > eps + 1e-12)
+        assert delta_upper(sparse, np.array([eps]))[0] >= truth

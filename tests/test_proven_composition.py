@@ -174,10 +174,11 @@ def test_pld_with_injected_round_off_never_wins_below_the_truth(monkeypatch):
         d_truth, e_truth = kairouz_delta(m0, m1, k, eps), kairouz_epsilon(m0, m1, k, delta)
         raw = dominating_pld(prof).self_compose(k)     # the PLD as read before issue 25: below the truth
         assert raw.get_epsilon_for_delta(delta) < e_truth
-        only = compose_best([(prof, k)], epsilon=eps, delta=delta, methods=("pld",))
+        # dense_cells=0: the PLDs composed by dp_accounting (numpy's FFT composes them otherwise)
+        only = compose_best([(prof, k)], epsilon=eps, delta=delta, methods=("pld",), dense_cells=0)
         assert only.delta_dp >= d_truth and only.epsilon_dp >= e_truth
         assert only.candidate("pld").allowance > 1e-15
-        best = compose_best([(prof, k)], epsilon=eps, delta=delta)
+        best = compose_best([(prof, k)], epsilon=eps, delta=delta, dense_cells=0)
         assert best.delta_dp >= d_truth and best.epsilon_dp >= e_truth
 
 
@@ -189,8 +190,40 @@ def test_a_candidate_below_the_exact_value_is_rejected(monkeypatch):
                         lambda self, epsilon: np.zeros(np.shape(epsilon)) if np.ndim(epsilon) else 0.0)
     monkeypatch.setattr(pld_lib.PrivacyLossDistribution, "get_epsilon_for_delta", lambda self, delta: 0.0)
     prof = privacy_profile(rr_pmf(2, Fraction(1, 4)), Neighbourhood.sd(1), exact=True)
-    c = compose_best([(prof, 20)], epsilon=2.0, delta=1e-6)
+    c = compose_best([(prof, 20)], epsilon=2.0, delta=1e-6, dense_cells=0)   # dp_accounting's PLDs
     assert c.candidate("pld").epsilon == 0.0 and c.candidate("pld").delta < c.candidate("exact").delta
     assert c.rejected == ("pld",)
     assert (c.epsilon_bound, c.delta_bound) == ("exact", "exact")
     assert c.epsilon_dp == c.candidate("exact").epsilon and c.delta_dp == c.candidate("exact").delta
+
+
+def test_a_broken_numpy_pld_below_the_exact_value_is_rejected(monkeypatch):
+    """The same with the PLDs composed by numpy's FFT (the default while they fit): a read
+    that claims delta 0 everywhere is rejected and the exact value reported."""
+    from optnoise.analysis import dominating
+    monkeypatch.setattr(dominating, "dense_delta_upper", lambda pld, eps: np.zeros(np.shape(eps)))
+    monkeypatch.setattr(dominating, "dense_epsilon_upper", lambda pld, delta: 0.0)
+    prof = privacy_profile(rr_pmf(2, Fraction(1, 4)), Neighbourhood.sd(1), exact=True)
+    c = compose_best([(prof, 20)], epsilon=2.0, delta=1e-6)
+    assert "numpy" in c.candidate("pld").detail
+    assert c.candidate("pld").epsilon == 0.0 and c.candidate("pld").delta < c.candidate("exact").delta
+    assert c.rejected == ("pld",)
+    assert (c.epsilon_bound, c.delta_bound) == ("exact", "exact")
+
+
+@pytest.mark.parametrize("k", [10, 300])
+def test_numpy_and_dp_accounting_plds_agree_and_bound_the_truth(k):
+    """The ``pld`` candidate composed by numpy's FFT (no truncation) is never below the truth
+    and agrees with dp_accounting's composition of the same units: two float computations of
+    one exact PLD, each within its allowance (~6e-8 here), differ by 1e-13 in delta, which
+    moves an epsilon where delta is flat by up to ~3e-10 relative, either way."""
+    p = 0.47502081252106
+    prof = privacy_profile(rr_pmf(2, p), Neighbourhood.sd(1), exact=True)
+    m0, m1 = _masses(p)
+    for eps, delta in ((1.0, 1e-4), (0.3 * k ** 0.5, 1e-8)):
+        d_truth, e_truth = kairouz_delta(m0, m1, k, eps), kairouz_epsilon(m0, m1, k, delta)
+        dense = compose_best([(prof, k)], epsilon=eps, delta=delta, methods=("pld",))
+        acc = compose_best([(prof, k)], epsilon=eps, delta=delta, methods=("pld",), dense_cells=0)
+        assert "numpy" in dense.candidate("pld").detail and "dp_accounting" in acc.candidate("pld").detail
+        assert d_truth <= dense.delta_dp <= acc.delta_dp + 1e-12
+        assert e_truth <= dense.epsilon_dp <= acc.epsilon_dp * (1 + 1e-9)

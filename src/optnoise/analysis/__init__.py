@@ -11,7 +11,13 @@
 * :mod:`~optnoise.analysis.profile` -- the maxima over pairs, :class:`PrivacyProfile`,
   ``meets``, :class:`Guarantee`;
 * :mod:`~optnoise.analysis.renyi` -- Rényi DP curves, zCDP and the RDP -> (eps, delta) conversion;
-* :mod:`~optnoise.analysis.composition` -- the guarantee after ``k`` releases (best of several bounds);
+* :mod:`~optnoise.analysis.composition` -- the guarantee after ``k`` releases (best of several bounds:
+  :mod:`~optnoise.analysis.composition_bounds`; the exact sum over few loss atoms,
+  :mod:`~optnoise.analysis.exact_composition`; the dominating pairs' PLDs,
+  :mod:`~optnoise.analysis.dominating`, composed with numpy's FFT, :mod:`~optnoise.analysis.dense_pld`);
+* :mod:`~optnoise.analysis.tradeoff` -- the exact trade-off curve of the best attacker (its readouts
+  and words: :mod:`~optnoise.analysis.readout`; after ``k`` releases:
+  :mod:`~optnoise.analysis.tradeoff_composition`);
 * :mod:`~optnoise.analysis.sufficient` -- Holohan et al.'s sufficient sets;
 * :mod:`~optnoise.analysis.intervals` -- exact confidence intervals of a released value (Neyman
   on a channel, noise quantiles for additive noise);

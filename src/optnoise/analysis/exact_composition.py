@@ -30,12 +30,15 @@ in ``L``. States whose float loss is below ``eps`` by more than a bound on the f
 error contribute exactly 0 and are skipped.
 
 The epsilon at a delta is found in floating point and then *certified*: the value
-returned is a float ``eps`` at which the rigorous upper bound of ``delta(eps)`` is at
-most the delta asked for (moved up until it is), so it is never below the true one.
+returned is the smallest float ``eps`` at which the rigorous upper bound of ``delta(eps)``
+is at most the delta asked for (bracketed from the estimate, then bisected on the floats:
+:func:`~optnoise.analysis.outward.certified_from`), so it is never below the true one.
 
 When no ratio had to be merged or rounded (:attr:`LossAtoms.exact`), the values are the
-exact composed guarantee rounded outward: ``delta`` to the next float, ``epsilon``
-within about ``2^-40`` relative of the exact one.
+exact composed guarantee rounded outward to the last digit: ``delta`` to the next float,
+``epsilon`` to the float at or just above the exact one (up to the ``2^-120`` of the
+evaluation; before issue 34 the first float that passed a relative step could be ``2^-40``
+above it).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Sequence
 import numpy as np
 
 from .exact import exp_lower
+from .outward import certified_from
 
 #: Most distinct loss values a pair may have for the exact composition.
 MAX_ATOMS = 8
@@ -293,11 +297,11 @@ class _Item:
 
 
 def _item(atoms: LossAtoms, k: int) -> _Item:
-    from scipy.special import gammaln
     counts = compositions(int(k), atoms.size)
     loss = counts @ atoms.log_ratios if atoms.size else np.zeros(counts.shape[0])
+    log_factorial = np.array([math.lgamma(n + 1.0) for n in range(int(k) + 1)])   # (no scipy import)
     with np.errstate(invalid="ignore"):
-        logp = math.lgamma(k + 1) - np.sum(gammaln(counts + 1.0), axis=1) + (
+        logp = math.lgamma(k + 1) - np.sum(log_factorial[counts], axis=1) + (
             counts @ np.where(np.isfinite(atoms.log_masses), atoms.log_masses, -1e308) if atoms.size else 0.0)
     return _Item(atoms, int(k), counts, np.asarray(loss, float), np.asarray(logp, float))
 
@@ -343,7 +347,9 @@ class KFold:
         return libmp.mpf_sub(libmp.fone, keep, PREC, up)
 
     def delta_upper(self, epsilon: float) -> float:
-        """A float ``>= delta(epsilon)`` of the composition (module docstring)."""
+        """A float ``>= delta(epsilon)`` of the composition (module docstring).
+
+        Proof: docs/proofs/composed-bounds.md."""
         from mpmath import libmp
         down, up = libmp.round_floor, libmp.round_ceiling
         e = exp_lower(float(epsilon))
@@ -391,12 +397,7 @@ class KFold:
             return math.inf
         if guess <= 0.0 and self.delta_upper(0.0) <= delta:
             return 0.0
-        eps = max(guess, 0.0)
-        for step in range(12):
-            if self.delta_upper(eps) <= delta:
-                return eps
-            eps = eps + max(eps, 1e-12) * 2.0 ** (-44 + 3 * step)
-        return math.inf
+        return certified_from(lambda e: self.delta_upper(e) <= delta, guess)
 
 
 def compose_atoms(items: Sequence[tuple[LossAtoms, int]], *, epsilon: float | None = None,

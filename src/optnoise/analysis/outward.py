@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .exact import float_up
 
@@ -52,6 +52,53 @@ def nudge_up(x: float, relative: float, absolute: float = 0.0) -> float:
     if not math.isfinite(x):
         return x
     return float_up(Fraction(x) + abs(Fraction(x)) * Fraction(relative) + Fraction(absolute))
+
+
+def smallest_passing(passes: Callable[[float], bool], lo: float, hi: float) -> float:
+    """The smallest float in ``(lo, hi]`` that ``passes`` (``lo`` fails, ``hi`` passes, the
+    test monotone): bisection on the floats themselves, so an epsilon certified by a rigorous
+    delta is the float just above the one it certifies (to the last digit), not a float a few
+    ulps (or a relative step) higher."""
+    while True:
+        if math.nextafter(lo, math.inf) >= hi:
+            return hi
+        mid = lo + (hi - lo) / 2
+        if not lo < mid < hi:
+            mid = math.nextafter(lo, math.inf)
+        if passes(mid):
+            hi = mid
+        else:
+            lo = mid
+
+
+def certified_from(passes: Callable[[float], bool], guess: float, top: float = math.inf, steps: int = 40) -> float:
+    """The smallest float ``eps >= 0`` that ``passes`` (a monotone test: a rigorous delta at
+    ``eps`` at most the delta asked for), searched from a float estimate ``guess``: a failing
+    and a passing float are bracketed by relative steps ``2^-44 4^s`` up or down from it, then
+    :func:`smallest_passing` bisects to the last digit. ``inf`` when no float up to ``top``
+    passes within ``steps`` steps.
+
+    Proof: docs/proofs/composed-bounds.md."""
+    step = lambda x, s: max(x, 1e-12) * 2.0 ** (-44 + 2 * s)  # noqa: E731
+    hi = max(0.0, guess)
+    if passes(hi):
+        for s in range(steps):
+            if hi == 0.0:
+                return 0.0
+            below = max(0.0, hi - step(hi, s))
+            if not passes(below):
+                return smallest_passing(passes, below, hi)
+            hi = below
+        return hi
+    lo = hi
+    for s in range(steps):
+        hi = min(top, lo + step(lo, s))
+        if passes(hi):
+            return smallest_passing(passes, lo, hi)
+        if hi >= top:
+            break
+        lo = hi
+    return math.inf
 
 
 # ------------------------------------------------------------------ RDP
@@ -199,4 +246,5 @@ def pld_allowance(spans: Sequence[int], counts: Sequence[int], truncations: int,
 
 
 __all__ = ["FFT_ETA", "U", "evaluation_error", "fft_convolve_error", "fft_power_error", "nudge_up", "pld_allowance",
-           "rdp_delta_up", "rdp_epsilon_up", "renyi_allowance", "sum_up"]
+           "rdp_delta_up", "rdp_epsilon_up", "renyi_allowance", "smallest_passing", "sum_up",
+           "certified_from"]

@@ -12,13 +12,18 @@ geometric at distance 1) is raised to any power in closed form (binomial). Every
 the composed curve is then rational and every readout exact, rounded up.
 
 ``"dominating"`` otherwise: the composed ``delta(eps)`` upper bound of the pairs' (or each
-mechanism's dominating pair's) PLDs, :func:`optnoise.analysis.composition.dominating_pld`
-self-composed by dp_accounting, at a grid of epsilons; each ``(eps, delta)`` is a line below
+mechanism's dominating pair's) PLDs, :func:`optnoise.analysis.dominating.combination_totals`
+(numpy's FFT while they fit, dp_accounting beyond; their numerical allowance added, the
+pure line at ``sum k eps_pure`` rounded up), at a grid of epsilons; each ``(eps, delta)`` is a line below
 the true curve (``T >= 1 - delta - e^eps alpha``, and for a symmetric neighbourhood ``T >=
 e^-eps (1 - delta - alpha)``: Dong, Roth & Su 2022, Prop. 2.5), so their upper envelope is a
 lower bound of ``T``: the error is on the safe side by construction (a coarser grid only
-loosens it) and its accuracy is that of the ``delta`` bound (pessimistic Connect-the-Dots,
-tail mass moved to infinity: docs/repeated-releases.md).
+loosens it) and its accuracy is that of the ``delta`` bound (pessimistic Connect-the-Dots:
+docs/repeated-releases.md). The lines' slopes are rounded up and their intercepts down; the
+envelope's vertices are then computed in floats (within a few ulps). A pair with an output
+impossible under ``x'`` keeps it in every composition: its ``mu`` is infinite (issue 34: the
+float ``1 - delta`` of a mass near ``1e-300`` had read as 1, and ``mu`` as 3.18 for the
+discrete Gaussian's window composed 10 times).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError
+from .outward import U
 from .profile import PrivacyProfile
 from .tradeoff import Groups, PairCurve, TradeOff, curve_from_groups, groups_of, is_symmetric, tradeoff_of
 
@@ -167,7 +173,7 @@ def compose_tradeoff(items: Sequence[tuple[PrivacyProfile, int]], *, max_states:
     Exact (``method="exact composition"``) when every combination of the items' distinct
     pairs composes within ``max_states`` groups (the exact binary values of float masses
     are composed exactly too); otherwise the dominating lower bound (``"dominating"``) from
-    :func:`optnoise.analysis.composition.delta_curve` (module docstring).
+    the composed PLDs' proven ``delta(eps)`` (module docstring).
     ``mixed``: per item, whether its releases may each see a different pair (columns of a
     record sharing a mechanism, :func:`optnoise.analysis.composition.compose_best`); such an
     item with several distinct pairs is composed as its dominating pair (the dominating bound).
@@ -216,7 +222,7 @@ def _compose_dominating(items, symmetric: bool, grid_points: int, max_units: int
     Each item's pairs are taken one by one when there are few (at most ``max_units``
     combinations over the items; a pair composed with itself is much tighter than the
     dominating pair of several composed), otherwise as one dominating pair
-    (:func:`optnoise.analysis.composition.dominating_pld`: pessimistic, dominating all of the
+    (:func:`optnoise.analysis.dominating.dominating_pld`: pessimistic, dominating all of the
     item's pairs). Each combination's PLDs are self-composed and composed (dominating pairs
     compose: Zhu, Dong & Wang 2022, Thm. 10), evaluated on a coarse grid of epsilons and
     again where ``delta`` is between ``1e-15`` and 1, capped at 1 and by the pure bound
@@ -242,40 +248,58 @@ def _compose_dominating(items, symmetric: bool, grid_points: int, max_units: int
 
 
 def _dominating_curve(units, profiles, symmetric: bool, grid_points: int) -> PairCurve:
-    from .composition import dominating_pld
-    total = None
-    with np.errstate(over="ignore", divide="ignore"):
-        for lds, k in units:
-            pld = dominating_pld(list(lds))
-            pld = pld.self_compose(int(k)) if k > 1 else pld
-            total = pld if total is None else total.compose(pld)
-    pure = math.fsum(k * p.epsilon_pure for p, (_, k) in zip(profiles, units))
+    from .composition_bounds import pure_bound, rdp_bound, rdp_totals
+    from .dominating import combination_totals
+    from .renyi import DEFAULT_ORDERS
+    item_lds = [list(lds) for lds, _ in units]
+    counts = [int(k) for _, k in units]
+    total = next(iter(combination_totals(item_lds, [[tuple(range(len(lds)))] for lds in item_lds], counts)))
+    pure = float(pure_bound(list(profiles), counts, None, 0.0).epsilon)   # sum k eps_pure, rounded up
     top = min(pure, 700.0) if math.isfinite(pure) else 60.0
+    orders = [float(a) for a in DEFAULT_ORDERS if float(a) > 1.0]
+    every = [[pair.loss_distribution() for pair in prof.pairs] for prof in profiles]
+    renyi = rdp_totals(every, profiles, counts, orders)   # over every pair of each profile: valid here
 
     def deltas(eps: np.ndarray) -> np.ndarray:
-        # one call per epsilon: dp_accounting's array form is about ten times slower
-        d = np.minimum([float(total.get_delta_for_epsilon(float(e))) for e in eps], 1.0)  # type: ignore[union-attr]
-        return np.where(eps >= pure, 0.0, d)
+        """Proven upper bounds: the PLD's (its allowance added), the RDP bound where it is
+        smaller (the allowance dominates where delta is tiny), 0 beyond the pure epsilon."""
+        rdp = np.array([rdp_bound(item_lds, profiles, counts, float(e), None, orders, renyi).delta for e in eps])
+        return np.where(eps >= pure, 0.0, np.minimum(total.delta_upper(eps), rdp))
 
     coarse = np.linspace(0.0, top, max(grid_points // 4, 8))  # each evaluation walks the whole PLD
     d0 = deltas(coarse)
-    inner = np.flatnonzero((d0 > 1e-15) & (d0 < 1.0))
+    # refined where delta falls: above 1e-15 and above twice its floor at the top (the allowance,
+    # or the mass of outputs impossible under x', where it stops falling)
+    inner = np.flatnonzero((d0 > max(1e-15, 2 * float(d0[-1]))) & (d0 < 1.0))
     lo = coarse[max(int(inner[0]) - 1, 0)] if inner.size else 0.0
     hi = coarse[min(int(inner[-1]) + 1, coarse.size - 1)] if inner.size else top
     fine = np.linspace(lo, hi, grid_points - coarse.size)
     eps = np.concatenate((coarse, fine))
     d = np.concatenate((d0, deltas(fine)))
-    slopes, intercepts = np.exp(eps), 1.0 - d
+    # each line below the curve: 1 - d - e^eps alpha with e^eps rounded up and 1 - d down, and
+    # g (1 - d - alpha) with g <= e^-eps (exp within 4 ulps): a line through (1 - d, 0), so the
+    # curve of a pair without impossible outputs still reaches T = 0 at alpha = 1 only
+    keep = _one_minus_down(d)
+    slopes, intercepts = np.exp(eps) * (1 + 8 * U), keep
     if symmetric:
-        slopes = np.concatenate((slopes, np.exp(-eps)))
-        intercepts = np.concatenate((intercepts, np.exp(-eps) * (1.0 - d)))
+        g = np.exp(-eps) * (1 - 8 * U)
+        slopes, intercepts = np.concatenate((slopes, g)), np.concatenate((intercepts, g * keep))
     if math.isfinite(pure) and pure > 700.0:  # e^pure overflows: the line through (0, 1) as steep as a float allows
         slopes, intercepts = np.append(slopes, np.finfo(float).max), np.append(intercepts, 1.0)
-    fpr, t = _upper_envelope(slopes, intercepts)
+    fpr, t = _upper_envelope(slopes, np.maximum(intercepts, 0.0))
     label = " & ".join(f"{k} release(s) of mechanism {i + 1}" for i, (_, k) in enumerate(units))
     ratio = math.exp(pure) if pure < 700 else None
-    # the tails (1 - fpr, T) keep T's own accuracy where 1 - T rounds to 1
+    # the tails (1 - fpr, T) keep T's own accuracy where 1 - T rounds to 1; an output impossible
+    # under x' (pure infinite) makes the curve's mu infinite (PairCurve.mu_terms)
     return PairCurve(fpr, np.maximum(1.0 - t, fpr), None, label, ratio, not math.isfinite(pure), (1.0 - fpr, t))
+
+
+def _one_minus_down(d: np.ndarray) -> np.ndarray:
+    """``1 - d`` rounded down, for ``0 <= d <= 1`` (Fast2Sum: ``1 - d = s + t`` exactly; ``s``
+    is one float too high when ``t < 0``)."""
+    s = 1.0 - d
+    t = -d - (s - 1.0)
+    return np.where(t < 0, np.nextafter(s, -1.0), s)
 
 
 def _upper_envelope(slopes: np.ndarray, intercepts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

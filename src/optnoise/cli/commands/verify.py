@@ -5,8 +5,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ...analysis import guarantee, privacy_profile
-from ...analysis.tradeoff import DEFAULT_FPRS, check_fpr, parse_odds, tradeoff_of
-from ...analysis.tradeoff_composition import compose_tradeoff
+from ...analysis.readout import DEFAULT_FPRS, check_fpr, parse_odds, significant_up
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
@@ -97,6 +96,8 @@ def verify(
 
 def _attack(result: dict[str, Any], profile: Any, fprs: Optional[list], odds: float, compose_k: Optional[int]) -> Any:
     """``--attack``: the best attacker's readout (and after ``--compose`` K releases); the curve."""
+    from ...analysis.tradeoff import tradeoff_of   # imported where used: start-up (issue 37)
+    from ...analysis.tradeoff_composition import compose_tradeoff
     words = {"subject": "the query answer", "value": "x", "other": "x'", "qualifier": " (any neighbouring pair)"}
     curve = tradeoff_of(profile)
     result["attack"] = curve.readout(fprs or DEFAULT_FPRS, odds).to_json(**words)
@@ -158,7 +159,9 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
             meanings[f"renyi eps(alpha={order})"] = "Rényi DP, max over neighbouring pairs"
         rows.append(("zcdp_rho", r["zcdp_rho"]))
         meanings["zcdp_rho"] = "sup over alpha of eps(alpha) / alpha"
-    key_value_table("optnoise verify", rows, meanings=meanings)
+    # every value is an upper bound (or exact): printed rounded up, never below its float
+    key_value_table("optnoise verify", [(k, significant_up(v) if isinstance(v, float) else v) for k, v in rows],
+                    meanings=meanings)
     lines = []
     if r["normalized"]:
         lines.append("masses were rescaled exactly to sum to 1 (--normalize, or a sum within 1e-9 of 1)")
