@@ -71,3 +71,21 @@ def test_the_python_door_charges_the_same_ledger(files):
     with pytest.raises(InvalidParameterError):
         query(frame, spec, ledger=book)
     assert len(book.runs()) == 2
+
+
+def test_a_release_is_charged_to_its_ledger_too(files):
+    """``release --ledger``: the columns' spend recorded before any noise, the third release of
+    eps 3 refused with nothing written."""
+    pd.DataFrame({"household": range(30), "hour": [h % 24 for h in range(30)]}).to_csv(files / "h.csv", index=False)
+    book = files / "record.db"
+    Ledger.init(book, dataset="households", unit="record", budget=Target(8.0))
+    (files / "r.toml").write_text('keep = ["household"]\n[columns.hour]\n'
+                                  'domain = { lower = 0, upper = 23, cyclic = true }\nepsilon = 3\n')
+
+    def release(n):
+        return runner.invoke(app, ["release", "--input", str(files / "h.csv"), "--spec", str(files / "r.toml"),
+                                   "--ledger", str(book), "--output", str(files / f"out{n}.csv")])
+    assert release(1).exit_code == 0 and release(2).exit_code == 0
+    third = release(3)
+    assert third.exit_code == 2 and "--ledger" in third.stderr and not (files / "out3.csv").exists()
+    assert [r["state"] for r in Ledger(book).runs()] == ["delivered", "delivered"]

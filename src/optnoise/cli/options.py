@@ -20,6 +20,12 @@ Json = Annotated[bool, typer.Option("--json", help="Print one JSON object on std
 Plot = Annotated[Optional[Path], typer.Option("--plot", help="Write a figure as a PNG.")]
 Output = Annotated[Optional[Path], typer.Option("--output", help="Write the mechanism file (JSON, atomically).")]
 Seed = Annotated[Optional[int], typer.Option("--seed", help="Seeded generator: reproducible and NOT private.")]
+Audit = Annotated[Optional[Path], typer.Option(
+    "--audit", help="Write the private audit record here (diagnostics of the input without noise: never publish "
+                    "it).")]
+LedgerPath = Annotated[Optional[Path], typer.Option(
+    "--ledger", help="The dataset's privacy ledger (optnoise ledger init): the run is recorded before any noise is "
+                     "drawn, refused above the lifetime budget.")]
 TimeLimit = Annotated[Optional[float], typer.Option(
     "--time-limit", help="Solver time limit in seconds; reaching it is an error (exit 1).")]
 Notion = Annotated[str, typer.Option(

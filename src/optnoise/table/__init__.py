@@ -191,12 +191,15 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
                  source: RandomSource | None = None, force: bool = False, progress: Progress | None = None,
                  spark_master: str | None = None, spec_file: str | os.PathLike | None = None,
                  before_commit: Callable[[dict], object] | None = None, max_seconds: float | None = None,
-                 audit: str | os.PathLike | None = None) -> dict:
+                 audit: str | os.PathLike | None = None, ledger: str | os.PathLike | None = None) -> dict:
     """Release ``input_path`` (CSV or Parquet) into ``output_path`` as ``spec`` says.
 
     The manifest is publishable; the input's SHA-256 (a function of the data without noise)
     goes to the private audit record, written to ``audit`` when given
-    (:func:`optnoise.publish.document.split_audit`).
+    (:func:`optnoise.publish.document.split_audit`). ``ledger``: the dataset's privacy ledger,
+    checked before any work, charged the release's columns once they are certified and before
+    any noise is drawn (refused above the lifetime budget), the run marked delivered once the
+    output and the manifest are in place.
 
     Returns the manifest, also written to ``output_path + ".manifest.json"``. The input is
     streamed (memory independent of the row count); ``progress(fraction, rows)`` is
@@ -223,8 +226,10 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
         if os.path.realpath(audit) in (os.path.realpath(output), os.path.realpath(manifest_path)):
             raise InvalidParameterError("audit", str(audit), "a path other than the output's and its manifest's")
         check_output(audit, force=force, reads=reads, parameter="audit")
+    book = open_ledger(ledger, table.unit)
     columns = select_columns(column_names(input_path, in_fmt), table.names, table.keep, Path(input_path).name)
     prepared = prepare(table, max_seconds=max_seconds)  # certify before reading any data
+    run = charge(book, prepared, spec_file)              # and record the spend before any noise
     schema = output_schema(input_schema(input_path, in_fmt, columns), prepared.by_name)
     src = source if source is not None else random_source(seed)
     spec_info = None if spec_file is None else file_record(spec_file)
@@ -247,17 +252,42 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
 
     if engine == "spark":
         from .spark import release_spark
-        return release_spark(input_path, in_fmt, columns, prepared.by_name, schema, output, out_fmt, src, finish,
-                             manifest_path, master=spark_master)
-    with atomic_path(manifest_path, replace=force) as tmp_manifest, atomic_path(output, replace=force) as tmp_out:
-        rows = 0
-        with BatchWriter(tmp_out, out_fmt, schema) as writer:
-            for batch in read_batches(input_path, in_fmt, columns, progress):
-                writer.write(privatize_batch(batch, prepared.by_name, schema, first_row=rows + 1, source=src))
-                rows += batch.num_rows
-        manifest = finish([tmp_out], rows)
-        tmp_manifest.write_text(dumps(manifest))
+        manifest = release_spark(input_path, in_fmt, columns, prepared.by_name, schema, output, out_fmt, src, finish,
+                                 manifest_path, master=spark_master)
+    else:
+        with atomic_path(manifest_path, replace=force) as tmp_manifest, atomic_path(output, replace=force) as tmp_out:
+            rows = 0
+            with BatchWriter(tmp_out, out_fmt, schema) as writer:
+                for batch in read_batches(input_path, in_fmt, columns, progress):
+                    writer.write(privatize_batch(batch, prepared.by_name, schema, first_row=rows + 1, source=src))
+                    rows += batch.num_rows
+            manifest = finish([tmp_out], rows)
+            tmp_manifest.write_text(dumps(manifest))
+    if run is not None:
+        book.delivered(run.run_id)
     return manifest
+
+
+def open_ledger(path: str | os.PathLike | None, unit: str) -> Any:
+    """The dataset's ledger at ``path`` (``None``: none), checked against the release's unit
+    (``record`` or ``value``) before any work."""
+    if path is None:
+        return None
+    from ..publish.ledger import Ledger
+    book = Ledger(path)
+    book.check(dataset=book.dataset, unit=unit)
+    return book
+
+
+def charge(book: Any, prepared: Prepared, spec_file: str | os.PathLike | None) -> Any:
+    """Record the release's spend (every certified column, the parts its record total composes)
+    in the ledger, before any noise is drawn; refused above the lifetime budget."""
+    if book is None:
+        return None
+    from ..publish.spend import Part, Spend
+    parts = [Part(p.mechanism, 1, p.epsilon_delta) for p in prepared.plans]
+    return book.reserve(Spend(parts, book.dataset, prepared.spec.unit, statistics=[p.name for p in prepared.plans],
+                              spec_sha256=None if spec_file is None else file_record(spec_file)["sha256"]))
 
 
 def release_column(input_path: str | os.PathLike, column: str, mechanism: Mechanism | str,

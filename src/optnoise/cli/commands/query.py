@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from ...errors import InvalidParameterError
 from ..app import command
-from ..options import WRITES, Json, Seed, Writes
+from ..options import Audit, LedgerPath, WRITES, Json, Seed, Writes
 from ..render import out, say, warn, warn_seed
 
 
@@ -22,12 +22,8 @@ def query(
     input_path: Annotated[Optional[Path], typer.Option("--input", help="CSV or Parquet file, one row per record.")] = None,
     output: Annotated[Optional[Path], typer.Option("--output", help="Write the document (JSON) here.")] = None,
     csv: Annotated[Optional[Path], typer.Option("--csv", help="Also write the released values as a CSV table.")] = None,
-    audit: Annotated[Optional[Path], typer.Option(
-        "--audit", help="Write the private audit record here (bounding counts, the input's hash and rows, warnings: "
-                        "never publish it).")] = None,
-    ledger: Annotated[Optional[Path], typer.Option(
-        "--ledger", help="The dataset's privacy ledger (optnoise ledger init): the run is recorded before any noise "
-                         "is drawn, refused above the lifetime budget.")] = None,
+    audit: Audit = None,
+    ledger: LedgerPath = None,
     engine: Annotated[str, typer.Option("--engine", help="local (streamed with pyarrow) or spark (bounding and group-by on Spark; noise on the driver).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,

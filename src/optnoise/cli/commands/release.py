@@ -12,7 +12,7 @@ from ..app import command
 from ..errors import flag_for
 from ..inputs import neighbourhood, releasable
 from ..inputs import target as target_of
-from ..options import NEIGHBOURHOOD, SECONDS, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
+from ..options import Audit, LedgerPath, NEIGHBOURHOOD, SECONDS, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
 from ..render import err, fmt, out, say, warn_seed
 
 #: Seconds of work before the progress bar appears.
@@ -22,7 +22,7 @@ SHORTCUT_FLAGS = {"domain": "--lower/--upper", "distances": "--distances/--sd/--
 
 
 @command(NEIGHBOURHOOD, TARGET, SECONDS, WRITES, flags={"path": "--mechanism", "columns": "--column", "spec": "--spec",
-                                                         "audit": "--audit"})
+                                                         "audit": "--audit", "ledger": "--ledger"})
 def release(
     nb: NeighbourhoodArgs,
     target: TargetArgs,
@@ -55,7 +55,7 @@ def release(
         "--engine", help="local, or spark (pyspark; the output is a dataset directory).")] = "local",
     spark_master: Annotated[Optional[str], typer.Option(
         "--spark-master", help="With --engine spark: the master URL (default: the Spark configuration's, else local).")] = None,
-    audit: Annotated[Optional[Path], typer.Option("--audit", help="Write the private audit record here.")] = None,
+    audit: Audit = None, ledger: LedgerPath = None,
     seed: Seed = None,
     as_json: Json = False,
 ) -> None:
@@ -83,7 +83,7 @@ def release(
         rendered.append(_text(manifest, output, as_json))
 
     options = {"engine": engine, "seed": seed, "force": writes.force, "spark_master": spark_master,
-               "before_commit": render, "max_seconds": max_seconds, "audit": audit}
+               "before_commit": render, "max_seconds": max_seconds, "audit": audit, "ledger": ledger}
     bar = _Progress(enabled=not as_json and err.is_terminal)
     try:
         with bar:
