@@ -61,3 +61,17 @@ def test_an_empty_table_is_refused_and_a_huge_max_rows_names_it(tmp_path, table)
     spec.write_text(SPEC.replace("EPS", "1.0").replace("max_rows = 4", "max_rows = 100000000"))
     r = runner.invoke(app, ["query", "--input", str(table), "--spec", str(spec)])
     assert r.exit_code == 2 and "(unit.max_rows)" in r.stderr
+
+
+def test_the_release_shortcut_designs_from_a_target_and_names_its_family(tmp_path):
+    """``release --column --epsilon`` designs the column as a spec's column with only epsilon
+    does; a family too extreme for the exact engine names --family, not a flag that does not
+    exist (issue 34, item 4)."""
+    path = tmp_path / "h.csv"
+    pd.DataFrame({"household": range(50), "hour": [h % 24 for h in range(50)]}).to_csv(path, index=False)
+    base = ["release", "--input", str(path), "--column", "hour", "--lower", "0", "--upper", "23"]
+    r = runner.invoke(app, base + ["--epsilon", "1", "--output", str(tmp_path / "a.csv")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "a.csv.manifest.json").exists()
+    r = runner.invoke(app, base + ["--family", "geometric:0.5", "--output", str(tmp_path / "b.csv")])
+    assert r.exit_code == 2 and "invalid --family" in r.stderr and "--p" not in r.stderr

@@ -96,7 +96,8 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
                        source: RandomSource | None = None, force: bool = False, spark_master: str | None = None,
                        spec_file: str | os.PathLike | None = None,
                        audit: str | os.PathLike | None = None,
-                       ledger: str | os.PathLike | None = None) -> tuple[dict, dict]:
+                       ledger: str | os.PathLike | None = None,
+                       progress: Any = None) -> tuple[dict, dict]:
     """:func:`query_file`, returning ``(document, audit record)``: the publishable document and
     the private audit record (:func:`.release.build_documents`), each written where asked, every
     output checked before any work and written atomically. ``ledger``: the dataset's privacy
@@ -138,7 +139,8 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
         if book is not None:
             runs.append(charge(book, parsed, planned, spec_file))
 
-    doc, record = build_documents(parsed, agg, src, engine=engine, input_info=info, before_draw=record_spend)
+    doc, record = build_documents(parsed, agg, src, engine=engine, input_info=info, before_draw=record_spend,
+                                  progress=progress)
     if spec_file is not None:
         doc["spec"] = file_record(spec_file)
     if audit is not None:

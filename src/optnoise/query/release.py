@@ -98,8 +98,9 @@ class Planned:
         return [part] * self.derived.cells
 
 
-def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
-    """Derive, design and certify every statistic (no noise drawn)."""
+def plan(spec: QuerySpec, agg: Aggregated, progress: Callable[[int, int], None] | None = None) -> list[Planned]:
+    """Derive, design and certify every statistic (no noise drawn); ``progress(done, total)``
+    after each statistic (the command line says where a long run is)."""
     unit = spec.unit
     if unit.change == "add-remove" and agg.units > int(unit.max_units):  # type: ignore[arg-type]
         raise InvalidParameterError("unit.max_units", unit.max_units, f"a public bound at least the number of units "
@@ -128,16 +129,18 @@ def plan(spec: QuerySpec, agg: Aggregated) -> list[Planned]:
             if exc.parameter.startswith("unit."):
                 raise
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
+        if progress is not None:
+            progress(len(out), len(spec.statistics))
     return out
 
 
 def cell_key(stat: Statistic, derived: Derived, n: int, offset: int) -> tuple:
-    """What :func:`~.mechanisms.cell_for` may build a cell from: the statistic but for its
-    name and ``where`` (which only select rows), its derived neighbourhood and its domain.
-    Statistics with equal keys get one mechanism, designed and certified once (the same
-    object is sampled and certified for both); any field a later mechanism reads is in the
-    key by construction."""
-    return replace(stat, name="", where=()), derived, n, offset
+    """What a cell's mechanism is built from: the kind's :meth:`~.kinds.base.Kind.design_key`
+    (the fields its mechanism reads), the derived neighbourhood and the domain. Statistics with
+    equal keys get one mechanism, designed and certified once (the same object is sampled and
+    certified for each): 300 sums of different columns with the same clamp, resolution and
+    target share one design (issue 34)."""
+    return kind_of(stat).design_key(stat), derived, n, offset
 
 
 #: The unit's accountant (:class:`optnoise.publish.accountant.Accountant`, the one place a
@@ -211,14 +214,16 @@ def build_document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, en
 
 def build_documents(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
                     input_info: dict | None = None,
-                    before_draw: Callable[[list[Planned], dict], None] | None = None) -> tuple[dict, dict]:
+                    before_draw: Callable[[list[Planned], dict], None] | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> tuple[dict, dict]:
     """``(document, audit)``: the publishable document and the private audit record
     (:func:`optnoise.publish.document.split_audit`): the bounding counts, the input's hash and
     rows and the warnings go to the audit record; the number of units stays in the document
     only under ``replace``, where it is public. ``before_draw(planned, total)`` runs once every
     statistic is certified and the unit's total composed, before any noise is drawn (a ledger
     records the spend there, or refuses it)."""
-    doc = _document(spec, agg, source, engine=engine, input_info=input_info, before_draw=before_draw)
+    doc = _document(spec, agg, source, engine=engine, input_info=input_info, before_draw=before_draw,
+                    progress=progress)
     private = [("bounding",), ("input", "sha256"), ("input", "rows")] + \
         [("statistics", name, "bounding") for name in doc["statistics"]]
     doc, audit = split_audit(doc, private, kept_warnings(spec, agg))
@@ -249,9 +254,10 @@ def kept_warnings(spec: QuerySpec, agg: Aggregated) -> list[str]:
 
 
 def _document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine: str,
-              input_info: dict | None = None, before_draw: Callable[[list[Planned], dict], None] | None = None) -> dict:
+              input_info: dict | None = None, before_draw: Callable[[list[Planned], dict], None] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> dict:
     """The whole document before the audit's fields are moved out."""
-    planned = plan(spec, agg)
+    planned = plan(spec, agg, progress)
     total = unit_total(planned, spec)
     if before_draw is not None:
         before_draw(planned, total)

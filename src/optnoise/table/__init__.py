@@ -106,6 +106,12 @@ def _plan(col: ColumnSpec, unit: str, max_seconds: float | None = None) -> Colum
     try:
         return plan_column(col, unit, max_seconds=max_seconds)
     except InvalidParameterError as exc:
+        if exc.parameter in ("p", "q"):   # the exact engine's limit on the weights of one pair
+            raise InvalidParameterError(f"columns.{col.name}.mechanism", f"column '{col.name}': {exc.value}",
+                                        f"a mechanism whose exact certificate under the {unit} unit fits the exact "
+                                        f"engine ({exc.accepted} once lifted over every distance of the domain): a less "
+                                        "extreme mechanism (e.g. a larger geometric alpha), a target to design for "
+                                        "(--epsilon), or --unit value") from exc
         if exc.parameter == "unit":
             raise
         raise exc.renamed(f"columns.{col.name}.{exc.parameter}") from exc
@@ -290,7 +296,7 @@ def charge(book: Any, prepared: Prepared, spec_file: str | os.PathLike | None) -
                               spec_sha256=None if spec_file is None else file_record(spec_file)["sha256"]))
 
 
-def release_column(input_path: str | os.PathLike, column: str, mechanism: Mechanism | str,
+def release_column(input_path: str | os.PathLike, column: str, mechanism: Mechanism | str | None,
                    output_path: str | os.PathLike, *, categories: Sequence[str] | None = None, lower: int | None = None,
                    upper: int | None = None, clamp: bool = False, unit: str = "record", keep: Sequence[str] = (),
                    budget: Target | None = None, mechanism_file: str | os.PathLike | None = None,

@@ -166,7 +166,7 @@ def load_spec(path: str | os.PathLike) -> TableSpec:
     return parse_table_spec(read_toml(path), base_dir=Path(path).parent)
 
 
-def column_spec(name: str, mechanism: Mechanism | str, *, categories: list[str] | tuple[str, ...] | None = None,
+def column_spec(name: str, mechanism: Mechanism | str | None, *, categories: list[str] | tuple[str, ...] | None = None,
                 lower: int | None = None, upper: int | None = None, clamp: bool = False,
                 mechanism_file: str | os.PathLike | None = None, target: Target | None = None,
                 neighbourhood: Neighbourhood | None = None) -> ColumnSpec:
@@ -183,6 +183,13 @@ def column_spec(name: str, mechanism: Mechanism | str, *, categories: list[str] 
     if categories is not None and (lower is not None or upper is not None):
         raise InvalidParameterError("lower" if lower is not None else "upper", lower if lower is not None else upper,
                                     "no --lower/--upper with --categories (the categories' order is the domain)")
+    if mechanism is None:  # only a target: what the spec form does with `epsilon` alone
+        if target is None:
+            raise InvalidParameterError("epsilon", None, "a target epsilon (optnoise designs the column's mechanism "
+                                        "for the unit, as a spec's column with only epsilon), or a mechanism")
+        domain = Domain(categories=tuple(str(c) for c in categories)) if categories is not None else \
+            Domain(lower=lower, upper=upper)
+        return ColumnSpec(name, domain, target=target, clamp=clamp, neighbourhood=neighbourhood)
     if isinstance(mechanism, str):  # a family NAME, calibrated to the target on the given domain
         if target is None:
             raise InvalidParameterError("epsilon", None, f"a target epsilon for the family '{mechanism}' (a bare name "

@@ -10,7 +10,7 @@ from rich.markup import escape
 from ...errors import InvalidParameterError
 from ..app import command
 from ..options import Audit, LedgerPath, WRITES, Json, Seed, Writes
-from ..render import out, say, warn, warn_seed
+from ..render import err, out, say, warn, warn_seed
 
 
 @command(WRITES, flags={"spec": "--spec", "output": "--output", "csv": "--csv", "engine": "--engine",
@@ -51,7 +51,7 @@ def query(
     try:
         doc, record = query_file_audited(input_path, parsed, output, csv=csv, engine=engine, seed=seed,
                                          force=writes.force, spark_master=spark_master, spec_file=spec, audit=audit,
-                                         ledger=ledger)
+                                         ledger=ledger, progress=_Progress())
     except InvalidParameterError as exc:
         raise exc.renamed(_flag(exc)) from exc
     warn_seed(seed, as_json)
@@ -62,6 +62,24 @@ def query(
         typer.echo(dumps(doc))
         return
     _render(doc, output)
+
+
+class _Progress:
+    """A line on stderr every few seconds while the statistics are designed and certified (a
+    long run is never silent, with or without a terminal)."""
+
+    EVERY = 5.0
+
+    def __init__(self) -> None:
+        import time
+        self.clock = time.monotonic
+        self.start = self.last = self.clock()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.last >= self.EVERY and done < total:
+            self.last = now
+            err.print(f"designed and certified {done} of {total} statistics ({now - self.start:.0f} s)")
 
 
 def _flag(exc: InvalidParameterError) -> str:

@@ -91,8 +91,7 @@ def release(
                 table = _spec_file(spec).replace(keep=kept, budget=goal, unit=unit)
                 manifest = release_file(input_path, output, table, spec_file=spec, progress=bar, **options)
             else:
-                bare = family is not None and mechanism is None and ":" not in family  # calibrated, as in a spec
-                mech = family.strip() if bare else releasable(mechanism, family, nb, target)  # type: ignore[union-attr]
+                mech, bare = _shortcut(mechanism, family, nb, target)
                 cats = [c.strip() for c in categories.split(",")] if categories is not None else None
                 manifest = release_column(input_path, column, mech, output, categories=cats, lower=lower, upper=upper,
                                           clamp=clamp, unit=unit or "record", keep=kept or (), budget=goal,
@@ -103,6 +102,16 @@ def release(
         raise exc.renamed(_flag(exc.parameter, spec is not None, family is not None, budget is not None)) from exc
     warn_seed(seed, as_json)  # once nothing can fail: a failure prints its one line only
     typer.echo(rendered[0], nl=False)
+
+
+def _shortcut(mechanism: Optional[Path], family: Optional[str], nb: NeighbourhoodArgs, target: TargetArgs):
+    """The shortcut's mechanism and whether optnoise builds it for the unit (``bare``): a target
+    alone is designed as a spec's column with only epsilon, a family name alone calibrated."""
+    if mechanism is None and family is None and target.given:
+        return None, True
+    if family is not None and mechanism is None and ":" not in family:
+        return family.strip(), True
+    return releasable(mechanism, family, nb, target), False
 
 
 def _spec_file(path: Path):

@@ -123,6 +123,11 @@ class Kind:
             return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
         return count_cell(stat.name, n, offset, int(distance), target, stat.mechanism)  # type: ignore[arg-type]
 
+    def design_key(self, stat: Statistic) -> tuple:
+        """Every field of ``stat`` that :meth:`mechanism` reads (besides the domain and the
+        derived distances): statistics with equal keys share one designed mechanism."""
+        return self.name, stat.target, stat.mechanism, stat.unbiased
+
     # ------------------------------------------------------------------ the document
     def resolution(self, stat: Statistic) -> Fraction | None:
         """The step of the released values in the column's units (``None``: integers)."""
@@ -174,6 +179,9 @@ class KeyKind(Kind):
 
     def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
         return key_cell(stat.name, stat, target)
+
+    def design_key(self, stat: Statistic) -> tuple:
+        return self.name, stat.target, stat.keys, stat.method
 
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         eps = cell_target(item.stat.target, item.derived.cells).epsilon  # type: ignore[arg-type]
