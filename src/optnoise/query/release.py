@@ -193,6 +193,7 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
         doc["mechanism"] = {"name": "report-noisy-max", "rule": "permute-and-flip",
                             "score_sensitivity": item.sensitivity}
         doc["certificate"] = rnm_guarantee(target.epsilon, item.sensitivity, item.derived.cells)  # type: ignore
+        doc["accuracy"] = noisy_max_accuracy(item, agg)
     if item.cell is not None and item.cell.space == "line":
         doc["unbiased"] = unbiased_price(item.cell, float(kind.resolution(stat) or 1))
     doc["bounding"] = agg.counts[stat.name]
@@ -228,6 +229,19 @@ def build_documents(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, e
         [("statistics", name, "bounding") for name in doc["statistics"]]
     doc, audit = split_audit(doc, private, kept_warnings(spec, agg))
     return (doc if source.private else seeded(doc)), audit
+
+
+def noisy_max_accuracy(item: Planned, agg: Aggregated) -> dict:
+    """How often report-noisy-max names the true key, from exact laws on synthetic key totals of
+    the statistic's shape (:func:`.compare.compare_statistic`, ``query --compare``): public, it
+    reads no data -- its units are the public number (``replace``) or ``max_units``."""
+    from .compare import compare_statistic
+    unit = agg.spec.unit
+    units = agg.units if unit.change == "replace" else int(unit.max_units)  # type: ignore[arg-type]
+    found = compare_statistic(item.stat, unit, max(1, units))
+    return {"p_correct": {name: p["report-noisy-max"]["p_correct"] for name, p in found["profiles"].items()},
+            "about": "the probability that report-noisy-max names the true key, on synthetic key totals of this "
+                     "statistic's shape for each profile of query --compare (exact laws): not computed from the data"}
 
 
 def spent_parts(planned: list[Planned]) -> list[tuple[Any, int, tuple[float, float]]]:
