@@ -76,21 +76,12 @@ def split_audit(doc: dict, private: Iterable[tuple[str, ...]], warnings: Iterabl
     the released values; what stays is the spec, the public unit (the number of units only
     under ``replace``, where it is public), the mechanisms and their certificates (functions
     of the spec and of public numbers), and post-processing of the released values."""
-    import copy
-    out = copy.deepcopy(doc)
-    held: dict[str, Any] = {}
-    for path in private:
-        parent = out
-        for key in path[:-1]:
-            parent = parent.get(key) if isinstance(parent, dict) else None
-            if parent is None:
-                break
-        if not isinstance(parent, dict) or path[-1] not in parent:
-            continue
-        slot = held
-        for key in path[:-1]:
-            slot = slot.setdefault(key, {})
-        slot[path[-1]] = parent.pop(path[-1])
+    from ..seeded import UNSEEDED_KEY
+    out = withhold({k: v for k, v in doc.items() if k != UNSEEDED_KEY}, private)   # moved out, same paths
+    held = out.pop(UNSEEDED_KEY)
+    held.pop("note", None)
+    if UNSEEDED_KEY in doc:   # a seeded document's withheld claims stay where they are
+        out[UNSEEDED_KEY] = doc[UNSEEDED_KEY]
     out["audit"] = AUDIT_POINTER
     audit = {"format": "optnoise.audit", "format_version": 1, "private": True, "note": AUDIT_NOTE,
              **{k: doc[k] for k in ("tool", "version", "created", "engine") if k in doc},
