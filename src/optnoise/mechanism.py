@@ -53,6 +53,7 @@ from .neighbourhood import Distance, InputPairs, Neighbourhood
 from .pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from .randomness import RandomSource, random_source
 from .resources import array_bytes, check
+from .sampling.block_map import BlockMap
 from .seeded import warn_not_private
 from .target import Target
 
@@ -112,6 +113,13 @@ class Mechanism:
     origin:
         The file it was read from, with the SHA-256 of the bytes parsed
         (:func:`load_mechanism`); ``None`` for a mechanism made in memory.
+    blocks:
+        A channel whose rows repeat over intervals of the answers ``0..n`` (block randomized
+        response, :mod:`optnoise.design.record_blocks`): ``pmf`` is its core (one row per
+        interval, one column per released value) and ``blocks`` maps each answer to its row
+        and each column to its value (:class:`~optnoise.sampling.block_map.BlockMap`). The
+        neighbourhood is then over the core's rows; the complete graph on them is every pair
+        of answers (docs/proofs/record-blocks.md, claim 3).
     """
 
     pmf: CyclicPMF | IntegerPMF | Channel
@@ -119,12 +127,17 @@ class Mechanism:
     target: Target | None = None
     name: str = "custom"
     origin: "MechanismFile | None" = None
+    blocks: BlockMap | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.pmf, (CyclicPMF, IntegerPMF, Channel)):
             raise InvalidParameterError("pmf", type(self.pmf).__name__, "a CyclicPMF, IntegerPMF or Channel")
         if self.target is not None and not isinstance(self.target, Target):
             raise InvalidParameterError("target", self.target, "a Target(epsilon, delta, notion) or None")
+        if self.blocks is not None:
+            if not isinstance(self.pmf, Channel) or not isinstance(self.blocks, BlockMap):
+                raise InvalidParameterError("blocks", type(self.blocks).__name__, "a BlockMap, with a channel")
+            self.blocks.check(self.pmf.matrix.shape)
         nb = default_neighbourhood(self.pmf, self.neighbourhood)
         if isinstance(self.pmf, CyclicPMF):
             nb.cyclic_shifts(self.pmf.shape)  # type: ignore[union-attr]  # validates distances against the domain
@@ -278,7 +291,7 @@ class Mechanism:
         warn_not_private(src, "Mechanism.sample")
         q = self.quantize()
         if self.kind == "channel":
-            return _draws(q.draw_outputs(np.full(n, row), src), src)
+            return _draws(self._released(q.draw_outputs(np.full(n, self._row(row)), src)), src)
         draws = q.draw(n, src)
         if self.kind == "cyclic" and len(q.shape) > 1:
             draws = np.stack(np.unravel_index(draws, q.shape), axis=-1)
@@ -293,7 +306,7 @@ class Mechanism:
         warn_not_private(src, "Mechanism.apply")
         quantized = self.quantize()
         if self.kind == "channel":
-            return _draws(quantized.draw_outputs(q_values, src), src)
+            return _draws(self._released(quantized.draw_outputs(self._row(q_values), src)), src)
         noise = quantized.draw(q_values.shape[0] if q_values.ndim else 1, src)
         if self.kind == "integer":
             return _draws(q_values + noise.reshape(q_values.shape), src)
@@ -302,6 +315,24 @@ class Mechanism:
             noise2 = np.stack(np.unravel_index(noise, shape), axis=-1)
             return _draws((q_values + noise2) % np.asarray(shape), src)
         return _draws((q_values + noise.reshape(q_values.shape)) % shape[0], src)
+
+    def _row(self, answers: np.ndarray | int) -> np.ndarray | int:
+        """The channel's row of each (checked) answer: itself, or its interval's (``blocks``)."""
+        if self.blocks is None:
+            return answers
+        rows = self.blocks.rows_of(np.asarray(answers, dtype=np.int64))
+        return int(rows) if np.ndim(rows) == 0 else rows
+
+    def _released(self, columns: np.ndarray) -> np.ndarray:
+        """The released value of each drawn column: itself, or its value (``blocks``)."""
+        return columns if self.blocks is None else self.blocks.released(columns)
+
+    @property
+    def n_answers(self) -> int | None:
+        """A channel's number of answers (its inputs, or ``blocks.answers``); ``None`` for noise."""
+        if self.kind != "channel":
+            return None
+        return self.blocks.answers if self.blocks is not None else self.pmf.n_inputs  # type: ignore[union-attr]
 
     def answers(self, values: Sequence[int] | np.ndarray | int, *, parameter: str = "values") -> np.ndarray:
         """True answers checked against the domain, as int64: integers (an integral float such
@@ -321,7 +352,7 @@ class Mechanism:
             lo, hi = -(2**62), 2**62
             where = "within +-2^62 (noise on the integer line is added to them)"
         elif self.kind == "channel":
-            lo, hi = 0, self.pmf.n_inputs - 1  # type: ignore[union-attr]
+            lo, hi = 0, int(self.n_answers) - 1  # type: ignore[arg-type]
             where = f"in 0..{hi} (the channel's input indices)"
         else:
             shape = self.pmf.shape  # type: ignore[union-attr]
@@ -353,6 +384,8 @@ class Mechanism:
             exact = p.exact
         else:
             out["channel"] = p.matrix.tolist()
+            if self.blocks is not None:
+                out["blocks"] = self.blocks.to_json()
             exact = p.exact
         out["exact"] = None if exact is None else [str(Fraction(v)) for v in exact.ravel()]
         out["neighbourhood"] = self.neighbourhood.to_json()
@@ -549,7 +582,8 @@ def _mechanism_from_json(data: dict, parameter: str, origin: MechanismFile | Non
         nb = Neighbourhood.from_json(nb_data) if nb_data else (
             Neighbourhood.sensitivity(int(data["sensitivity"])) if legacy and "sensitivity" in data
             else Neighbourhood((1,)))
-    return Mechanism(pmf, nb, target, str(data.get("name") or data.get("mechanism") or kind), origin)
+    blocks = BlockMap.from_json(data["blocks"]) if kind == "channel" and data.get("blocks") is not None else None
+    return Mechanism(pmf, nb, target, str(data.get("name") or data.get("mechanism") or kind), origin, blocks)
 
 
 def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | InputPairs | None = None,
@@ -586,7 +620,7 @@ def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | In
     if neighbourhood is None and target is None:
         return mech
     return Mechanism(mech.pmf, neighbourhood if neighbourhood is not None else mech.neighbourhood,
-                     target if target is not None else mech.target, mech.name, origin)
+                     target if target is not None else mech.target, mech.name, origin, mech.blocks)
 
 
 # ------------------------------------------------------------------ constructors

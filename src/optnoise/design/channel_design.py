@@ -24,6 +24,7 @@ from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..target import Target
 from ..resources import channel_bytes, check
+from .block_design import block_request, solve_block_channel
 from .channel_bounds import best_lp_bound
 from .large_channel import LARGE_FROM, large_request, solve_large_channel
 from .channel_model import (
@@ -448,6 +449,8 @@ def solve_channel(request: Request) -> ChannelDesign:
     """
     t0 = time.perf_counter()
     target = request.target
+    if block_request(request):   # per record, pure, abs/sq-error: no (n+1) x (n+1) matrix, no pair listed
+        return solve_block_channel(request)  # type: ignore[return-value]
     if request.solver.exploit_structure and large_request(request):
         return solve_large_channel(request)  # type: ignore[return-value]
     _check_dense(request)

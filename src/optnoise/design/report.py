@@ -29,7 +29,7 @@ from ..target import Target
 #: Keys of the design file kept at the top level for one version beside ``report`` (docs/cli.md).
 DEPRECATED_KEYS: tuple[str, ...] = ("guarantee",)
 #: Keys of the solvers' reports that the mechanism's own JSON holds (written once, by it).
-MECHANISM_KEYS: tuple[str, ...] = ("pmf", "channel", "neighbourhood", "shape", "offset", "exact")
+MECHANISM_KEYS: tuple[str, ...] = ("pmf", "channel", "blocks", "neighbourhood", "shape", "offset", "exact")
 
 
 class ProvenBound:
