@@ -230,7 +230,7 @@ class _Columns:
 
 
 def _active(outputs: list[int], x: np.ndarray, size: int) -> np.ndarray:
-    """The outputs the restricted LP uses: of outputs at most 2 apart, the one with the
+    """The outputs the restricted LP uses: of adjacent outputs, the one with the
     largest ``m`` (an interior point spreads mass over ties)."""
     m = np.array([x[j * (size + 1)] for j in range(len(outputs))])
     order = np.argsort(outputs)
@@ -239,7 +239,7 @@ def _active(outputs: list[int], x: np.ndarray, size: int) -> np.ndarray:
     for y, mass in zip(ys.tolist(), ms.tolist()):
         if mass <= 1e-6 * ms.max():
             continue
-        if picked and y - picked[-1][0] <= 2:
+        if picked and y - picked[-1][0] <= 1:
             if mass > picked[-1][1]:
                 picked[-1] = [y, mass]
         else:
