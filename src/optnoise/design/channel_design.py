@@ -28,8 +28,9 @@ from .block_design import block_request, solve_block_channel
 from .channel_bounds import best_lp_bound
 from .large_channel import LARGE_FROM, large_request, solve_large_channel
 from .channel_model import (
-    MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
+    MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp,
 )
+from .channel_pdp import solve_pdp
 from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
     meets_on_pairs, mix_repair, reference_channel,
