@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import InvalidParameterError
-from ..mechanism import Mechanism, load_mechanism
+from ..mechanism import LISTED_UP_TO, Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
 from ..pmf import CyclicPMF, rounded_table
 from ..target import Target, check_notion
@@ -272,8 +272,8 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
                       constraints=tuple(c.strip() for c in (constraints or "").split(",") if c.strip()),
                       minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
                       max_memory=max_memory, max_seconds=max_seconds)
-    if form == "channel" and not compact_channel(request):   # a block design lists no (n+1) x (n+1) matrix
-        _check_channel_report(size, max_memory)  # type: ignore[arg-type]
+    if form == "channel" and not compact_channel(request) and (size + 1) ** 2 <= LISTED_UP_TO:  # type: ignore[operator]
+        _check_channel_report(size, max_memory)  # type: ignore[arg-type]   # larger ones: summarised, not listed
     return request
 
 

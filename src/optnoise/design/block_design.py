@@ -124,7 +124,7 @@ class BlockChannelDesign(ProvenBound, OfTarget, DesignResult):
                           "outputs": list(b.outputs), "own_output": 1.0 - (b.k - 1) * b.low, "each_other_output": b.low,
                           "in_words": f"answers in [starts[j], starts[j+1]) release outputs[j] with probability "
                                       f"{1.0 - (b.k - 1) * b.low:.6g} and each other output with {b.low:.6g}; "
-                                      f"no other value is ever released"},
+                                      f"no other value is ever released ({b.k} intervals; starts and outputs with --json)"},
             "cost": self.cost,
             "cost_meaning": describe_cost(self.cost),
             "prior": "uniform" if uniform else self.prior.tolist(),

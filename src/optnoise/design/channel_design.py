@@ -19,7 +19,7 @@ import numpy as np
 
 from ..costs import ReleasedCost, channel_cost, check_prior, describe_cost, loss_matrix, named_row_costs, released_errors, row_costs
 from ..errors import DesignError, InvalidParameterError
-from ..mechanism import Mechanism
+from ..mechanism import LISTED_UP_TO, Mechanism
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..target import Target
@@ -131,9 +131,10 @@ class ChannelDesign(ProvenBound, OfTarget, DesignResult):
         """The report (docs/cli.md ``design --form channel``), without the mechanism schema keys."""
         released = released_errors(self.matrix, self.prior)
         uniform = bool(np.allclose(self.prior, 1.0 / self.prior.size, rtol=0, atol=1e-15))
+        big = self.matrix.size > LISTED_UP_TO
         out = {
             "form": "channel",
-            "channel": self.matrix.tolist(),
+            "channel": None if big else self.matrix.tolist(),
             "n": self.n,
             "cost": self.cost,
             "cost_meaning": describe_cost(self.cost),
@@ -152,6 +153,12 @@ class ChannelDesign(ProvenBound, OfTarget, DesignResult):
             "rows": self.n_constraints,
             "notes": list(self.notes),
         }
+        if big:   # summarised: the file of --output lists it
+            d = np.diagonal(self.matrix)
+            out["structure"] = {"kind": "dense channel", "shape": list(self.matrix.shape),
+                                "in_words": f"a {self.matrix.shape[0]} x {self.matrix.shape[1]} matrix, not listed here "
+                                            f"({self.matrix.size:.3g} entries; the mechanism file of --output lists "
+                                            f"it); P[q, q] from {d.min():.4g} to {d.max():.4g}"}
         if self.mip_gap is not None:
             out["mip_gap"] = self.mip_gap
         return out

@@ -262,6 +262,8 @@ def solve_record_blocks(cost: str, prior: np.ndarray, epsilon: float, *, time_li
         The pure-DP budget; the design uses ``e^eps (1 - RATIO_MARGIN)``, the bound ``e^eps``.
     time_limit:
         Seconds before the best design and bound so far are returned (the gap says how far).
+
+    Proof: docs/proofs/record-blocks.md (claims 1 and 2: the bound holds whatever the blocks).
     """
     t0 = time.perf_counter()
     loss = IntervalLoss.of(cost, prior)

@@ -30,10 +30,10 @@ it (the operating system's CSPRNG unless seeded). ``.save`` and
 Keyword names follow other DP libraries: ``epsilon=``, ``delta=``, ``sensitivity=``.
 """
 
-from .core import SCHEMA, SCHEMA_VERSION, Draws, Kind, Mechanism, MechanismFile
+from .core import LISTED_UP_TO, SCHEMA, SCHEMA_VERSION, Draws, Kind, Mechanism, MechanismFile
 from .files import EXACT_AGREEMENT, KIND_KEYS, load_mechanism, mechanism_from_json
 from .make import additive, channel, from_family, geometric, make_neighbourhood
 
-__all__ = ["EXACT_AGREEMENT", "KIND_KEYS", "SCHEMA", "SCHEMA_VERSION", "Draws", "Kind", "Mechanism", "MechanismFile",
+__all__ = ["EXACT_AGREEMENT", "LISTED_UP_TO", "KIND_KEYS", "SCHEMA", "SCHEMA_VERSION", "Draws", "Kind", "Mechanism", "MechanismFile",
            "additive", "channel", "from_family", "geometric", "load_mechanism", "make_neighbourhood",
            "mechanism_from_json"]

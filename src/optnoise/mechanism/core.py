@@ -23,10 +23,13 @@ from ..io import check_output, dumps, write_text_atomic
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..randomness import RandomSource, random_source
-from ..resources import array_bytes, check
+from ..resources import array_bytes, channel_bytes, check
 from ..sampling.block_map import BlockMap
 from ..seeded import warn_not_private
 from ..target import Target
+
+#: A dense channel with more entries than this is summarised in a report (its file lists it).
+LISTED_UP_TO = 1_000_000
 
 #: The ``format`` key of a mechanism file and its version.
 SCHEMA = "optnoise.mechanism"
@@ -288,7 +291,8 @@ class Mechanism:
         return _draws((q_values + noise.reshape(q_values.shape)) % shape[0], src)
 
     def _row(self, answers: np.ndarray | int) -> np.ndarray | int:
-        """The channel's row of each (checked) answer: itself, or its interval's (``blocks``)."""
+        """The channel's row of each (checked) answer: itself, or its interval's (``blocks``).
+        Proof: docs/proofs/record-blocks.md (claim 3)."""
         if self.blocks is None:
             return answers
         rows = self.blocks.rows_of(np.asarray(answers, dtype=np.int64))
@@ -338,11 +342,23 @@ class Mechanism:
         return arr.astype(np.int64)
 
     # ------------------------------------------------------------------- files
-    def to_json(self) -> dict:
-        """The mechanism-file object (``format`` ``optnoise.mechanism``, version 1)."""
+    @property
+    def listed(self) -> bool:
+        """Whether :meth:`to_json` lists the masses: always, but a dense channel of more than
+        :data:`LISTED_UP_TO` entries is summarised by ``to_json(summary=True)`` (a report)."""
+        return not (isinstance(self.pmf, Channel) and self.blocks is None and self.pmf.matrix.size > LISTED_UP_TO)
+
+    def to_json(self, *, summary: bool = False) -> dict:
+        """The mechanism-file object (``format`` ``optnoise.mechanism``, version 1); ``summary``:
+        a large dense channel (not :attr:`listed`) as its shape only, for a report."""
         out: dict[str, Any] = {"format": SCHEMA, "format_version": SCHEMA_VERSION, "kind": self.kind,
                                "name": self.name}
         p = self.pmf
+        if summary and not self.listed:
+            out.update({"channel": None, "channel_shape": list(p.matrix.shape), "exact": None,  # type: ignore[union-attr]
+                        "neighbourhood": self.neighbourhood.to_json(),
+                        "target": None if self.target is None else self.target.to_json()})
+            return out
         if isinstance(p, CyclicPMF):
             out["pmf"] = p.probs.tolist()
             out["shape"] = list(p.shape)
@@ -372,6 +388,9 @@ class Mechanism:
         only with ``force``, a file in ``reads`` never.
         """
         check_output(path, force=force, reads=reads)
+        if not self.listed:   # every entry in JSON: Python floats, then text
+            check(channel_bytes(*self.pmf.matrix.shape, copies=16), parameter="output", value=str(path),  # type: ignore[union-attr]
+                  what=f"the mechanism file of a channel with {self.pmf.matrix.size:.3g} entries listed in JSON")  # type: ignore[union-attr]
         payload = {**(report or {}), **self.to_json()}
         write_text_atomic(path, dumps(payload), replace=force)
 
@@ -386,4 +405,4 @@ def _tail_json(tail: GeometricTail | None) -> dict | None:
     return None if tail is None else {"ratio": tail.ratio, "period": tail.period}
 
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "Draws", "Kind", "Mechanism", "MechanismFile"]
+__all__ = ["LISTED_UP_TO", "SCHEMA", "SCHEMA_VERSION", "Draws", "Kind", "Mechanism", "MechanismFile"]

@@ -23,6 +23,8 @@ class BlockMap:
     """Answers ``0..n`` in consecutive intervals (one per row of the core) and the value each
     column of the core releases.
 
+    Proof: docs/proofs/record-blocks.md (claim 3: the core's certificate is the whole channel's).
+
     Attributes
     ----------
     starts:

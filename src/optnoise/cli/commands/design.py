@@ -220,7 +220,7 @@ def _print_channel(p: dict[str, Any]) -> None:
     say((f"optimal channel on {{0..{p['n']}}}", "bold"),
         f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(t['delta'])}, neighbours: {p['unit']}")
     if "structure" in p:   # block randomized response: its structure, not its core's matrix
-        say(p["structure"]["in_words"], f" ({p['structure']['intervals']} intervals; starts and outputs with --json)")
+        say(p["structure"]["in_words"])
     elif P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
         table = Table(title=escape("P[q, y]: row q is the distribution of the released value y for the true answer q"))
         table.add_column("q \\ y", justify="right")
