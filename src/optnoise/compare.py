@@ -40,7 +40,7 @@ from .costs import (
 from .design import Request, calibrate, design
 from .design.bounds import relative_gap
 from .design.calibrate import CalibratedDesign
-from .design.channel import calibrated_baselines
+from .design.channel import calibrated_baselines, channel_screen
 from .design.channel_model import ordered_pairs
 from .design.request import check_n
 from .errors import InvalidParameterError
@@ -165,8 +165,12 @@ def _calibrated(name: str, request: Request, boundary: str) -> CalibratedDesign:
     is clamped or truncated (and for the exponential mechanism), else cyclic noise."""
     line = name in _LINE_NOISES
     space = "channel" if name == "exponential" or (line and boundary != "modulo") else "cyclic"
+    nb = request.neighbours
+    # a channel: the search on the vectorised screen of its pairs, the result confirmed by the rule
+    screen = channel_screen(InputPairs.from_distances(nb, request.size).pairs, request.target) \
+        if space == "channel" and isinstance(nb, Neighbourhood) and request.target.notion != "attack" else None  # type: ignore[union-attr]
     return calibrate(name, Request(space=space, n=request.n, target=request.target,
-                                   neighbourhood=request.neighbours, family=name, boundary=boundary if line else None))
+                                   neighbourhood=nb, family=name, boundary=boundary if line else None), screen=screen)
 
 
 def _request(n: int, epsilons: Sequence[float], delta: float, notion: str, cost: str,
