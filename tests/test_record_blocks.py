@@ -228,3 +228,29 @@ def test_apply_maps_answers_through_the_blocks():
     with pytest.warns(Warning):
         out = mech.apply(values, seed=1)
     assert out.shape == values.shape and set(out.tolist()) <= set(mech.blocks.values)
+
+
+# ----------------------------------------------------------------------- compare: the exponential mechanism
+def test_exponential_closed_form_epsilon_equals_the_float_analysis():
+    from optnoise.design.exponential import exponential_epsilon
+    from optnoise.families import calibration_of
+    from optnoise.neighbourhood import Neighbourhood
+    cal = calibration_of("exponential")
+    for n, beta, ds in ((30, 0.7, [1]), (30, 0.2, [1, 2, 5]), (200, 0.05, [3]), (12, 2.0, [1, 12])):
+        rep = cal.build(beta, n, "modulo")
+        pairs = InputPairs.from_distances(Neighbourhood(tuple(ds)), n + 1)
+        want = privacy_profile(rep, pairs).epsilon_pure
+        assert exponential_epsilon(n, beta, ds) == pytest.approx(want, rel=1e-12)
+    assert exponential_epsilon(3000, 0.5, [1]) == math.inf   # entries underflow: the float channel's ratio is infinite
+
+
+def test_compare_calibrates_the_exponential_mechanism_as_before():
+    from optnoise.compare import compare
+    from optnoise.design.calibrate import calibrate
+    from optnoise.neighbourhood import Neighbourhood
+    rows = compare(400, [0.5, 2.0], cost="abs-error", mechanisms=("exponential",))
+    for row, eps in zip(rows, (0.5, 2.0)):
+        general = calibrate("exponential", Request(space="channel", n=400, target=Target(eps),
+                                                   neighbourhood=Neighbourhood.sd(1), family="exponential"))
+        assert row.parameter == pytest.approx(general.parameter, rel=1e-9)
+        assert general.mechanism.meets(Target(eps))
