@@ -619,7 +619,10 @@ def test_circulant_lp_equals_design_finite():
     ({"n": 4, "epsilon": 1.0, "pairs": "some"}, "pairs"),
     ({"n": 5000, "epsilon": 1.0, "worst_case": True}, "n"),    # 1.5e8 coefficients: refused up front
     # (the prior-averaged request at n = 5000 is solved by the structured design: test_bounds.py)
-    ({"n": 5000, "epsilon": 1.0, "pairs": "all"}, "n"),        # before 25 million pairs are listed
+    ({"n": 5000, "epsilon": 1.0, "pairs": "all", "cost": "er"}, "n"),   # before 25 million pairs are listed
+    ({"n": 5000, "epsilon": 1.0, "pairs": "all", "worst_case": True}, "n"),
+    # (per record, prior-averaged abs-error or sq-error at n = 5000: the block design, no pair listed:
+    # test_record_blocks.py)
 ])
 def test_invalid_parameters_are_named(kwargs, parameter):
     with pytest.raises(InvalidParameterError) as err:
