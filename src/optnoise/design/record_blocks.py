@@ -26,8 +26,10 @@ vertex a simplex returns is far from dual feasible for the outputs left out), ch
 where a column fails (docs/proofs/record-blocks.md). The first restricted LP has the design's
 outputs only (at ``n = 10,000`` and ``eps = 1`` its multipliers already prove a gap of 6e-9);
 then the outputs beside the design's (an interior point of that LP's dual face is the one that
-proves the bound: adding far outputs first moves it away), then those whose column fails most
-(column generation) until the gap is below ``GAP_TOLERANCE / 10``.
+proves the bound: adding far outputs first moves it away); where that is not enough (more
+intervals, larger ``eps``) the simplex over a spread of outputs takes over, warm-started, and
+the outputs whose column fails most join it each round (column generation, as in
+:mod:`optnoise.design.record`) until the gap is below ``GAP_TOLERANCE / 10``.
 
 Nothing here is ``(n+1) x (n+1)``: memory is ``O(n k)`` plus the restricted LP (``k (n+1)``
 variables) and blocks of ``BLOCK`` columns when the bound is checked.
@@ -58,6 +60,13 @@ MAX_ROUNDS = 30
 
 #: Outputs added to the restricted LP per round (the most negative columns first).
 PER_ROUND = 10
+
+#: Rounds of the restricted LP solved by the interior point method (the design's outputs, then
+#: those beside them) before the simplex over a spread of outputs takes over.
+INTERIOR_ROUNDS = 2
+
+#: Evenly spread outputs added when the simplex takes over (as :mod:`optnoise.design.record` starts).
+SPREAD = 41
 
 #: Coordinate-descent sweeps per number of intervals.
 SWEEPS = 200
@@ -274,7 +283,8 @@ def solve_record_blocks(cost: str, prior: np.ndarray, epsilon: float, *, time_li
     e = math.exp(epsilon) * (1.0 - RATIO_MARGIN)
     best = best_blocks(loss, e)
     bound = Bound(-math.inf, "complete-dual", math.inf)
-    master = master_for(_Columns(loss), e, interior=True)   # type: ignore[arg-type]
+    columns = _Columns(loss)
+    master, interior = master_for(columns, e, interior=True), True   # type: ignore[arg-type]
     master.add(list(best.outputs))
     deadline = math.inf if time_limit is None else t0 + float(time_limit)
     rounds = 0
@@ -282,21 +292,27 @@ def solve_record_blocks(cost: str, prior: np.ndarray, epsilon: float, *, time_li
         u, x = master.solve()
         rounds += 1
         got, values = columns_bound(loss.columns, size, u, epsilon)
-        if got.value > bound.value:
-            bound = got
+        bound = got if got.value > bound.value else bound
         if relative_gap(best.cost(loss), bound.value) > GAP_TOLERANCE / 10:
             candidate = descend(loss, _active(master.outputs, x, size), e)
             if candidate is not None and candidate.cost(loss) < best.cost(loss):
                 best = candidate
         have = set(master.outputs)
+        negative = [int(y) for y in np.argsort(values) if values[y] < 0 and int(y) not in have][:PER_ROUND]
         beside = sorted({y + d for y in best.outputs for d in (-1, 1) if 0 <= y + d < size} - have)
-        order = beside or [int(y) for y in np.argsort(values) if values[y] < 0 and int(y) not in have][:PER_ROUND]
-        if relative_gap(best.cost(loss), bound.value) <= GAP_TOLERANCE / 10 or not order or rounds >= MAX_ROUNDS \
-                or time.perf_counter() > deadline:
+        if relative_gap(best.cost(loss), bound.value) <= GAP_TOLERANCE / 10 or rounds >= MAX_ROUNDS \
+                or time.perf_counter() > deadline or not (negative or (interior and beside)):
             break
-        outputs = sorted(master.outputs + order)   # solved afresh, in order: the interior point found
-        master = master_for(_Columns(loss), e, interior=True)   # depends on the columns' order  # type: ignore[arg-type]
-        master.add(outputs)
+        if interior and rounds < INTERIOR_ROUNDS:   # solved afresh, in order: the interior point found
+            master = master_for(columns, e, interior=True)   # depends on the columns' order  # type: ignore[arg-type]
+            master.add(sorted(have | set(beside or negative)))
+        elif interior:   # the simplex over a spread of outputs, warm-started from here on
+            interior = False
+            spread = np.linspace(0, size - 1, min(size, SPREAD)).round().astype(int).tolist()
+            master = master_for(columns, e)   # type: ignore[arg-type]
+            master.add(sorted(have | set(beside) | set(negative) | set(spread)))
+        else:
+            master.add(negative)
     return BlockSolution(best, best.cost(loss), bound, len(master.outputs), rounds, time.perf_counter() - t0)
 
 
