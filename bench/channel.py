@@ -4,6 +4,8 @@ Run: .venv/bin/python bench/channel.py [--quick] [--runs R] [--time-limit S] [--
      .venv/bin/python bench/channel.py --example [--figure PATH]   (docs/ordered-domains.md's tables)
      .venv/bin/python bench/channel.py --scale [CASE ...] --previous OLD/src [--certify]   (issue 23: this
          revision, the previous one and a plain scipy linprog side by side: seconds, peak RSS, gap to the bound)
+     .venv/bin/python bench/channel.py --blocks [N ...] --previous OLD/src --max-n-previous 1000   (issue 37:
+         the per-record command at N, both revisions one after the other, then sample --mechanism)
 
 Each case runs in its own subprocess (so the peak resident memory printed is that case's),
 ``--runs`` times (median seconds of a full ``design_channel`` call: model building, solving,
@@ -332,6 +334,64 @@ def households(n: int = 10_000, epsilon: float = 1.0) -> None:
         del M
 
 
+# ------------------------------------------------------------------ issue 37: per record at N = 10,000
+BLOCK_SIZES = (1000, 3000, 10000)
+
+
+def _timed(cmd: list[str], src: str) -> tuple[float, float, str]:
+    """``(wall seconds, peak MB, stdout)`` of one command under ``/usr/bin/time``, ``src`` first on
+    ``PYTHONPATH``."""
+    import os
+    env = {**os.environ, "PYTHONPATH": src}
+    proc = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M", *cmd], capture_output=True, text=True, env=env,
+                          check=False)
+    line = [x for x in proc.stderr.splitlines() if x.startswith("TIME ")]
+    if proc.returncode != 0 or not line:
+        return float("nan"), float("nan"), proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
+    _, sec, kb = line[-1].split()
+    return float(sec), float(kb) / 1024, proc.stdout
+
+
+def _draw_rate(path: str, answer: int) -> str:
+    """Load the file, quantize (exact certificate) and time 1e6 draws of one answer (CSPRNG)."""
+    code = (f"import time; from optnoise.mechanism import load_mechanism; m = load_mechanism({path!r}); "
+            f"q = m.quantize(); m.sample(1000, answer={answer}); t = time.perf_counter(); "
+            f"m.sample(1000000, answer={answer}); print(1e6 / (time.perf_counter() - t))")
+    return code
+
+
+def blocks(sizes: list[int], previous: str | None, max_n_previous: int, workdir: str) -> None:
+    """The whole command ``design --form channel --n N --epsilon 1 --per-record --cost abs-error
+    --output F --json`` (design, exact certificate, file), this revision and the previous one one
+    after the other at each N; then ``sample --mechanism F`` of 1e6 draws and the draw rate."""
+    import os
+    from pathlib import Path
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    cli = str(Path(sys.executable).parent / "optnoise")
+    print(f"load average {os.getloadavg()}")
+    print(f"{'N':>6} {'who':<9} {'seconds':>8} {'peak MB':>8} {'file KB':>8} {'gap':>9} {'eps (exact)':>13}")
+    for n in sizes:
+        for who, src in (("this", here), ("previous", previous)):
+            if src is None or (who == "previous" and n > max_n_previous):
+                continue
+            path = os.path.join(workdir, f"record-{who}-{n}.json")
+            sec, mb, text = _timed([cli, "design", "--form", "channel", "--n", str(n), "--epsilon", "1",
+                                    "--per-record", "--cost", "abs-error", "--output", path, "--force", "--json"], src)
+            if sec != sec:
+                print(f"{n:>6} {who:<9} failed: {text}")
+                continue
+            r = json.loads(text)
+            size = os.path.getsize(path) / 1024
+            print(f"{n:>6} {who:<9} {sec:>8.2f} {mb:>8.0f} {size:>8.0f} {r['gap']:>9.2e} "
+                  f"{r['certificate']['epsilon_pure']:>13.10f}", flush=True)
+        path = os.path.join(workdir, f"record-this-{n}.json")
+        sec, mb, _ = _timed([cli, "sample", "--mechanism", path, "--count", "1000000", "--answer", str(n // 2),
+                             "--output", os.path.join(workdir, "draws.npy"), "--force"], here)
+        _, _, rate = _timed([sys.executable, "-c", _draw_rate(path, n // 2)], here)
+        print(f"{n:>6} sample --count 1000000: {sec:.2f} s, {mb:.0f} MB (whole command); "
+              f"{float(rate):.3g} draws/s after loading", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--households", action="store_true", help="docs/ordered-domains.md's count over 10,000 households")
@@ -341,6 +401,9 @@ def main() -> None:
     ap.add_argument("--max-n-previous", type=int, default=400)
     ap.add_argument("--max-n-plain", type=int, default=400)
     ap.add_argument("--certify", action="store_true", help="with --scale: also quantize and certify exactly")
+    ap.add_argument("--blocks", nargs="*", type=int, help="issue 37: the per-record command at these N (default "
+                                                             "1000 3000 10000) against --previous")
+    ap.add_argument("--workdir", default="/tmp", help="with --blocks: where the mechanism files go")
     ap.add_argument("--scale-case", help=argparse.SUPPRESS)
     ap.add_argument("--who", help=argparse.SUPPRESS)
     ap.add_argument("--quick", action="store_true")
@@ -353,6 +416,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.households:
         households()
+        return
+    if args.blocks is not None:
+        blocks(args.blocks or list(BLOCK_SIZES), args.previous, args.max_n_previous, args.workdir)
         return
     if args.scale_case:
         print(json.dumps(scale_case(args.scale_case, args.who, args.certify)))

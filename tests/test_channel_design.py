@@ -353,7 +353,7 @@ def _pdp_problem(n, pairs, eps, delta, L):
 
 def test_pdp_row_generation_against_enumeration():
     # the relaxation starts from 2 of the 6 cells: the loop must find the enumerated optimum
-    from optnoise.design.channel_model import pdp_row_generation
+    from optnoise.design.channel_pdp import pdp_row_generation
     n, eps, delta = 2, 0.7, 0.05
     pairs = [(0, 1), (1, 0)]
     L = loss_matrix("abs-error", n)
@@ -368,7 +368,8 @@ def test_pdp_row_generation_against_enumeration():
 @pytest.mark.parametrize("pairs_of", ["sd1", "all"])
 def test_pdp_row_generation_equals_the_full_milp(pairs_of):
     # the same optimum as the full MILP (one binary per cell), from fewer cells; a proven bound below it
-    from optnoise.design.channel_model import build_model, pdp_row_generation, solve_model_milp
+    from optnoise.design.channel_model import build_model, solve_model_milp
+    from optnoise.design.channel_pdp import pdp_row_generation
     n, eps, delta = 5 if pairs_of == "sd1" else 3, 1.0, 0.1
     pairs = pairs_from_distances(n, [1]) if pairs_of == "sd1" else all_pairs(n)
     pb = _pdp_problem(n, pairs, eps, delta, loss_matrix("abs-error", n))
@@ -618,7 +619,10 @@ def test_circulant_lp_equals_design_finite():
     ({"n": 4, "epsilon": 1.0, "pairs": "some"}, "pairs"),
     ({"n": 5000, "epsilon": 1.0, "worst_case": True}, "n"),    # 1.5e8 coefficients: refused up front
     # (the prior-averaged request at n = 5000 is solved by the structured design: test_bounds.py)
-    ({"n": 5000, "epsilon": 1.0, "pairs": "all"}, "n"),        # before 25 million pairs are listed
+    ({"n": 5000, "epsilon": 1.0, "pairs": "all", "cost": "er"}, "n"),   # before 25 million pairs are listed
+    ({"n": 5000, "epsilon": 1.0, "pairs": "all", "worst_case": True}, "n"),
+    # (per record, prior-averaged abs-error or sq-error at n = 5000: the block design, no pair listed:
+    # test_record_blocks.py)
 ])
 def test_invalid_parameters_are_named(kwargs, parameter):
     with pytest.raises(InvalidParameterError) as err:

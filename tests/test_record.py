@@ -111,11 +111,18 @@ def test_mixing_brings_every_column_within_the_ratio():
 
 def test_design_channel_routes_per_record_beyond_n_100():
     d = design_channel(120, epsilon=1.0, pairs="all", cost="abs-error")
-    assert d.method == "column-generation" and d.optimal and d.lower_bound <= d.expected_cost
+    assert d.method == "block-randomized-response" and d.optimal and d.lower_bound <= d.expected_cost
     # the ages example's structure (docs/ordered-domains.md): two outputs, binary randomized response
-    used = np.flatnonzero(d.matrix.max(axis=0) > 1e-9)
-    assert used.size == 2
-    assert d.matrix[0, used[0]] == pytest.approx(math.e / (1 + math.e), rel=1e-6)
+    assert d.blocks.k == 2 and len(d.mechanism.blocks.values) == 2
+    assert d.mechanism.pmf.matrix[0, 0] == pytest.approx(math.e / (1 + math.e), rel=1e-6)
+    # column generation on the dense cost (still the route of the other costs) finds the same optimum
+    q = np.arange(121)
+    s = solve_record(np.abs(q[:, None] - q[None, :]) / 121.0, 1.0)
+    assert s.cost == pytest.approx(d.expected_cost, rel=2 * GAP_TOLERANCE)
+    used = np.flatnonzero(s.matrix.max(axis=0) > 1e-9)
+    assert used.size == 2 and s.matrix[0, used[0]] == pytest.approx(math.e / (1 + math.e), rel=1e-6)
+    c = design_channel(120, epsilon=1.0, pairs="all", cost="circular-abs")
+    assert c.method == "column-generation" and c.optimal
 
 
 # ----------------------------------------------------------------------- the complete-graph column pair

@@ -95,9 +95,15 @@ def test_channel_distances_become_pairs_without_wrap():
 
 
 def test_a_per_record_channel_too_large_is_refused_before_its_pairs_are_listed():
-    with pytest.raises(InvalidParameterError) as err:
-        Request(space="channel", n=5000, target=Target(1.0), unit="record")
+    with pytest.raises(InvalidParameterError) as err:   # a cost the block design does not take: pairs needed
+        Request(space="channel", n=5000, target=Target(1.0), unit="record", cost="er")
     assert err.value.parameter == "n" and "per-record channel" in str(err.value)
+    with pytest.raises(InvalidParameterError) as err:   # the worst case over q: pairs needed
+        Request(space="channel", n=5000, target=Target(1.0), unit="record", worst_case=True)
+    assert err.value.parameter == "n" and "per-record channel" in str(err.value)
+    # the block design (issue 37) lists no pair: the request is made, its pairs only when asked
+    r = Request(space="channel", n=5000, target=Target(1.0), unit="record")
+    assert r.record_blocks and "neighbours" not in r.__dict__
 
 
 # ------------------------------------------------------------------ one design, one report

@@ -18,8 +18,6 @@ MAX_FILE_LINES = 600
 #: file (checked below), so a stale one is noticed.
 CHANGING: dict[str, str] = {
     # each file below is over a limit on main today and is being changed by other work of issue 33
-    "mechanism.py": "695 lines",
-    "design/channel_model.py": "697 lines",
 }
 
 

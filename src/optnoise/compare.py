@@ -34,14 +34,14 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .analysis import privacy_profile
-from .costs import (
-    RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, released_row_costs, row_costs,
-)
+from .costs import (RELEASED_COSTS, ReleasedCost, cost_vector, loss_matrix, released_counterpart, released_row_costs,
+                    row_costs)
 from .design import Request, calibrate, design
 from .design.bounds import relative_gap
 from .design.calibrate import CalibratedDesign
-from .design.channel import calibrated_baselines
+from .design.channel import calibrated_baselines, channel_screen
 from .design.channel_model import ordered_pairs
+from .design.exponential import calibrate_exponential
 from .design.request import check_n
 from .errors import InvalidParameterError
 from .families import BOUNDARIES, CALIBRATED, boundary_search, build_on_domain, calibration_of
@@ -163,10 +163,14 @@ def _check(request: Request, mechanisms: Sequence[str], boundary: str) -> None:
 def _calibrated(name: str, request: Request, boundary: str) -> CalibratedDesign:
     """Family ``name`` calibrated to the request's target on ``{0..n}``: a channel when line noise
     is clamped or truncated (and for the exponential mechanism), else cyclic noise."""
-    line = name in _LINE_NOISES
+    line, nb = name in _LINE_NOISES, request.neighbours
     space = "channel" if name == "exponential" or (line and boundary != "modulo") else "cyclic"
-    return calibrate(name, Request(space=space, n=request.n, target=request.target,
-                                   neighbourhood=request.neighbours, family=name, boundary=boundary if line else None))
+    r = Request(space=space, n=request.n, target=request.target, neighbourhood=nb, family=name,
+                boundary=boundary if line else None)
+    got = calibrate_exponential(r) if name == "exponential" else None   # closed form; else on a channel's screen
+    screen = channel_screen(InputPairs.from_distances(nb, request.size).pairs, request.target) \
+        if space == "channel" and isinstance(nb, Neighbourhood) and request.target.notion != "attack" else None  # type: ignore[union-attr]
+    return got if got is not None else calibrate(name, r, screen=screen)
 
 
 def _request(n: int, epsilons: Sequence[float], delta: float, notion: str, cost: str,

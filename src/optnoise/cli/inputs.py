@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import InvalidParameterError
-from ..mechanism import Mechanism, load_mechanism
+from ..mechanism import LISTED_UP_TO, Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
 from ..pmf import CyclicPMF, rounded_table
 from ..target import Target, check_notion
@@ -237,6 +237,7 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
     sets which field (the request's own rules say which fields go together)."""
     from ..costs import RELEASED_COSTS, ReleasedCost
     from ..design import Request
+    from ..design.block_design import block_request as compact_channel
     if form not in ("noise", "channel"):
         raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (any P[q, y] on {0..n})")
     if space != "cyclic" and releases is None:
@@ -257,8 +258,6 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
     dims = _dims(n, "with --form channel, --prior, --worst-case or --per-record"
                  if form == "channel" or prior is not None or worst_case or per_record else "")
     size = dims if isinstance(dims, int) else None
-    if form == "channel":
-        _check_channel_report(size, max_memory)  # type: ignore[arg-type]
     value: Any = cost if cost_file is None else _cost_of_file(cost, cost_file, max_memory)
     if form == "noise" and value is None:
         value = "er"
@@ -266,13 +265,16 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
         value = ReleasedCost(value)   # per record, a released-value cost over a uniform answer
     largest = size if form == "noise" and space == "cyclic" and releases is None else None
     hood = neighbourhood(nb, largest=largest, max_memory=max_memory) if nb.given else None
-    return Request(space="channel" if form == "channel" else space, n=dims, target=target, neighbourhood=hood,
-                   unit="record" if per_record else None, cost=value,
-                   prior=prior_weights(prior, size) if prior is not None and size is not None else prior,
-                   worst_case=worst_case, releases=1 if releases is None else releases,
-                   constraints=tuple(c.strip() for c in (constraints or "").split(",") if c.strip()),
-                   minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
-                   max_memory=max_memory, max_seconds=max_seconds)
+    request = Request(space="channel" if form == "channel" else space, n=dims, target=target, neighbourhood=hood,
+                      unit="record" if per_record else None, cost=value,
+                      prior=prior_weights(prior, size) if prior is not None and size is not None else prior,
+                      worst_case=worst_case, releases=1 if releases is None else releases,
+                      constraints=tuple(c.strip() for c in (constraints or "").split(",") if c.strip()),
+                      minimize=minimize, max_cost=max_cost, formulation=formulation, time_limit=time_limit,
+                      max_memory=max_memory, max_seconds=max_seconds)
+    if form == "channel" and not compact_channel(request) and (size + 1) ** 2 <= LISTED_UP_TO:  # type: ignore[operator]
+        _check_channel_report(size, max_memory)  # type: ignore[arg-type]   # larger ones: summarised, not listed
+    return request
 
 
 def _check_channel_report(size: int, max_memory: Optional[int]) -> None:

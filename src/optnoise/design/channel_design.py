@@ -19,16 +19,18 @@ import numpy as np
 
 from ..costs import ReleasedCost, channel_cost, check_prior, describe_cost, loss_matrix, named_row_costs, released_errors, row_costs
 from ..errors import DesignError, InvalidParameterError
-from ..mechanism import Mechanism
+from ..mechanism import LISTED_UP_TO, Mechanism
 from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..target import Target
 from ..resources import channel_bytes, check
+from .block_design import block_request, solve_block_channel
 from .channel_bounds import best_lp_bound
 from .large_channel import LARGE_FROM, large_request, solve_large_channel
 from .channel_model import (
-    MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp, solve_pdp,
+    MAX_PDP_N, ChannelProblem, build_model, complete_on, model_size, pairs_from_distances, solve_model_lp,
 )
+from .channel_pdp import solve_pdp
 from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
     meets_on_pairs, mix_repair, reference_channel,
@@ -129,9 +131,10 @@ class ChannelDesign(ProvenBound, OfTarget, DesignResult):
         """The report (docs/cli.md ``design --form channel``), without the mechanism schema keys."""
         released = released_errors(self.matrix, self.prior)
         uniform = bool(np.allclose(self.prior, 1.0 / self.prior.size, rtol=0, atol=1e-15))
+        big = self.matrix.size > LISTED_UP_TO
         out = {
             "form": "channel",
-            "channel": self.matrix.tolist(),
+            "channel": None if big else self.matrix.tolist(),
             "n": self.n,
             "cost": self.cost,
             "cost_meaning": describe_cost(self.cost),
@@ -150,6 +153,12 @@ class ChannelDesign(ProvenBound, OfTarget, DesignResult):
             "rows": self.n_constraints,
             "notes": list(self.notes),
         }
+        if big:   # summarised: the file of --output lists it
+            d = np.diagonal(self.matrix)
+            out["structure"] = {"kind": "dense channel", "shape": list(self.matrix.shape),
+                                "in_words": f"a {self.matrix.shape[0]} x {self.matrix.shape[1]} matrix, not listed here "
+                                            f"({self.matrix.size:.3g} entries; the mechanism file of --output lists "
+                                            f"it); P[q, q] from {d.min():.4g} to {d.max():.4g}"}
         if self.mip_gap is not None:
             out["mip_gap"] = self.mip_gap
         return out
@@ -448,6 +457,8 @@ def solve_channel(request: Request) -> ChannelDesign:
     """
     t0 = time.perf_counter()
     target = request.target
+    if block_request(request):   # per record, pure, abs/sq-error: no (n+1) x (n+1) matrix, no pair listed
+        return solve_block_channel(request)  # type: ignore[return-value]
     if request.solver.exploit_structure and large_request(request):
         return solve_large_channel(request)  # type: ignore[return-value]
     _check_dense(request)

@@ -29,7 +29,8 @@ from ..neighbourhood import InputPairs
 from ..pmf import Channel
 from ..search import boundary, first_passing
 from ..target import Target
-from .channel_model import ChannelProblem, build_model, solve_model_lp, solve_pdp
+from .channel_model import ChannelProblem, build_model, solve_model_lp
+from .channel_pdp import solve_pdp
 from .request import CONSTRAINTS
 from .solver import Infeasible
 

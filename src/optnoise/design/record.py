@@ -99,14 +99,17 @@ class _Master:
     row sums first, then ``v[q, y] - m_y <= 0`` per added output.
     """
 
-    def __init__(self, c: np.ndarray, e: float) -> None:
+    def __init__(self, c: np.ndarray, e: float, interior: bool = False) -> None:
         from scipy.optimize._highspy._core import _Highs   # scipy's own HiGHS binding
 
         self.c, self.e, self.size = c, e, c.shape[0]
         self.outputs: list[int] = []
         self.h = _Highs()
-        for name, value in (("output_flag", False), ("primal_feasibility_tolerance", TOLERANCE),
-                            ("dual_feasibility_tolerance", TOLERANCE)):
+        options: tuple = (("output_flag", False), ("primal_feasibility_tolerance", TOLERANCE),
+                          ("dual_feasibility_tolerance", TOLERANCE))
+        if interior:   # a point inside the optimal dual face, not a vertex (no crossover)
+            options += (("solver", "ipm"), ("run_crossover", "off"))
+        for name, value in options:
             self.h.setOptionValue(name, value)
         ones = np.ones(self.size)
         empty = np.zeros(0, dtype=np.int32)
@@ -182,18 +185,18 @@ def interior_multipliers(cost: np.ndarray, epsilon: float) -> np.ndarray:
     candidate only: whoever uses it checks it (the bounds repair any shortfall).
     ``O(n^2)`` variables: for small ``n``."""
     c = np.asarray(cost, dtype=np.float64)
-    master = _Master(c, math.exp(epsilon) * (1.0 - RATIO_MARGIN))
-    master.h.setOptionValue("solver", "ipm")
-    master.h.setOptionValue("run_crossover", "off")
+    master = _Master(c, math.exp(epsilon) * (1.0 - RATIO_MARGIN), interior=True)
     master.add(list(range(c.shape[0])))
     return master.solve()[0]
 
 
-def master_for(c: np.ndarray, e: float, incremental: bool = True) -> _Master | _PlainMaster:
-    """The incremental master where scipy exposes HiGHS, else the plain one."""
+def master_for(c: np.ndarray, e: float, incremental: bool = True, interior: bool = False) -> _Master | _PlainMaster:
+    """The incremental master where scipy exposes HiGHS, else the plain one; ``interior``: solved
+    by the interior point method without crossover (its multipliers a point inside the optimal
+    dual face; the plain master then uses the simplex's)."""
     if incremental:
         try:
-            return _Master(c, e)
+            return _Master(c, e, interior)
         except ImportError:
             pass
     return _PlainMaster(c, e)

@@ -29,7 +29,8 @@ from ..target import Target
 #: Keys of the design file kept at the top level for one version beside ``report`` (docs/cli.md).
 DEPRECATED_KEYS: tuple[str, ...] = ("guarantee",)
 #: Keys of the solvers' reports that the mechanism's own JSON holds (written once, by it).
-MECHANISM_KEYS: tuple[str, ...] = ("pmf", "channel", "neighbourhood", "shape", "offset", "exact")
+MECHANISM_KEYS: tuple[str, ...] = ("pmf", "channel", "channel_shape", "blocks", "neighbourhood", "shape", "offset",
+                                   "exact")
 
 
 class ProvenBound:
@@ -249,8 +250,10 @@ class Design:
         return self.report.details
 
     def to_json(self) -> dict:
+        """A large dense channel is summarised (``Mechanism.to_json(summary=True)``); the file
+        ``Mechanism.save`` writes lists it."""
         own = {**self.details.report_json(), **self.report.keys()}
-        return {**own, "report": self.report.to_json(own), **self.mechanism.to_json()}
+        return {**own, "report": self.report.to_json(own), **self.mechanism.to_json(summary=True)}
 
 
 __all__ = ["DEPRECATED_KEYS", "Design", "DesignReport", "DesignResult", "MECHANISM_KEYS", "OfTarget", "analysis_of"]

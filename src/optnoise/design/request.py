@@ -181,6 +181,11 @@ def unit_neighbourhood(space: str, n: int, *, ordered: bool = False,
     return Neighbourhood.bd(n)
 
 
+#: Above this ``n`` a per-record pure channel for ``abs-error`` or ``sq-error`` is designed as
+#: block randomized response (:attr:`Request.record_blocks`), where the dense LP stops.
+RECORD_BLOCKS_FROM = 100
+
+
 @dataclass(frozen=True, eq=False)
 class Request:
     """A privacy request: what a mechanism must guarantee and minimise (module docstring).
@@ -263,7 +268,22 @@ class Request:
         _check_objective(self)
         _check_solving(self)
         _check_cost(self)
-        self.neighbours  # noqa: B018 - resolved (and checked against the domain) once, here
+        if not self.record_blocks:   # a block design lists no pair (n (n + 1) of them per record)
+            self.neighbours  # noqa: B018 - resolved (and checked against the domain) once, here
+
+    @cached_property
+    def record_blocks(self) -> bool:
+        """Whether the per-record block design answers (:mod:`optnoise.design.block_design`):
+        a channel per record, pure DP, ``n > RECORD_BLOCKS_FROM``, a prior-averaged
+        ``abs-error`` or ``sq-error``, no structural constraint. Its pairs (every pair of
+        answers) are never listed: :attr:`neighbours` is resolved only when asked."""
+        t, cost = self.target, self.cost if self.cost is not None else "abs-error"
+        name = cost.name if isinstance(cost, ReleasedCost) and not cost.worst_case else \
+            cost.strip() if isinstance(cost, str) else None
+        return (self.unit == "record" and self.space == "channel" and self.solver.exploit_structure
+                and t is not None and t.notion != "attack" and t.delta == 0 and not self.constraints
+                and not self.worst_case and isinstance(self.n, int) and self.n > RECORD_BLOCKS_FROM
+                and self.releases == 1 and self.family is None and name in ("abs-error", "sq-error"))
 
     # ------------------------------------------------------------------ derived, once
     @cached_property

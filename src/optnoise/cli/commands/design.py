@@ -217,7 +217,9 @@ def _print_channel(p: dict[str, Any]) -> None:
     t = p["target"]
     say((f"optimal channel on {{0..{p['n']}}}", "bold"),
         f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(t['delta'])}, neighbours: {p['unit']}")
-    if P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
+    if "structure" in p:   # block randomized response: its structure, not its core's matrix
+        say(p["structure"]["in_words"])
+    elif P.shape[0] <= PRINT_CHANNEL_UP_TO + 1:
         table = Table(title=escape("P[q, y]: row q is the distribution of the released value y for the true answer q"))
         table.add_column("q \\ y", justify="right")
         for y in range(P.shape[1]):
