@@ -75,3 +75,18 @@ def test_the_release_shortcut_designs_from_a_target_and_names_its_family(tmp_pat
     assert (tmp_path / "a.csv.manifest.json").exists()
     r = runner.invoke(app, base + ["--family", "geometric:0.5", "--output", str(tmp_path / "b.csv")])
     assert r.exit_code == 2 and "invalid --family" in r.stderr and "--p" not in r.stderr
+
+
+def test_a_block_channel_file_is_refused_by_the_release_not_placed_on_a_wrong_domain(tmp_path):
+    """A per-record channel stored as a k x k core and a block map (issue 37) is sampled by
+    ``sample``; the release planner reads a channel's rows as its domain, so it refuses the file
+    (a column of values 0..k-1 would otherwise be released on the core's domain)."""
+    mech = tmp_path / "blocks.json"
+    r = runner.invoke(app, ["design", "--form", "channel", "--n", "101", "--epsilon", "1", "--per-record",
+                            "--cost", "abs-error", "--output", str(mech)])
+    assert r.exit_code == 0, r.output
+    path = tmp_path / "v.csv"
+    pd.DataFrame({"v": [i % 2 for i in range(40)]}).to_csv(path, index=False)
+    r = runner.invoke(app, ["release", "--input", str(path), "--column", "v", "--mechanism", str(mech),
+                            "--output", str(tmp_path / "o.csv")])
+    assert r.exit_code == 2 and "block channel" in r.stderr and not (tmp_path / "o.csv").exists()

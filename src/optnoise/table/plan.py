@@ -217,6 +217,12 @@ def plan_column(col: ColumnSpec, unit: str, *, max_seconds: float | None = None)
                                     "no neighbourhood with the per-record unit (every distance is protected); "
                                     "use the value unit")
     src = _source(col, unit, max_seconds)
+    if src.mechanism.blocks is not None:   # its pmf is the k x k core: the column's domain is the map's answers
+        raise InvalidParameterError("mechanism", f"column '{col.name}': a block channel ({src.mechanism.n_answers} "
+                                    f"answers on a {src.mechanism.pmf.n_inputs}-row core)",
+                                    "a mechanism the release can place on the column's domain: a block channel file is "
+                                    "sampled by optnoise sample, not released by a table yet (give the column's "
+                                    "epsilon and optnoise designs it)")
     rep = src.mechanism.pmf
     _check_fit(col, rep)
     notes = []
