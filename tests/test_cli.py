@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,17 @@ def test_families_json():
 def test_version():
     r = run("--version")
     assert r.exit_code == 0 and r.stdout.startswith("optnoise ")
+
+
+def test_registering_the_commands_imports_no_numerics():
+    """Start-up (issue 37): the commands import numpy, pandas, scipy and the analysis when they
+    run, not when they are registered, so ``--help`` and ``--version`` load none of them."""
+    code = ("import sys, optnoise.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('numpy', 'pandas', 'pyarrow', 'scipy', 'mpmath', 'dp_accounting', 'matplotlib') "
+            "or m.startswith(('optnoise.analysis', 'optnoise.mechanism', 'optnoise.pmf', 'optnoise.io'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    assert proc.stdout.strip() == "[]"
 
 
 # --------------------------------------------------------------- error paths

@@ -4,9 +4,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...analysis import guarantee, privacy_profile
-from ...analysis.tradeoff import DEFAULT_FPRS, check_fpr, parse_odds, tradeoff_of
-from ...analysis.tradeoff_composition import compose_tradeoff
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
@@ -53,6 +50,8 @@ def verify(
     Example: optnoise verify --pmf 0.5432,0.1212,0.1212,0.1212,0.027,0.027,0.027,0.006,0.006
     --bd 3 --directed --epsilon 1.505 --normalize
     """
+    from ...analysis import guarantee, privacy_profile   # the analysis loads when a mechanism is verified
+    from ...analysis.tradeoff import check_fpr, parse_odds
     eps = None if epsilon is None else check_epsilon(epsilon, parameter="--epsilon")
     dlt = None if delta is None else check_delta(delta, parameter="--delta")
     if compose_k is not None and compose_k < 1:
@@ -97,6 +96,8 @@ def verify(
 
 def _attack(result: dict[str, Any], profile: Any, fprs: Optional[list], odds: float, compose_k: Optional[int]) -> Any:
     """``--attack``: the best attacker's readout (and after ``--compose`` K releases); the curve."""
+    from ...analysis.tradeoff import DEFAULT_FPRS, tradeoff_of
+    from ...analysis.tradeoff_composition import compose_tradeoff
     words = {"subject": "the query answer", "value": "x", "other": "x'", "qualifier": " (any neighbouring pair)"}
     curve = tradeoff_of(profile)
     result["attack"] = curve.readout(fprs or DEFAULT_FPRS, odds).to_json(**words)
