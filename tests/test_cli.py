@@ -187,6 +187,15 @@ def test_installed_console_script(tmp_path):
     assert bad.returncode == 2 and bad.stdout == ""
 
 
+def test_a_cost_file_per_record(tmp_path):
+    """A cost vector with --per-record is a noise cost (it was compared with the names of the
+    released-value costs as an array: an unexpected failure)."""
+    costs = tmp_path / "costs.txt"
+    costs.write_text("0\n1\n2\n3\n4\n5\n")
+    out = run_json("design", "--epsilon", "1", "--cost-file", str(costs), "--per-record", "--n", "5")
+    assert out["cost"] == "user" and len(out["pmf"]) == 6
+
+
 def test_design_output_says_what_it_wrote(tmp_path):
     """Issue 26, item 6: --output and --plot are named after the human view (one line each)."""
     out, fig = tmp_path / "d.json", tmp_path / "d.png"

@@ -265,7 +265,8 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
     value: Any = cost if cost_file is None else _cost_of_file(cost, cost_file, max_memory)
     if form == "noise" and value is None:
         value = "er"
-    if form == "noise" and per_record and prior is None and not worst_case and value in RELEASED_COSTS:
+    if form == "noise" and per_record and prior is None and not worst_case and isinstance(value, str) \
+            and value in RELEASED_COSTS:
         value = ReleasedCost(value)   # per record, a released-value cost over a uniform answer
     largest = size if form == "noise" and space == "cyclic" and releases is None else None
     hood = neighbourhood(nb, largest=largest, max_memory=max_memory) if nb.given else None
