@@ -51,7 +51,8 @@ def verify(
     --bd 3 --directed --epsilon 1.505 --normalize
     """
     from ...analysis import guarantee, privacy_profile   # the analysis loads when a mechanism is verified
-    from ...analysis.tradeoff import check_fpr, parse_odds
+    if attack:
+        from ...analysis.tradeoff import check_fpr, parse_odds
     eps = None if epsilon is None else check_epsilon(epsilon, parameter="--epsilon")
     dlt = None if delta is None else check_delta(delta, parameter="--delta")
     if compose_k is not None and compose_k < 1:
