@@ -17,8 +17,11 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/optnoise demo --out demo-output --force
 
+# Two workers (pytest-xdist; tests/conftest.py keeps a module, and Spark, on one worker).
+WORKERS ?= 2
+
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(WORKERS)
 
 bench: install
 	$(BIN)/python bench/verify.py

@@ -136,6 +136,7 @@ def test_certified_above_decides_exactly():
     assert not certified_above(1.0, 0.25, 3, 63 / 64, 1.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([2, 7, 40, 365]), st.floats(1e-12, 1.0), st.floats(0.0, 3.0),
        st.sampled_from([1.0, 1.5, 2.718281828459045]))
@@ -203,6 +204,7 @@ def test_pure_k_release_designs_are_proven_optimal():
         assert d.report.optimal and d.report.gap <= GAP_TOLERANCE
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None)
 @given(size=st.integers(3, 7), k=st.integers(2, 4), eps=st.floats(0.3, 2.0), delta=st.sampled_from([1e-6, 1e-3, 0.05]),
        shifts=st.sampled_from([(1, -1), (1,), (2, -2), (1, 2, -1, -2)]), seed=st.integers(0, 999))

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,17 @@ def test_version():
     assert r.exit_code == 0 and r.stdout.startswith("optnoise ")
 
 
+def test_registering_the_commands_imports_no_numerics():
+    """Start-up (issue 37): the commands import numpy, pandas, scipy and the analysis when they
+    run, not when they are registered, so ``--help`` and ``--version`` load none of them."""
+    code = ("import sys, optnoise.cli; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('numpy', 'pandas', 'pyarrow', 'scipy', 'mpmath', 'dp_accounting', 'matplotlib') "
+            "or m.startswith(('optnoise.analysis', 'optnoise.mechanism', 'optnoise.pmf', 'optnoise.io'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    assert proc.stdout.strip() == "[]"
+
+
 # --------------------------------------------------------------- error paths
 BAD = [
     (["--pmf", "0.5,-0.5,1"], "pmf"),
@@ -173,6 +185,15 @@ def test_installed_console_script(tmp_path):
     assert json.loads(proc.stdout)["delta_dp"] == pytest.approx(0.5 - math.exp(0.1) / 4)
     bad = subprocess.run([str(exe), "verify", "--pmf", "2"], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stdout == ""
+
+
+def test_a_cost_file_per_record(tmp_path):
+    """A cost vector with --per-record is a noise cost (it was compared with the names of the
+    released-value costs as an array: an unexpected failure)."""
+    costs = tmp_path / "costs.txt"
+    costs.write_text("0\n1\n2\n3\n4\n5\n")
+    out = run_json("design", "--epsilon", "1", "--cost-file", str(costs), "--per-record", "--n", "5")
+    assert out["cost"] == "user" and len(out["pmf"]) == 6
 
 
 def test_design_output_says_what_it_wrote(tmp_path):

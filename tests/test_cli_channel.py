@@ -211,6 +211,7 @@ def test_compare_noise_reports_the_released_error_beside_a_noise_cost():
     assert r["expected_cost_average"] == pytest.approx(r["released_error"]["average"], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_demo_table_names_its_cost(tmp_path):
     r = run("demo", "--out", tmp_path / "out")
     assert r.exit_code == 0, r.stderr

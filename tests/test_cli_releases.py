@@ -52,6 +52,7 @@ def test_design_releases_cyclic_writes_a_mechanism_that_verifies(tmp_path):
     assert again["epsilon_dp"] == pytest.approx(out["composed"]["epsilon_dp"], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_design_releases_on_the_line_and_plot(tmp_path):
     png = tmp_path / "d.png"
     out = run_json("design", "--epsilon", "4", "--delta", "1e-5", "--releases", "2", "--space", "integer",
@@ -60,6 +61,7 @@ def test_design_releases_on_the_line_and_plot(tmp_path):
     assert out["composed"]["epsilon_dp"] <= 4.0 and png.stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_compare_releases(tmp_path):
     png = tmp_path / "c.png"
     out = run_json("compare", "--n", "3", "--epsilons", "2", "--delta", "1e-5", "--releases", "1,3",

@@ -3,6 +3,7 @@
 import json
 import math
 
+import pytest
 from typer.testing import CliRunner
 
 from optnoise.cli import app
@@ -11,6 +12,7 @@ from optnoise.families.baselines import wrap
 from optnoise.families.geometric import geometric_pmf
 
 
+@pytest.mark.slow
 def test_demo_writes_its_files(tmp_path):
     r = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "out"), "--json"])
     assert r.exit_code == 0, r.stderr

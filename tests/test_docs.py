@@ -28,6 +28,9 @@ from typer.testing import CliRunner
 
 from optnoise.cli import app
 
+#: Every documented command, in order, in one folder: minutes in all (the 365-release designs).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 runner = CliRunner()

@@ -349,10 +349,12 @@ def run_guarded(args: list[str], files: dict[str, str]) -> int:
 RUNS: dict[str, dict[int, int]] = {}
 
 
-@pytest.mark.parametrize("command, examples", [("verify", 250), ("design", 150), ("staircase", 100),
-                                               ("wasserstein", 80), ("rr", 60), ("families", 80), ("compare", 60),
-                                               ("sample", 180), ("release", 100), ("query", 60),
-                                               ("reproduce", 20)])
+@pytest.mark.parametrize("command, examples", [pytest.param("verify", 250, marks=pytest.mark.slow),
+                                               pytest.param("design", 150, marks=pytest.mark.slow), ("staircase", 100),
+                                               ("wasserstein", 80), ("rr", 60), ("families", 80),
+                                               pytest.param("compare", 60, marks=pytest.mark.slow),
+                                               pytest.param("sample", 180, marks=pytest.mark.slow), ("release", 100),
+                                               ("query", 60), ("reproduce", 20)])
 def test_every_argument_list_gets_a_clear_answer(command, examples, files):
     @settings(FUZZ, max_examples=examples)
     @given(argument_lists(command))
@@ -394,6 +396,7 @@ def run_process(args: list[str], timeout: float = 120) -> subprocess.CompletedPr
                           check=False)
 
 
+@pytest.mark.slow
 @settings(derandomize=True, database=None, deadline=None, max_examples=6,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(args=st.sampled_from(sorted(COMMANDS)).flatmap(argument_lists))

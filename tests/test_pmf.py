@@ -1,10 +1,11 @@
+import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from optnoise import Channel, CyclicPMF, GeometricTail, IntegerPMF, InvalidParameterError
-from optnoise.pmf import cyclic_to_channel
+from optnoise.pmf import SUM_TOLERANCE, cyclic_to_channel, rounded_table
 
 
 @pytest.mark.parametrize("bad, fragment", [
@@ -20,6 +21,32 @@ def test_cyclic_pmf_rejects_bad_masses(bad, fragment):
         CyclicPMF(bad)
     assert fragment in str(info.value)
     assert info.value.parameter == "pmf"
+
+
+def _rounded_oracle(floats) -> bool:
+    """The rule of ``rounded_table`` in Fractions: the exact sum of the floats differs from 1,
+    by at most SUM_TOLERANCE once rounded to a float."""
+    excess = float(sum((Fraction(float(x)) for x in np.ravel(floats)), Fraction(0)) - 1)
+    return excess != 0.0 and abs(excess) <= SUM_TOLERANCE
+
+
+def test_rounded_table_is_the_exact_sum_rule():
+    """The vectorised exact sum against Fractions: exact sums of 1 (powers of two, subnormals),
+    sums off by one unit in the last place, tables normalised in floating point, masses
+    spanning every exponent, a table larger than one block (2^24 floats) of the sum."""
+    rng = np.random.default_rng(7)
+    u = 2.0**-53
+    cases = [[0.5, 0.25, 0.25], [0.5, 0.25, 0.25 + 2 * u], [0.1] * 10, [1.0 - u, u], [1.0 - u, u, 5e-324],
+             [1.0, 5e-324], [1.0, 0.0], [1.0, -5e-324], [1e-300] * 7 + [1.0], [1.0 + 1e-9, -5e-10]]
+    for n in (3, 100, 10_000):
+        f = rng.random(n) * 10.0 ** rng.integers(-30, 0, n)
+        cases += [f / f.sum(), f / math.fsum(f), f]
+    for f in cases:
+        assert rounded_table(np.asarray(f, dtype=float)) == _rounded_oracle(f), f
+    assert rounded_table(np.array([0.1] * 10)) and not rounded_table(np.array([0.5, 0.25, 0.25]))
+    big = np.full(2**24 + 3, 1.0 / (2**24 + 3))   # two blocks; the exact sum is not 1
+    excess = float(Fraction(1.0 / (2**24 + 3)) * (2**24 + 3) - 1)
+    assert rounded_table(big) == (excess != 0.0 and abs(excess) <= SUM_TOLERANCE)
 
 
 def test_normalize_rescales_and_says_so():

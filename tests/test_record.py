@@ -218,6 +218,7 @@ def _channel(k: int, seed: int, zero: bool = False) -> np.ndarray:
     return M / M.sum(axis=1, keepdims=True)
 
 
+@pytest.mark.slow
 def test_float_profile_of_every_pair_equals_the_plain_walk():
     k = 70   # 4,830 ordered pairs x 70 outputs: past STREAM_CELLS, so the column pair is used
     nb = InputPairs.complete(k, directed=True)

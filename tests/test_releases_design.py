@@ -152,6 +152,7 @@ def comparison_k10():
     return compare_releases(7, 10, cost="circular-mse", **TARGET)
 
 
+@pytest.mark.slow
 def test_k_release_design_meets_its_target_under_exact_composition(comparison_k10):
     nb = Neighbourhood.sd(1)
     for row in comparison_k10.rows:
@@ -174,6 +175,7 @@ def test_k_release_design_costs_no_more_than_each_calibrated_baseline(comparison
         assert row.expected_cost == pytest.approx(float(rho @ row.pmf.probs), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_k_release_design_beats_baselines_at_more_releases():
     comp = compare_releases(5, 20, epsilon=3.0, delta=1e-5)
     cost = comp.row("k-release").expected_cost
@@ -182,6 +184,7 @@ def test_k_release_design_beats_baselines_at_more_releases():
         assert comp.row(name).composed.epsilon_dp <= 3.0
 
 
+@pytest.mark.slow
 def test_design_reports_both_certificates():
     d = design_releases(5, 12, epsilon=2.0, delta=1e-5, strategies=("renyi",))
     assert d.epsilon_certified <= 2.0
@@ -235,6 +238,7 @@ def test_bad_parameters():
 
 
 # ------------------------------------------------------------------ plot data
+@pytest.mark.slow
 def test_plot_data_functions(comparison_k10):
     eps = np.linspace(0.0, 4.0, 9)
     curves = composed_profiles({r.mechanism: r.pmf for r in comparison_k10.rows}, 10, eps)
@@ -298,6 +302,7 @@ def test_line_barrier_solver_against_slsqp():
     assert renyi_curve(privacy_profile(prog.pmf(sol.x), nb), [alpha])[0] <= budget * (1 + 1e-12)
 
 
+@pytest.mark.slow
 def test_line_design_meets_its_target_and_beats_the_geometric():
     from optnoise.design.releases import calibrated_geometric_line, calibrated_single_release_line, design_releases_line
     k, eps, dlt = 5, 2.0, 1e-5

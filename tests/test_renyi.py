@@ -349,6 +349,7 @@ def test_pure_heterogeneous_sum_at_delta_0():
     assert c.epsilon_dp == pytest.approx(3 * 0.5 + 4 * math.log(3), rel=1e-12)   # RR: (3/5)/(1/5)
 
 
+@pytest.mark.slow
 def test_composition_never_above_the_simple_bounds(rng):
     for _ in range(2):
         f = rng.dirichlet(np.ones(6))

@@ -203,6 +203,7 @@ def test_the_statistics_of_a_table_can_ask_what_they_need():
     assert found.mechanism.quantize().certificate.delta_dp <= 1e-6
 
 
+@pytest.mark.slow
 def test_an_attack_target_is_designed_through_the_one_door():
     """issue 24's attack notion: design() answers it as the cheapest (epsilon, delta) member,
     each member the request's own problem (the same search as design_attack with design_finite)."""

@@ -68,6 +68,7 @@ def test_channel_rows_take_one_word_whatever_the_input_and_output():
     assert (counter.words_drawn, counter.calls) == (7, 1)
 
 
+@pytest.mark.slow
 def test_default_integer_mechanism_samples_with_value_independent_work():
     """A quantized mechanism's alias table is padded to 2^62 by a cell that is redrawn (one
     word per redraw) with a probability that does not depend on the value (2.8 % here): every

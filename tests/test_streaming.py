@@ -36,6 +36,7 @@ def check(f: np.ndarray, nb: Neighbourhood, eps: float, delta: float, block: int
     assert s.pairs == len(shifts)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), n=st.integers(3, 40), block=st.sampled_from([1, 3, 7, 1 << 15]),
        eps=st.sampled_from([0.0, 0.2, 1.0, 3.0, 800.0]), delta=st.sampled_from([0.0, 1e-9, 1e-3, 0.2]))

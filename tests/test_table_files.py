@@ -131,6 +131,7 @@ def test_integer_cells_read_alike_from_csv_and_parquet(tmp_path, hour):
     assert res.exit_code == 2 and "--lower" in res.output and "--categories" in res.output
 
 
+@pytest.mark.slow
 def test_streamed_batches_number_rows_across_the_file(tmp_path, hour):
     rows = CSV_BLOCK  # lines of 2-3 bytes: about three CSV blocks, so several batches
     values = np.arange(rows) % 24

@@ -63,6 +63,7 @@ def released(files):
     return json.loads(res.stdout), pd.read_csv(d / "out.csv", dtype={"id": str})
 
 
+@pytest.mark.slow
 def test_three_column_spec_total_and_certificates(released):
     man, out = released
     # seeded (--seed 13): the total and the certificates hold only for unseeded draws (issue 25)
@@ -170,6 +171,7 @@ def test_refusal_with_delta_gives_epsilon_at_delta(files):
     assert per_record > 1.0
 
 
+@pytest.mark.slow
 def test_budget_refused_and_flag_overrides_key(files):
     d, _ = files
     res = runner.invoke(app, ["release", "--input", str(d / "in.csv"), "--spec", str(d / "spec.toml"),

@@ -79,6 +79,7 @@ def test_sensitivity_two_geometric_curve_has_the_closed_form_vertices():
 weights = st.lists(st.integers(0, 50), min_size=2, max_size=7).filter(lambda w: sum(w) > 0)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(w=weights, distances=st.sets(st.integers(1, 6), min_size=1, max_size=3), directed=st.booleans())
 def test_each_pairs_curve_is_dual_to_its_hockey_stick_both_ways(w, distances, directed):
@@ -166,6 +167,7 @@ def test_composed_randomized_response_is_kairouz_optimal_composition(k):
     assert comp.readout().posterior == pytest.approx(3 ** k / (1 + 3 ** k))
 
 
+@pytest.mark.slow
 def test_dominating_composition_is_below_the_exact_one():
     # a pair with three likelihood ratios composed 6 times: exactly, and from the dominating
     # PLD (forced by a tiny state cap); the dominating attacker is never weaker

@@ -11,6 +11,8 @@ an :class:`~optnoise.errors.InvalidParameterError` naming an epsilon or a delta.
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "optnoise"
 HOME = SRC / "target.py"
 
@@ -72,6 +74,7 @@ def test_the_detector_finds_a_hand_written_check():
     assert hand_written_checks("d = check_delta(delta)\n") == []
 
 
+@pytest.mark.slow
 def test_no_hand_written_check_of_a_target_value_outside_target_py():
     bad = [f"{path.relative_to(SRC)}:{line}" for path in sorted(SRC.rglob("*.py")) if path != HOME
            for line in hand_written_checks(path.read_text())]

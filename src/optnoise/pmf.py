@@ -75,10 +75,34 @@ def rounded_table(floats: np.ndarray) -> bool:
 
 
 def _excess(floats: np.ndarray) -> float:
-    """The exact sum of the floats minus 1, rounded once (``fsum`` is exact before its one
-    rounding, so the result is 0 exactly when the sum is 1)."""
-    import math
-    return math.fsum(np.asarray(floats, dtype=np.float64).ravel().tolist() + [-1.0])
+    """The exact sum of the floats minus 1, rounded once (0 exactly when the sum is 1).
+
+    Vectorised (a 1e6-mass table in milliseconds, issue 37), in blocks of ``2^24`` floats:
+    each float is ``q * 2^(e - 53)`` with an integer ``|q| < 2^53`` (``frexp``), cut exactly
+    into ``q = hi * 2^28 + lo`` (``|hi| <= 2^25``, ``0 <= lo < 2^28``); the pieces of one
+    exponent are added by ``bincount`` in floating point, which is exact (every partial sum is
+    an integer below ``2^53``). The per-exponent sums are combined in Python integers and the
+    difference from 1 is rounded once, as ``math.fsum`` of the floats and -1 rounds it (where
+    ``fsum`` overflows on the way to a representable sum, this returns that sum). NaN and
+    infinities go to ``fsum`` itself.
+    """
+    arr = np.asarray(floats, dtype=np.float64).ravel()
+    if arr.size == 0 or not np.isfinite(arr).all():
+        import math
+        return math.fsum(arr.tolist() + [-1.0])
+    total, lowest = 0, -1080                  # below every exponent of a float (-1073)
+    for start in range(0, arr.size, 2**24):
+        q, expo = np.frexp(arr[start:start + 2**24])
+        q *= 2.0**53                          # an integer: |mant| < 1 has at most 53 significant bits
+        hi = np.floor(q * 2.0**-28)
+        q -= hi * 2.0**28                     # lo, exact
+        bucket = expo - lowest
+        for piece, shift in ((q, 0), (hi, 28)):
+            sums = np.bincount(bucket, weights=piece)
+            for b in np.flatnonzero(sums):
+                total += int(sums[b]) << (int(b) + shift)
+    exact = Fraction(total, 1 << (53 - lowest))
+    return float(exact - 1)
 
 
 def _check_total(total: float, parameter: str, normalize: bool) -> None:

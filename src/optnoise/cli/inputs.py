@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import InvalidParameterError
-from ..mechanism import LISTED_UP_TO, Mechanism, load_mechanism
 from ..neighbourhood import Distance, Neighbourhood, parse_distances
-from ..pmf import CyclicPMF, rounded_table
 from ..target import Target, check_notion
 from .options import AttackArgs, NeighbourhoodArgs, SourceArgs, TargetArgs
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy and the mechanism load when a command uses them, not when it is registered
     from ..design import Request
+    from ..mechanism import Mechanism
 
 
 def neighbourhood(args: NeighbourhoodArgs, default: Iterable[Distance] = (1,), *, largest: int | None = None,
@@ -60,6 +59,7 @@ def _is_mechanism_file(path: Path) -> dict | None:
 
 
 def _with_neighbourhood(mech: Mechanism, args: NeighbourhoodArgs, max_memory: int | None = None) -> Mechanism:
+    from ..mechanism import Mechanism
     if not args.given:
         return mech
     hood = neighbourhood(args, largest=_largest_distance(mech.pmf), max_memory=max_memory)
@@ -68,6 +68,7 @@ def _with_neighbourhood(mech: Mechanism, args: NeighbourhoodArgs, max_memory: in
 
 def _largest_distance(pmf: object) -> int | None:
     """``n`` for scalar noise on ``{0..n}`` (checked before a ``--bd`` range is built), else ``None``."""
+    from ..pmf import CyclicPMF
     return pmf.size - 1 if isinstance(pmf, CyclicPMF) and len(pmf.shape) == 1 else None
 
 
@@ -78,7 +79,8 @@ def mechanism_from_source(source: SourceArgs, nb: NeighbourhoodArgs, max_memory:
     schema) keeps its own kind and neighbourhood unless neighbourhood flags are given.
     """
     from ..io import parse_pmf_text, read_pmf_file
-    from ..pmf import IntegerPMF
+    from ..mechanism import Mechanism, load_mechanism
+    from ..pmf import CyclicPMF, IntegerPMF, rounded_table
 
     chosen = [x is not None for x in (source.pmf, source.pmf_file, source.family, source.mechanism)]
     if sum(chosen) != 1:
@@ -159,6 +161,7 @@ def releasable(mechanism: Optional[Path], family: Optional[str], nb: Neighbourho
                max_memory: int | None = None) -> Mechanism:
     """The mechanism of ``sample`` and ``release``: a mechanism file (any kind) or a family,
     with the target and neighbourhood flags replacing the file's own when given."""
+    from ..mechanism import Mechanism, load_mechanism
     if (mechanism is None) == (family is None):
         raise InvalidParameterError("--mechanism/--family", "none" if mechanism is None else "both",
                                     "exactly one of --mechanism PATH or --family NAME:PARAMS")
@@ -238,6 +241,7 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
     from ..costs import RELEASED_COSTS, ReleasedCost
     from ..design import Request
     from ..design.block_design import block_request as compact_channel
+    from ..mechanism import LISTED_UP_TO
     if form not in ("noise", "channel"):
         raise InvalidParameterError("--form", form, "noise (noise added mod n+1) or channel (any P[q, y] on {0..n})")
     if space != "cyclic" and releases is None:
@@ -261,7 +265,8 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
     value: Any = cost if cost_file is None else _cost_of_file(cost, cost_file, max_memory)
     if form == "noise" and value is None:
         value = "er"
-    if form == "noise" and per_record and prior is None and not worst_case and value in RELEASED_COSTS:
+    if form == "noise" and per_record and prior is None and not worst_case and isinstance(value, str) \
+            and value in RELEASED_COSTS:
         value = ReleasedCost(value)   # per record, a released-value cost over a uniform answer
     largest = size if form == "noise" and space == "cyclic" and releases is None else None
     hood = neighbourhood(nb, largest=largest, max_memory=max_memory) if nb.given else None

@@ -2,9 +2,8 @@
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any, Callable, ContextManager, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, ContextManager, Optional
 
-import numpy as np
 import typer
 
 from ..app import command
@@ -15,6 +14,9 @@ from ..options import (
 )
 from ..render import err, fmt, notes, out, say
 from .shared import check_png, deliver, plots
+
+if TYPE_CHECKING:  # numpy loads when a design is printed, not when the command is registered
+    import numpy as np
 
 
 Epsilon = Annotated[Optional[float], typer.Option(
@@ -91,7 +93,7 @@ PRINT_ALL_MASSES_UP_TO = 64
 PRINT_END_MASSES = 5
 
 
-def _pmf_table(pmf: np.ndarray, form: str) -> None:
+def _pmf_table(pmf: "np.ndarray", form: str) -> None:
     """Every mass up to :data:`PRINT_ALL_MASSES_UP_TO`; beyond, the first and last few."""
     from rich.table import Table
     table = Table()
@@ -105,6 +107,7 @@ def _pmf_table(pmf: np.ndarray, form: str) -> None:
 
 
 def _print_releases(p: dict[str, Any]) -> None:
+    import numpy as np
     from rich.table import Table
     c = p["composed"]
     say((f"noise for {p['k']} releases", "bold"),
@@ -130,6 +133,7 @@ def _print_releases(p: dict[str, Any]) -> None:
 
 
 def _print(p: dict[str, Any]) -> None:
+    import numpy as np
     from rich.table import Table
     pmf = np.asarray(p["pmf"])
     r, t = p["report"], p["target"]
@@ -208,6 +212,7 @@ PRINT_CHANNEL_UP_TO = 12
 
 
 def _print_channel(p: dict[str, Any]) -> None:
+    import numpy as np
     from rich.markup import escape
     from rich.table import Table
     if "channel" not in p:   # a large domain: the clamped noise, no matrix

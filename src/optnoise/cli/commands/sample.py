@@ -1,19 +1,20 @@
 """``optnoise sample``: draws from any mechanism, exactly as certified."""
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
-import numpy as np
 import typer
 
 from ...errors import InvalidParameterError
-from ...io import DRAW_FORMATS, write_draws
 from ...seeded import NOT_PRIVATE, withhold
 from ..app import command
 from ..inputs import releasable
 from ..options import LIMITS, NEIGHBOURHOOD, TARGET, WRITES, Json, NeighbourhoodArgs, Seed, TargetArgs, Writes
 from ..render import fmt, say, warn_seed
 from .shared import deliver
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @command(NEIGHBOURHOOD, TARGET, LIMITS, WRITES, flags={"path": "--mechanism"})
@@ -36,6 +37,9 @@ def sample(
     as_json: Json = False,
 ) -> None:
     """Draw from a mechanism exactly as certified (quantized weights, OS CSPRNG by default)."""
+    import numpy as np
+
+    from ...io import DRAW_FORMATS, write_draws
     if isinstance(count, bool) or count < 0:
         raise InvalidParameterError("--count", count, "an integer >= 0")
     if output is not None and output.suffix.lower() not in DRAW_FORMATS:
@@ -67,7 +71,7 @@ def sample(
                                                               values))
 
 
-def _print(p: dict, c, source, values: np.ndarray) -> None:
+def _print(p: dict, c, source, values: "np.ndarray") -> None:
     if c is not None:
         say(f"{p['count']} draws from {source} ({p['kind']}); certified pure eps {fmt(c.epsilon_pure)}"
             + (f", delta_DP {fmt(c.delta_dp)}, delta_PDP {fmt(c.delta_pdp)} at eps {c.epsilon:g}" if c.epsilon else ""))

@@ -1,12 +1,16 @@
 """Small helpers shared by several commands."""
 
+from __future__ import annotations
+
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ...errors import InvalidParameterError
-from ...mechanism import Mechanism
 from ..options import Writes
 from ..render import echo_json, say
+
+if TYPE_CHECKING:  # the mechanism (and numpy) load when a command uses them, not when it is registered
+    from ...mechanism import Mechanism
 
 
 def plots():

@@ -4,8 +4,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ...analysis import guarantee, privacy_profile
-from ...analysis.readout import DEFAULT_FPRS, check_fpr, parse_odds, significant_up
 from ...errors import InvalidParameterError
 from ...target import check_delta, check_epsilon
 from ..app import command
@@ -52,6 +50,9 @@ def verify(
     Example: optnoise verify --pmf 0.5432,0.1212,0.1212,0.1212,0.027,0.027,0.027,0.006,0.006
     --bd 3 --directed --epsilon 1.505 --normalize
     """
+    from ...analysis import guarantee, privacy_profile   # the analysis loads when a mechanism is verified
+    if attack:
+        from ...analysis.tradeoff import check_fpr, parse_odds
     eps = None if epsilon is None else check_epsilon(epsilon, parameter="--epsilon")
     dlt = None if delta is None else check_delta(delta, parameter="--delta")
     if compose_k is not None and compose_k < 1:
@@ -96,6 +97,7 @@ def verify(
 
 def _attack(result: dict[str, Any], profile: Any, fprs: Optional[list], odds: float, compose_k: Optional[int]) -> Any:
     """``--attack``: the best attacker's readout (and after ``--compose`` K releases); the curve."""
+    from ...analysis.readout import DEFAULT_FPRS
     from ...analysis.tradeoff import tradeoff_of   # imported where used: start-up (issue 37)
     from ...analysis.tradeoff_composition import compose_tradeoff
     words = {"subject": "the query answer", "value": "x", "other": "x'", "qualifier": " (any neighbouring pair)"}
@@ -160,6 +162,7 @@ def _print(r: dict[str, Any], nb_text: str) -> None:
         rows.append(("zcdp_rho", r["zcdp_rho"]))
         meanings["zcdp_rho"] = "sup over alpha of eps(alpha) / alpha"
     # every value is an upper bound (or exact): printed rounded up, never below its float
+    from ...analysis.readout import significant_up
     key_value_table("optnoise verify", [(k, significant_up(v) if isinstance(v, float) else v) for k, v in rows],
                     meanings=meanings)
     lines = []
