@@ -131,6 +131,7 @@ def test_refused_before_the_budget_is_exceeded_and_nothing_stored(tmp_path, geo3
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
 
 
+@pytest.mark.slow
 def test_eight_processes_race_for_a_budget_that_admits_three(tmp_path):
     """Fresh interpreters (spawn) released together at a barrier: exactly 3 recorded."""
     out = ledger_stress.race(tmp_path / "race.db", processes=8, admits=3)
@@ -155,6 +156,7 @@ def test_a_lock_held_past_the_timeout_is_one_line_and_records_nothing(tmp_path, 
     assert Ledger(path).runs() == []
 
 
+@pytest.mark.slow
 def test_fifty_runs_killed_at_random_points_leave_a_ledger_that_verifies(tmp_path):
     """SIGKILL of a run at random points of reserve, draw, write and delivered: every ledger
     verifies, no output exists without its recorded spend, no delivered run lacks its output."""

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def _table(units: list[list[tuple[int, int]]]) -> pd.DataFrame:
     return pd.DataFrame([{"u": i, "h": h, "v": v} for i, unit in enumerate(units) for h, v in unit])
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None)
 @given(st.lists(rows, min_size=4, max_size=4), rows)   # four units: the same public domains, designed quickly
 def test_neighbouring_tables_give_documents_that_differ_only_in_released_values(units, other):

@@ -89,8 +89,14 @@ def test_a_toy_kind_registered_here_runs_locally_as_its_twin():
         parse_query_spec(toy)
 
 
+@pytest.fixture(scope="module")
+def spark():
+    from optnoise.publish.spark import spark_session   # pyspark is installed by `make test` (extra "spark")
+    return spark_session()
+
+
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_a_toy_kind_runs_on_spark_as_locally(tmp_path, fmt):
+def test_a_toy_kind_runs_on_spark_as_locally(tmp_path, fmt, spark):
     from pyspark import cloudpickle   # the executors unpickle the kind by value: this module is not importable there
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
