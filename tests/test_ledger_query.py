@@ -89,3 +89,11 @@ def test_a_release_is_charged_to_its_ledger_too(files):
     third = release(3)
     assert third.exit_code == 2 and "--ledger" in third.stderr and not (files / "out3.csv").exists()
     assert [r["state"] for r in Ledger(book).runs()] == ["delivered", "delivered"]
+
+
+def test_the_spec_may_name_its_ledger(files):
+    (files / "named.toml").write_text(f'ledger = "{files / "meters.db"}"\n' + SPEC)
+    r = runner.invoke(app, ["query", "--input", str(files / "readings.csv"), "--spec", str(files / "named.toml"),
+                            "--output", str(files / "named.json")])
+    assert r.exit_code == 0, r.output
+    assert len(Ledger(files / "meters.db").runs()) == 1

@@ -262,6 +262,8 @@ def design_request(nb: NeighbourhoodArgs, *, epsilon: Optional[float], delta: Op
     dims = _dims(n, "with --form channel, --prior, --worst-case or --per-record"
                  if form == "channel" or prior is not None or worst_case or per_record else "")
     size = dims if isinstance(dims, int) else None
+    if size is not None and size < 1:   # before the distances, which are checked against it
+        raise InvalidParameterError("--n", size, "an integer n >= 1 (domain {0..n})")
     value: Any = cost if cost_file is None else _cost_of_file(cost, cost_file, max_memory)
     if form == "noise" and value is None:
         value = "er"

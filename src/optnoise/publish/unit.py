@@ -30,15 +30,16 @@ UNIT_KEYS: tuple[str, ...] = ("id", "max_rows", "change", "max_units")
 
 #: What a unit of rows protects under each change, in words (document ``unit.protects``).
 UNIT_PROTECTS = {
-    "replace": "one unit (all rows sharing its id, each row without one): all its rows replaced by any other rows, "
+    "replace": "one unit (all rows sharing its id; without an id column, each row): all its rows replaced by any other rows, "
                "the number of units public",
-    "add-remove": "one unit (all rows sharing its id, each row without one) added or removed",
+    "add-remove": "one unit (all rows sharing its id; without an id column, each row) added or removed",
 }
 
 
 @dataclass(frozen=True)
 class PrivacyUnit:
-    """The privacy unit: all rows sharing ``id`` (each row without one), at most
+    """The privacy unit: all rows sharing ``id`` (each row its own unit without an id column; a
+    row with a missing id is refused), at most
     ``max_rows`` of them counted (the unit's first rows in the input's order), and how a
     neighbouring table differs (``replace``: one unit's rows replaced by any other's, the
     number of units public; ``add-remove``: one unit added or removed, at most ``max_units``)."""

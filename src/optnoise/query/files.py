@@ -119,6 +119,7 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
         check_output(path, force=force, reads=reads, parameter=name)
     names = column_names(input_path, fmt)
     check_columns(names, parsed, Path(input_path).name)
+    ledger = ledger if ledger is not None else parsed.ledger   # --ledger, else the spec's
     book = open_ledger(ledger, parsed)
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query_file")

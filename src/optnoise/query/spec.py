@@ -42,7 +42,7 @@ from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statis
 #: The epsilons a statistic may take (:func:`_statistic`): what every query mechanism and the
 #: randomized-response stand-in of the unit's total certify exactly.
 EPSILON_RANGE: tuple[float, float] = (1e-3, 20.0)
-TOP_KEYS: tuple[str, ...] = ("unit", "budget", "alpha", "statistics")
+TOP_KEYS: tuple[str, ...] = ("unit", "budget", "alpha", "statistics", "ledger")
 
 
 #: The privacy unit (:class:`optnoise.publish.unit.PrivacyUnit`), by its former name.
@@ -57,6 +57,8 @@ class QuerySpec:
     statistics: tuple[Statistic, ...]
     budget: Target | None = None
     alpha: float = 0.05
+    #: The dataset's privacy ledger to charge (``ledger = "PATH"``; ``--ledger`` overrides it).
+    ledger: str | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -88,7 +90,10 @@ def parse_query_spec(data: Any) -> QuerySpec:
             out.append(_statistic(str(name), table, budget, unit))
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{name}.{exc.parameter}") from exc
-    return QuerySpec(unit, tuple(out), budget, float(alpha))
+    ledger = data.get("ledger")
+    if ledger is not None and (not isinstance(ledger, str) or not ledger):
+        raise InvalidParameterError("ledger", ledger, "the path of the dataset's ledger (optnoise ledger init), as text")
+    return QuerySpec(unit, tuple(out), budget, float(alpha), ledger)
 
 
 def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statistic:
