@@ -73,7 +73,7 @@ def with_bound(got: CalibratedDesign, request: Request) -> CalibratedDesign:
     if bounds is None:
         return got
     return BoundedCalibration(got.family, got.parameter, got.parameter_name, got.mechanism, got.boundary,
-                              got.composed, got.notes, bounds)
+                              got.composed, got.notes, got.margin, got.member, cost_bounds=bounds)
 
 
 __all__ = ["LINE_COSTS", "BoundedCalibration", "family_bounds", "score", "with_bound"]
