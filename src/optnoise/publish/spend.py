@@ -41,16 +41,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 
 from ..errors import InvalidParameterError
 from ..mechanism import Mechanism, mechanism_from_json
 from ..target import Target, check_delta, check_epsilon, check_integer
+from .accountant import Accountant, Parts, profile_attack
 
-#: The delta at which a total is read when the budget has none to offer (attack terms).
-REPORT_DELTA = 1e-6
-#: Epsilons of the grid at which the composed profile is read for the attack bound.
-ATTACK_GRID = 8
 #: The false-positive rates of every attack readout.
 FPRS: tuple[float, ...] = (0.001, 0.01, 0.05, 0.1)
 
@@ -235,101 +231,33 @@ def composition_items(parts: Sequence[StoredPart], profiles: Mapping[str, Any]) 
     return items, mixed
 
 
+#: The ledger's accountant: the core's one composition (:class:`~.accountant.Accountant`), its
+#: attack readout bounded from the composed privacy profile.
+LEDGER = Accountant(counted="parts", single="one part", readout="profile", pure_shortcut=True,
+                    whose="the dataset's lifetime total", parts="the runs'")
+
+
 def lifetime_total(parts: Sequence[StoredPart], profiles: Mapping[str, Any], budget: Target) -> dict:
-    """The total of ``parts`` (every run recorded, delivered or not) against ``budget``.
+    """The total of ``parts`` (every run recorded, delivered or not) against ``budget``, composed
+    by the core's one accountant (:data:`LEDGER`: basic, PLD over the stored exact profiles with
+    the pure-sum shortcut, the attack readout from the composed profile).
 
     Keys: ``parts`` (how many releases one unit moved), ``basic``, ``pld`` (``epsilon`` at
     ``delta``, ``delta_at_budget_epsilon``, ``bound``: which bound won), ``attack``
     (``tpr_at_fpr``, ``advantage``, ``mu_gdp``, ``posterior``), ``within_budget``,
     ``remaining`` (module docstring).
     """
-    from ..analysis.composition import compose_sequence
     items, mixed = composition_items(parts, profiles)
-    basic = basic_total(parts)
     attack_terms = budget.notion == "attack"
-    delta = REPORT_DELTA if attack_terms else float(budget.delta)
-    shortcut = pure_shortcut(items, delta, None if attack_terms else budget.epsilon)
-    if shortcut is not None:
-        pld = {"epsilon": shortcut, "delta": delta, "bound": "pure"}
-        if not attack_terms:
-            pld["delta_at_budget_epsilon"] = 0.0 if shortcut <= budget.epsilon else None  # type: ignore[operator]
-    else:
-        composed = compose_sequence(items, epsilon=None if attack_terms else budget.epsilon, delta=delta,
-                                    mixed=mixed)
-        pld = {"epsilon": composed.epsilon_dp, "delta": delta, "bound": composed.epsilon_bound}
-        if not attack_terms:
-            pld["delta_at_budget_epsilon"] = composed.delta_dp
-    total: dict[str, Any] = {"parts": sum(p.count for p in parts), "basic": basic, "pld": pld}
-    total["attack"] = attack_readout(items, basic, pld, budget)
+    accounted = Parts(items, [(p.epsilon, p.delta) for p in parts for _ in range(p.count)], mixed)
+    composed = LEDGER.composed(accounted, None if attack_terms else budget)
+    total: dict[str, Any] = {"parts": composed["parts"], "basic": composed["basic"], "pld": composed["pld"]}
+    extra = (budget.at_fpr,) if attack_terms and budget.at_fpr is not None else ()
+    readout = profile_attack(items, total, sorted({*FPRS, *extra}), lambda worst: {"subject": "a unit's rows"})
+    total["attack"] = {k: readout[k] for k in ("tpr_at_fpr", "advantage", "mu_gdp", "posterior", "method")}
     total["within_budget"] = within(total, budget)
     total["remaining"] = remaining(total, budget)
     return total
-
-
-#: The PLD, RDP and exact bounds are skipped when they could lower the pure sum by at most this
-#: fraction of it (:func:`pure_shortcut`).
-PURE_GAP = 1e-3
-
-
-def pure_shortcut(items: list, delta: float, budget_epsilon: float | None) -> float | None:
-    """The pure sum ``S = sum k eps_pure`` (exact, rounded up) as the ``pld`` epsilon, when every
-    item is pure and no other bound could report less than ``(1 - PURE_GAP) S``; else ``None``.
-
-    ``S`` bounds the composition's epsilon at every delta. Every other bound is at least the
-    true epsilon at ``delta`` of *one* composition it covers: each item's pair of largest loss
-    ``L`` (``P``-mass ``p`` there) in all ``k`` releases, whose loss is ``sum k L`` with
-    probability ``prod p^k``, so that ``delta(e) >= prod p^k (1 - e^(e - sum k L))`` and
-    ``epsilon >= lb = sum k L + ln(1 - delta / prod p^k)`` (the query's argument, pure_total).
-    Used when ``S - lb <= PURE_GAP S`` and the budget cannot fall between them: ``S`` within
-    the budget's epsilon, or ``lb`` above it (refused by every bound).
-    """
-    from ..analysis.outward import sum_up
-    pures = [prof.epsilon_pure for prof, _ in items]
-    if not all(math.isfinite(e) for e in pures):
-        return None
-    total = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items))
-    loss = log_mass = 0.0
-    for prof, k in items:
-        worst = [(float(ld.losses[0]), float(ld.p_mass[0])) for ld in (pair.loss_distribution() for pair in prof.pairs)
-                 if len(ld.losses)]
-        top, mass = max(worst, default=(0.0, 0.0))
-        if mass <= 0:
-            return None
-        loss, log_mass = loss + k * top, log_mass + k * math.log(mass)
-    ratio = delta / math.exp(log_mass)
-    lower = loss + math.log1p(-ratio) if ratio < 1 else -math.inf
-    if total - lower > PURE_GAP * total:
-        return None
-    if budget_epsilon is not None and lower <= budget_epsilon < total:
-        return None
-    return total
-
-
-def attack_readout(items: list, basic: dict, pld: dict, budget: Target) -> dict:
-    """A proven upper bound on the best attacker against the total: the lines of the total's
-    ``basic`` and ``pld`` points, of the composed privacy profile at :data:`ATTACK_GRID`
-    epsilons (:func:`~optnoise.analysis.composition.delta_curve`, each item as its dominating
-    pair: valid for any mix of pairs) and of the pure sum
-    (:func:`~optnoise.analysis.tradeoff.profile_readout`)."""
-    from ..analysis.composition import delta_curve
-    from ..analysis.outward import sum_up
-    from ..analysis.tradeoff import profile_readout, swap_closed
-    pures = [prof.epsilon_pure for prof, _ in items]
-    pure = sum_up(k * Fraction(e) for e, (_, k) in zip(pures, items)) if all(map(math.isfinite, pures)) else math.inf
-    points = [(basic["epsilon"], basic["delta"])]
-    if pld["epsilon"] is not None and math.isfinite(pld["epsilon"]):
-        points.append((pld["epsilon"], pld["delta"]))
-    finite = [e for e, _ in points if math.isfinite(e)]
-    top = pure if math.isfinite(pure) else 2 * max(finite, default=5.0)
-    grid = np.linspace(0.0, min(top, 50.0), ATTACK_GRID)
-    eps, deltas = delta_curve(items, grid, orders=(), max_combinations=1)
-    points += list(zip(eps.tolist(), deltas.tolist()))
-    symmetric = all(swap_closed(prof.neighbourhood) for prof, _ in items)
-    extra = (budget.at_fpr,) if budget.notion == "attack" and budget.at_fpr is not None else ()
-    readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=sorted({*FPRS, *extra}))
-    out = readout.to_json()
-    return {"tpr_at_fpr": out["tpr_at_fpr"], "advantage": out["advantage"], "mu_gdp": out["mu_gdp"],
-            "posterior": out["posterior"], "method": out["method"]}
 
 
 def within(total: dict, budget: Target) -> bool:
