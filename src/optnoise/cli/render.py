@@ -6,7 +6,8 @@ table, passed through ``rich.markup.escape``.
 """
 
 import math
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 import typer
 from rich.console import Console
@@ -118,6 +119,35 @@ def notes(lines: Iterable[str]) -> None:
     """Dim bullet notes under a table."""
     for line in lines:
         say((f"- {line}", "dim"))
+
+
+#: Without a terminal, a long step says it is still working this often (seconds).
+HEARTBEAT_SECONDS = 5.0
+
+
+@contextmanager
+def heartbeat(what: str, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+    """While the block runs, without a terminal (a log, a CI job), a line on stderr every
+    ``every`` seconds: a long run (365 releases, a large compare) is never silent. On a
+    terminal nothing (the command shows its own spinner)."""
+    if err.is_terminal:
+        yield
+        return
+    import threading
+    import time
+    stop, start = threading.Event(), time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            err.print(f"{what}: still working ({time.monotonic() - start:.0f} s)")
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=1.0)
 
 
 def warn(line: str) -> None:

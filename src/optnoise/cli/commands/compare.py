@@ -13,7 +13,7 @@ from ..app import command
 from ..inputs import compare_request
 from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, AttackFlag, Form, Json, NeighbourhoodArgs,
                        OptionalDelta, OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
-from ..render import column, err, fmt, legend, narrow_table, notes, out, short_name
+from ..render import column, err, fmt, heartbeat, legend, narrow_table, notes, out, short_name
 from .shared import check_png, deliver, parse_list, plots
 
 _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"
@@ -113,7 +113,8 @@ def _fpr(attack: bool, fpr: Optional[float], request: Any) -> Optional[float]:
 def _progress(as_json: bool, what: str) -> Iterator[Optional[Callable[[], None]]]:
     """A transient progress line on a terminal (none with --json): yields the tick to call."""
     if as_json or not err.is_terminal:
-        yield None
+        with heartbeat(f"compare: {what}"):
+            yield None
         return
     from rich.progress import Progress
     with Progress(console=err, transient=True) as prog:

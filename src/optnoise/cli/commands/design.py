@@ -1,6 +1,5 @@
 """``optnoise design``: optimal noise for answers in {0..n}, added mod n+1 (Kadam et al. 2024)."""
 
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, ContextManager, Optional
 
@@ -12,7 +11,7 @@ from ..options import (
     ATTACK, LIMITS, NEIGHBOURHOOD, SECONDS, WRITES, AttackArgs, Form, Json, NeighbourhoodArgs, OptionalDelta,
     OptionalNotion, Output, PerRecord, Plot, Prior, TimeLimit, WorstCase, Writes,
 )
-from ..render import err, fmt, notes, out, say
+from ..render import err, fmt, heartbeat, notes, out, say
 from .shared import check_png, deliver, plots
 
 if TYPE_CHECKING:  # numpy loads when a design is printed, not when the command is registered
@@ -84,7 +83,9 @@ def design(
 
 def _solving(as_json: bool, problem: str) -> ContextManager[Any]:
     """A spinner on stderr while the solver runs (none with --json)."""
-    return nullcontext() if as_json else err.status(f"solving the design problem ({problem})...", spinner="dots")
+    if as_json or not err.is_terminal:   # without a terminal a line every few seconds, never silent
+        return heartbeat(f"design: solving the design problem ({problem})")
+    return err.status(f"solving the design problem ({problem})...", spinner="dots")
 
 
 #: Designs with more masses than this print a summary and the first and last few masses.
