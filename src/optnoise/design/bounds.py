@@ -103,6 +103,19 @@ class Bound:
         return relative_gap(cost, self.value)
 
 
+class Bounded:
+    """A design result with a ``cost`` and a proven ``bound`` on the optimum: its ``gap``, the
+    relative distance of the cost above the bound (:func:`relative_gap`)."""
+
+    cost: float
+    bound: "Bound"
+
+    @property
+    def gap(self) -> float:
+        """Relative gap of the design's cost to the proven bound."""
+        return relative_gap(self.cost, self.bound.value)
+
+
 def relative_gap(cost: float, bound: float) -> float:
     """``(cost - bound) / max(|cost|, tiny)``, never below 0 (a cost under its bound is float
     round-off of the cost, which is not itself rounded)."""
@@ -293,6 +306,7 @@ def lp_bound(c: np.ndarray, a_ub: sp.spmatrix | None, b_ub: np.ndarray | None, a
 
 
 __all__ = [
+    "Bounded",
     "GAP_TOLERANCE",
     "Bound",
     "chain_bound",

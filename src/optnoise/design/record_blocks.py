@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .bounds import GAP_TOLERANCE, Bound, relative_gap
+from .bounds import Bounded, GAP_TOLERANCE, Bound, relative_gap
 from .record import master_for
 from .record_bound import columns_bound
 from .solver import RATIO_MARGIN
@@ -203,7 +203,7 @@ def best_blocks(loss: IntervalLoss, e: float, extra: list[np.ndarray] = ()) -> B
 
 
 @dataclass(frozen=True, eq=False)
-class BlockSolution:
+class BlockSolution(Bounded):
     """The per-record block channel with its proven bound.
 
     Attributes
@@ -224,10 +224,6 @@ class BlockSolution:
     outputs: int
     rounds: int
     seconds: float
-
-    @property
-    def gap(self) -> float:
-        return relative_gap(self.cost, self.bound.value)
 
 
 class _Columns:

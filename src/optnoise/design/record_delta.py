@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DesignError
-from .bounds import Bound, exp_up, lp_bound, relative_gap
+from .bounds import Bounded, Bound, exp_up, lp_bound
 from .solver import RATIO_MARGIN
 
 #: ``delta`` is designed this much (relative) below the target; HiGHS's feasibility
@@ -52,7 +52,7 @@ MAX_ROUNDS, PER_ROW = 400, 2
 
 
 @dataclass(frozen=True, eq=False)
-class RecordDeltaSolution:
+class RecordDeltaSolution(Bounded):
     """A per-record ``(eps, delta)`` channel from cut generation, with its proven bound.
 
     Attributes
@@ -80,11 +80,6 @@ class RecordDeltaSolution:
     worst: float
     mixing: float
     seconds: float
-
-    @property
-    def gap(self) -> float:
-        """Relative gap of the channel's cost to the proven bound."""
-        return relative_gap(self.cost, self.bound.value)
 
 
 class _CutMaster:

@@ -9,7 +9,7 @@ import typer
 from ...errors import InvalidParameterError
 from ..app import app
 from ..errors import cli_errors, fail
-from ..options import Json
+from ..options import ATTACK, AttackArgs, Json, with_groups
 from ..render import column, echo_json, narrow_table, notes, out, say
 
 ledger_app = typer.Typer(name="ledger", add_completion=False, pretty_exceptions_enable=False,
@@ -32,25 +32,23 @@ LedgerPath = Annotated[Path, typer.Argument(help="The ledger file (SQLite).", sh
 
 @ledger_app.command("init")
 @cli_errors(FLAGS)
+@with_groups(ATTACK)   # --max-tpr/--at-fpr/--max-mu: a lifetime budget in attack terms, declared once
 def init(
     path: LedgerPath,
+    attack_target: AttackArgs,
     dataset: Annotated[str, typer.Option("--dataset", help="The dataset's name (every run must name it).")],
     unit: Annotated[str, typer.Option("--unit", help="The privacy unit (e.g. household; every run must name it).")],
     budget_epsilon: Annotated[Optional[float], typer.Option(
         "--budget-epsilon", help="The lifetime budget's epsilon (with --budget-delta, default 0: pure).")] = None,
     budget_delta: Annotated[Optional[float], typer.Option(
         "--budget-delta", help="The lifetime budget's delta (approximate DP).")] = None,
-    max_tpr: Annotated[Optional[float], typer.Option(
-        "--max-tpr", help="A budget in attack terms: the best attacker's largest TPR at --at-fpr.")] = None,
-    at_fpr: Annotated[Optional[float], typer.Option("--at-fpr", help="With --max-tpr: the FPR it is read at.")] = None,
-    max_mu: Annotated[Optional[float], typer.Option(
-        "--max-mu", help="A budget in attack terms: Gaussian-DP mu.")] = None,
     as_json: Json = False,
 ) -> None:
     """Create a new ledger for one dataset and one privacy unit under a lifetime budget."""
     from ...publish.ledger import Ledger
     from ...target import Target
-    budget = Target.of(budget_epsilon, budget_delta, max_tpr=max_tpr, at_fpr=at_fpr, max_mu=max_mu)
+    a = attack_target
+    budget = Target.of(budget_epsilon, budget_delta, max_tpr=a.max_tpr, at_fpr=a.at_fpr, max_mu=a.max_mu)
     if budget is None:
         raise InvalidParameterError("--budget-epsilon", None, "a lifetime budget: --budget-epsilon (with "
                                     "--budget-delta), or --max-tpr with --at-fpr, and/or --max-mu")
