@@ -84,35 +84,9 @@ def _run_cli(args: list[str]) -> None:
 
 def epsilon_path(workdir: Path) -> dict:
     """Follow ``--epsilon`` from the command line to the design file."""
-    seen: Counter[str] = Counter()
-    names: set[str] = set()
-    validations = 0
-    here = str(Path(sys.modules["optnoise"].__file__).parent)
-
-    def hook(frame, event, arg):  # noqa: ANN001
-        nonlocal validations
-        if event != "call" or not frame.f_code.co_filename.startswith(here):
-            return
-        code = frame.f_code
-        if code.co_name in ("check_epsilon", "check_epsilons"):
-            validations += 1
-        for name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
-            if name not in frame.f_locals:
-                continue
-            kind = _holds(frame.f_locals[name])
-            if kind is not None and name != "self":
-                seen[kind] += 1
-                names.add(name)
-
     out = workdir / "design.json"
-    sys.setprofile(hook)
-    try:
-        _run_cli(["design", "--n", "23", "--epsilon", str(EPS), "--sd", "1", "--cost", "circular-mse",
-                  "--output", str(out)])
-    finally:
-        sys.setprofile(None)
-    copies = _count(json.loads(out.read_text()))
-    return {"forms": sorted(seen), "names": sorted(names), "validations": validations, "copies_in_file": copies}
+    return follow(["design", "--n", "23", "--epsilon", str(EPS), "--sd", "1", "--cost", "circular-mse",
+                   "--output", str(out)], out)
 
 
 def follow(args: list[str], out: Path) -> dict:
