@@ -90,3 +90,21 @@ def test_a_block_channel_file_is_refused_by_the_release_not_placed_on_a_wrong_do
     r = runner.invoke(app, ["release", "--input", str(path), "--column", "v", "--mechanism", str(mech),
                             "--output", str(tmp_path / "o.csv")])
     assert r.exit_code == 2 and "block channel" in r.stderr and not (tmp_path / "o.csv").exists()
+
+
+def test_report_noisy_max_states_how_often_it_names_the_true_key():
+    """Its accuracy from exact laws on the --compare profiles (no data); with one key, none."""
+    import warnings
+
+    from optnoise.query import query
+    frame = pd.DataFrame({"u": [1, 2, 3, 4], "h": [0, 1, 1, 2], "v": [1.0, 2.0, 1.0, 3.0]})
+    stat = {"kind": "peak", "key": "h", "keys": [0, 1, 2], "of": "v", "clamp": {"lower": 0, "upper": 3},
+            "method": "report-noisy-max", "epsilon": 1.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        acc = query(frame, {"unit": {"id": "u", "max_rows": 2}, "statistics": {"p": stat}}, seed=1)[
+            "statistics"]["p"]["accuracy"]["p_correct"]
+        one = query(frame, {"unit": {"id": "u", "max_rows": 2}, "statistics": {"p": {**stat, "keys": [0]}}},
+                    seed=1)["statistics"]["p"]["accuracy"]
+    assert set(acc) == {"flat", "one-peak", "two-near-tied"} and all(1 / 3 - 1e-9 <= p <= 1 for p in acc.values())
+    assert one["p_correct"] is None

@@ -238,7 +238,10 @@ def noisy_max_accuracy(item: Planned, agg: Aggregated) -> dict:
     from .compare import compare_statistic
     unit = agg.spec.unit
     units = agg.units if unit.change == "replace" else int(unit.max_units)  # type: ignore[arg-type]
-    found = compare_statistic(item.stat, unit, max(1, units))
+    try:
+        found = compare_statistic(item.stat, unit, max(1, units))
+    except InvalidParameterError:   # e.g. one declared key: its answer is known without the data
+        return {"p_correct": None, "about": "no comparison for this statistic's shape (fewer than 2 keys)"}
     return {"p_correct": {name: p["report-noisy-max"]["p_correct"] for name, p in found["profiles"].items()},
             "about": "the probability that report-noisy-max names the true key, on synthetic key totals of this "
                      "statistic's shape for each profile of query --compare (exact laws): not computed from the data"}

@@ -181,7 +181,7 @@ def _render(doc: dict, output: Optional[Path]) -> None:
     out.print(table)
     for name, s in doc["statistics"].items():
         err = s.get("expected_abs_error")
-        acc = s.get("accuracy", {}).get("p_correct", {})
+        acc = s.get("accuracy", {}).get("p_correct") or {}
         right = "" if not acc else ", P(true key) " + ", ".join(f"{p}: {v:.3f}" for p, v in acc.items()) + \
             " (synthetic profiles, query --compare)"
         say(f"{name} ({s['kind']}): {s['mechanism']['name']}" + ("" if err is None else f", E|error| {err:.4g}") + right)
