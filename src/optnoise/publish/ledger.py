@@ -462,4 +462,15 @@ class _immediate:
         self.con.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
-__all__ = ["APPLICATION_ID", "FORMAT", "Ledger", "LedgerMismatchError", "Reservation", "SCHEMA_VERSION"]
+def open_ledger(path: str | os.PathLike | None, unit: str) -> Ledger | None:
+    """The ledger at ``path`` for a run on ``unit`` (``None``: no ledger): opened and checked
+    before any work -- a damaged, foreign, newer or read-only file, or a ledger of another unit,
+    refused with one line naming it. The run is charged to the ledger's own dataset."""
+    if path is None:
+        return None
+    book = Ledger(path)
+    book.check(dataset=book.dataset, unit=unit)
+    return book
+
+
+__all__ = ["open_ledger", "APPLICATION_ID", "FORMAT", "Ledger", "LedgerMismatchError", "Reservation", "SCHEMA_VERSION"]

@@ -26,7 +26,7 @@ from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
 from .aggregate import aggregate
 from .kinds import KINDS
-from .release import build_documents
+from .release import build_documents, charge, delivered, ledger_unit
 from .spec import QuerySpec, load_query_spec, parse_query_spec
 
 #: Engines of the statistics: streamed with pyarrow, or on Spark (:mod:`.spark`).
@@ -119,8 +119,8 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
         check_output(path, force=force, reads=reads, parameter=name)
     names = column_names(input_path, fmt)
     check_columns(names, parsed, Path(input_path).name)
-    ledger = ledger if ledger is not None else parsed.ledger   # --ledger, else the spec's
-    book = open_ledger(ledger, parsed)
+    book = open_ledger(ledger if ledger is not None else parsed.ledger, parsed)   # --ledger, else the spec's
+    spec_info = None if spec_file is None else file_record(spec_file)
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query_file")
     with ThreadPoolExecutor(max_workers=2) as pool:   # hashing and an import beside the aggregation
@@ -138,12 +138,12 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
 
     def record_spend(planned: list, total: dict) -> None:
         if book is not None:
-            runs.append(charge(book, parsed, planned, spec_file))
+            runs.append(charge(book, parsed, planned, None if spec_info is None else spec_info["sha256"]))
 
     doc, record = build_documents(parsed, agg, src, engine=engine, input_info=info, before_draw=record_spend,
                                   progress=progress)
-    if spec_file is not None:
-        doc["spec"] = file_record(spec_file)
+    if spec_info is not None:
+        doc["spec"] = spec_info
     if audit is not None:
         write_text_atomic(audit, dumps(record), parameter="audit", replace=force)
     if output is not None and csv is not None:
@@ -155,42 +155,17 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     elif csv is not None:
         write_text_atomic(csv, released_table(doc), parameter="csv", replace=force)
     if runs:
-        book.delivered(runs[0].run_id)   # type: ignore[union-attr]
-        record["ledger"] = {"path": str(ledger), "run_id": runs[0].run_id, "total": runs[0].total}
+        delivered(book, runs[0], record)
     return doc, record
 
 
-def ledger_unit(spec: QuerySpec) -> str:
-    """The unit a ledger records a query's spends for: the id column (``row`` without one),
-    with its change when it is not the default ``replace``."""
-    name = spec.unit.id or "row"
-    return name if spec.unit.change == "replace" else f"{name} ({spec.unit.change})"
-
-
 def open_ledger(path: str | os.PathLike | None, spec: QuerySpec) -> Any:
-    """The ledger at ``path`` (``None``: none), checked against the query's unit before any work."""
+    """The ledger at ``path`` (``None``: none), checked against the query's unit before any work
+    (:func:`optnoise.publish.ledger.open_ledger`)."""
     if path is None:
         return None
-    from ..publish.ledger import Ledger
-    try:
-        book = Ledger(path)
-        book.check(dataset=book.dataset, unit=ledger_unit(spec))
-    except InvalidParameterError as exc:
-        raise exc.renamed("ledger") from exc
-    return book
-
-
-def charge(book: Any, spec: QuerySpec, planned: list, spec_file: str | os.PathLike | None) -> Any:
-    """Record the run's spend in the ledger (refused above its lifetime budget), before any draw."""
-    from ..publish.spend import Part, Spend
-    from .release import spent_parts
-    parts = [Part(mech, count, epsilon_delta) for mech, count, epsilon_delta in spent_parts(planned)]
-    spend = Spend(parts, book.dataset, ledger_unit(spec), spec_sha256=None if spec_file is None else
-                  file_sha256(spec_file), statistics=[s.name for s in spec.statistics])
-    try:
-        return book.reserve(spend)
-    except InvalidParameterError as exc:
-        raise exc.renamed("ledger") from exc
+    from ..publish.ledger import open_ledger as open_book   # sqlite3 loads only with a ledger
+    return open_book(path, ledger_unit(spec))
 
 
 def released_rows(doc: dict) -> list[tuple]:
@@ -211,4 +186,4 @@ def released_table(doc: dict) -> str:
     return buf.getvalue()
 
 
-__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "charge", "ledger_unit", "open_ledger", "released_rows", "released_table", "warm_imports", "warm_modules"]
+__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "open_ledger", "released_rows", "released_table", "warm_imports", "warm_modules"]

@@ -371,23 +371,40 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query")
     data = frame.set_axis(names, axis=1)[list(parsed.columns)]
-    runs: list = []
     if ledger is not None:
-        ledger.check(dataset=ledger.dataset, unit=parsed.unit.id or "row" if parsed.unit.change == "replace" else
-                     f"{parsed.unit.id or 'row'} ({parsed.unit.change})")
+        ledger.check(dataset=ledger.dataset, unit=ledger_unit(parsed))
+    runs: list = []
 
     def record(planned: list[Planned], total: dict) -> None:
         if ledger is not None:
-            from ..publish.spend import Part, Spend
-            parts = [Part(m, k, ed) for m, k, ed in spent_parts(planned)]
-            runs.append(ledger.reserve(Spend(parts, ledger.dataset, ledger.unit,
-                                             statistics=[s.name for s in parsed.statistics])))
+            runs.append(charge(ledger, parsed, planned))
 
     doc, audit = build_documents(parsed, aggregate([data], parsed), src, engine="python", before_draw=record)
     if runs:
-        ledger.delivered(runs[0].run_id)
-        audit["ledger"] = {"path": str(ledger.path), "run_id": runs[0].run_id, "total": runs[0].total}
+        delivered(ledger, runs[0], audit)
     return (doc, audit) if with_audit else doc
+
+
+def ledger_unit(spec: QuerySpec) -> str:
+    """The unit a ledger records a query's spends for: the id column (``row`` without one),
+    with its change when it is not the default ``replace``."""
+    name = spec.unit.id or "row"
+    return name if spec.unit.change == "replace" else f"{name} ({spec.unit.change})"
+
+
+def charge(book: Any, spec: QuerySpec, planned: list[Planned], spec_sha256: str | None = None) -> Any:
+    """Record the run's spend in the ledger (:meth:`optnoise.publish.ledger.Ledger.reserve`:
+    refused above its lifetime budget) once every statistic is certified, before any draw."""
+    from ..publish.spend import Part, Spend
+    parts = [Part(mech, count, epsilon_delta) for mech, count, epsilon_delta in spent_parts(planned)]
+    return book.reserve(Spend(parts, book.dataset, ledger_unit(spec), spec_sha256=spec_sha256,
+                              statistics=[s.name for s in spec.statistics]))
+
+
+def delivered(book: Any, run: Any, audit: dict) -> None:
+    """Mark the run delivered (its outputs in place) and note it in the audit record."""
+    book.delivered(run.run_id)
+    audit["ledger"] = {"path": str(book.path), "run_id": run.run_id, "total": run.total}
 
 
 def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
@@ -395,5 +412,5 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "kept_warnings", "spent_parts", "plan", "query", "seeded",
+__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "charge", "delivered", "kept_warnings", "ledger_unit", "spent_parts", "plan", "query", "seeded",
            "statement", "unit_total"]

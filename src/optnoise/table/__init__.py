@@ -232,7 +232,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
         if os.path.realpath(audit) in (os.path.realpath(output), os.path.realpath(manifest_path)):
             raise InvalidParameterError("audit", str(audit), "a path other than the output's and its manifest's")
         check_output(audit, force=force, reads=reads, parameter="audit")
-    book = open_ledger(ledger, table.unit)
+    book = None if ledger is None else ledger_of(ledger, table.unit)
     columns = select_columns(column_names(input_path, in_fmt), table.names, table.keep, Path(input_path).name)
     prepared = prepare(table, max_seconds=max_seconds)  # certify before reading any data
     run = charge(book, prepared, spec_file)              # and record the spend before any noise
@@ -274,15 +274,11 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     return manifest
 
 
-def open_ledger(path: str | os.PathLike | None, unit: str) -> Any:
-    """The dataset's ledger at ``path`` (``None``: none), checked against the release's unit
-    (``record`` or ``value``) before any work."""
-    if path is None:
-        return None
-    from ..publish.ledger import Ledger
-    book = Ledger(path)
-    book.check(dataset=book.dataset, unit=unit)
-    return book
+def ledger_of(path: str | os.PathLike, unit: str) -> Any:
+    """The dataset's ledger for the release's unit (``record`` or ``value``), checked before any
+    work (:func:`optnoise.publish.ledger.open_ledger`; sqlite3 loads only with a ledger)."""
+    from ..publish.ledger import open_ledger
+    return open_ledger(path, unit)
 
 
 def charge(book: Any, prepared: Prepared, spec_file: str | os.PathLike | None) -> Any:
