@@ -237,7 +237,7 @@ def noisy_max_accuracy(item: Planned, agg: Aggregated) -> dict:
     reads no data -- its units are the public number (``replace``) or ``max_units``."""
     from .compare import compare_statistic
     unit = agg.spec.unit
-    units = agg.units if unit.change == "replace" else int(unit.max_units)  # type: ignore[arg-type]
+    units = item.units if item.units is not None else int(unit.max_units)  # type: ignore[arg-type]
     try:
         found = compare_statistic(item.stat, unit, max(1, units))
     except InvalidParameterError:   # e.g. one declared key: its answer is known without the data

@@ -235,10 +235,10 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     book = None if ledger is None else ledger_of(ledger, table.unit)
     columns = select_columns(column_names(input_path, in_fmt), table.names, table.keep, Path(input_path).name)
     prepared = prepare(table, max_seconds=max_seconds)  # certify before reading any data
-    run = charge(book, prepared, spec_file)              # and record the spend before any noise
+    spec_info = None if spec_file is None else file_record(spec_file)
+    run = charge(book, prepared, spec_info)              # and record the spend before any noise
     schema = output_schema(input_schema(input_path, in_fmt, columns), prepared.by_name)
     src = source if source is not None else random_source(seed)
-    spec_info = None if spec_file is None else file_record(spec_file)
 
     warn_not_private(src, "release_file")
 
@@ -281,7 +281,7 @@ def ledger_of(path: str | os.PathLike, unit: str) -> Any:
     return open_ledger(path, unit)
 
 
-def charge(book: Any, prepared: Prepared, spec_file: str | os.PathLike | None) -> Any:
+def charge(book: Any, prepared: Prepared, spec_info: dict | None) -> Any:
     """Record the release's spend (every certified column, the parts its record total composes)
     in the ledger, before any noise is drawn; refused above the lifetime budget."""
     if book is None:
@@ -289,7 +289,7 @@ def charge(book: Any, prepared: Prepared, spec_file: str | os.PathLike | None) -
     from ..publish.spend import Part, Spend
     parts = [Part(p.mechanism, 1, p.epsilon_delta) for p in prepared.plans]
     return book.reserve(Spend(parts, book.dataset, prepared.spec.unit, statistics=[p.name for p in prepared.plans],
-                              spec_sha256=None if spec_file is None else file_record(spec_file)["sha256"]))
+                              spec_sha256=None if spec_info is None else spec_info["sha256"]))
 
 
 def release_column(input_path: str | os.PathLike, column: str, mechanism: Mechanism | str | None,
