@@ -198,7 +198,7 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
         doc["unbiased"] = unbiased_price(item.cell, float(kind.resolution(stat) or 1))
     doc["bounding"] = agg.counts[stat.name]
     doc.update(kind.notes(stat))
-    return doc
+    return kind.document(item, doc)
 
 
 def _up_sum(values: list[float]) -> float:

@@ -35,10 +35,13 @@ INTEGER = ("tinyint", "smallint", "int", "bigint")
 def eligible(types: dict[str, str], spec: QuerySpec) -> bool:
     """Whether the column rules below reproduce the local engine on columns of ``types``
     (name -> Spark simple type string)."""
+    from .kinds import kind_of
     uid = spec.unit.id
     if uid is not None and types.get(uid) not in INTEGER + ("string",):
         return False
     for stat in spec.statistics:
+        if kind_of(stat).per_unit:   # each unit's own value: the local engine on the executors
+            return False
         for cond in stat.where:
             values = cond.values or ()
             text = [v for v in values if isinstance(v, str)]

@@ -78,6 +78,8 @@ class Statistic:
     mechanism: str = "optimal"
     unbiased: bool = False
     value_column: str | None = None
+    #: A quantile's levels, increasing in ``(0, 1)`` (exact fractions of the decimals written).
+    quantiles: tuple[Fraction, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -93,7 +95,11 @@ class Statistic:
 
     @property
     def shape(self) -> tuple[int, int]:
-        """Groups x keys: the statistic's cells before its kind reads them."""
+        """Groups x keys: the statistic's cells before its kind reads them (a quantile's keys
+        are the points of its grid, clamp lower to upper by the resolution: units per point)."""
+        if self.quantiles:
+            lo, hi = self.scaled_clamp
+            return (self.groups.size if self.groups else 1), hi - lo + 1
         return (self.groups.size if self.groups else 1), (self.keys.size if self.keys else 1)
 
 

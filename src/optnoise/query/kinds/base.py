@@ -67,6 +67,9 @@ class Kind:
     releases_key: ClassVar[bool] = False
     #: Whether the released cells are written ``key -> value`` (a histogram).
     by_key: ClassVar[bool] = False
+    #: Whether its answers need each unit's own value (a quantile), not the cells' totals: the
+    #: Spark engine then takes its Python path (its JVM path adds up the units of a cell).
+    per_unit: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ the spec
     def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,6 +144,11 @@ class Kind:
     def notes(self, stat: Statistic) -> dict:
         """Extra entries of the statistic's document."""
         return {}
+
+    def document(self, item: Planned, doc: dict) -> dict:
+        """The statistic's document entry, last: ``doc`` as written (a kind whose mechanism is
+        not a cell's writes its own ``mechanism`` and ``certificate`` here)."""
+        return doc
 
     def about(self, stat: Statistic) -> str:
         """The statistic in a few words."""
