@@ -121,7 +121,10 @@ class Law:
         return math.comb(self.points + len(self.levels) - 1, len(self.levels))
 
     def tau(self, alpha: float) -> int:
-        """The least ``tau`` with ``|C| beta^tau <= alpha``, checked exactly."""
+        """The least ``tau`` with ``|C| beta^tau <= alpha``, checked exactly.
+
+        Proof: docs/proofs/quantile.md
+        """
         count, al = self.outputs(), Fraction(alpha)
         guess = (math.log(count) - math.log(alpha)) / -math.log(self.a / 2.0 ** BASE_BITS)
         tau = max(0, math.floor(guess) - 1)
@@ -185,7 +188,10 @@ def gap_distance(target: int | np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np
 def utility(law: Law, low: np.ndarray, high: np.ndarray, n: int, c: list[int]) -> int:
     """``U(c)`` (scaled by ``D``): the least total variation of a walk from 0 to 0 through the
     boxes ``[D L(c_j) - D q_j n, D L+(c_j) - D q_j n]``, by the lazy walk (moving only to the
-    nearest end of the next box is optimal on a line: docs/proofs/quantile.md)."""
+    nearest end of the next box is optimal on a line).
+
+    Proof: docs/proofs/quantile.md
+    """
     pos = total = 0
     for q, cj in zip(law.levels, c):
         shift = int(q * law.scale) * n
@@ -370,11 +376,16 @@ class Quantile(Kind):
                 "accuracy": accuracy(law, alpha, err), "unit_value": UNIT_VALUE, "grid": grid_json(stat)}
 
     def document(self, item: Planned, doc: dict) -> dict:
-        stat = item.stat
-        eps = cell_target(stat.target, item.derived.cells).epsilon  # type: ignore[arg-type]
-        law = law_of(stat, eps, item.derived.distance or 1)
-        return {**doc, "mechanism": mechanism_json(law), "certificate": certificate_json(law, item.derived.cells,
-                                                                                           stat.target.epsilon)}  # type: ignore
+        stat, derived = item.stat, item.derived
+        law = law_of(stat, cell_target(stat.target, derived.cells).epsilon, derived.distance or 1)  # type: ignore
+        groups = "one group" if derived.cells == 1 else f"{derived.cells} groups"
+        moved = {**doc["neighbourhood"], "utility_distance": law.sensitivity,
+                 "in_words": f"one unit ({derived.change}) is one point of one group's data (its value on the grid): "
+                             f"it changes {groups}' data by one point, so each rank count by at most "
+                             f"{derived.distance} and the utility by at most {law.sensitivity}; derived from the query "
+                             "and the unit, not from the data"}
+        return {**doc, "neighbourhood": moved, "mechanism": mechanism_json(law),
+                "certificate": certificate_json(law, derived.cells, stat.target.epsilon)}  # type: ignore[union-attr]
 
     def about(self, stat: Statistic) -> str:
         return f"quantiles {', '.join(level_name(q) for q in stat.quantiles)} of {stat.column} per unit"
