@@ -340,6 +340,18 @@ def spark():
     return spark_session()
 
 
+def test_compare_shows_the_joint_mechanism_beats_an_even_split():
+    from optnoise.query.compare import compare
+    spec = {"unit": {"id": "u", "max_rows": 3}, "statistics": {"q": SPEC["statistics"]["q"]}}
+    doc = compare(spec, units=400)
+    q = doc["quantiles"]["q"]
+    assert doc["reads_data"] is False and q["stated_rank_error"]["joint"] < q["stated_rank_error"]["even-split"]
+    spread = q["profiles"]["spread"]
+    assert spread["units"] == 400
+    for level in q["levels"]:   # 200 draws: a mean well below the split's exact expectation
+        assert spread["joint"]["expected_rank_error"][level] < spread["even-split"]["expected_rank_error"][level]
+
+
 def test_chain_is_reused_across_draws():
     law = law_of(stat_of([0.5], upper=5), 1.0, 1)
     chain = Chain.of(law, np.array([0, 0, 9, 0, 0, 1]))

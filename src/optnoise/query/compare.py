@@ -1,4 +1,5 @@
-"""Both methods of a peak or a mode, side by side, on synthetic data of the spec's shape.
+"""Both methods of a peak or a mode, side by side, on synthetic data of the spec's shape; and a
+quantile's joint mechanism against an even split of its budget (``quantiles`` of the document).
 
 For each ``peak`` / ``mode`` statistic of a spec, :func:`compare` evaluates the two methods a
 user may choose (without looking at the data): ``answer-noise`` (optimal cyclic noise, or
@@ -28,6 +29,15 @@ uniform times ``t_j``: ``r`` is returned iff its coin is heads and no earlier ke
 integrand is a polynomial of degree ``K - 1``, so Gauss-Legendre with ``ceil(K / 2)`` nodes is
 exact up to floating-point rounding).
 
+For each ``quantile`` / ``median`` (:func:`compare_quantile`): the joint exponential mechanism
+that the release draws (:mod:`.kinds.quantile`) against ``even-split``, one exponential
+mechanism per level at ``epsilon / m`` (the same rank utility, outputs sorted), both at the
+statistic's target on synthetic units of the spec's grid (:data:`QUANTILE_PROFILES`): each
+method's stated rank error (data-independent, at the spec's ``alpha``; the split's by a union
+bound over its levels) and, per profile and level, the expected rank error and the expected
+error in the column's units -- the split's from its exact law, the joint's by
+:data:`QUANTILE_DRAWS` exact draws (seed :data:`PROFILE_SEED`: its law has no per-level closed form).
+
 Guarantees: answer-noise carries the exact certificate of the quantized noise under every
 shift (``exact: true``); report-noisy-max the theorem's (``exact: false``,
 :func:`.noisy_max.guarantee`). Computing this costs no privacy: nothing of the data is used.
@@ -43,8 +53,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..randomness import SeededRandomSource
 from ..target import Target
 from .kinds import derive, kind_of, score_sensitivity
+from .kinds.quantile import Law, law_of, ranks, sample_many, utility
 from .mechanisms import Cell, cell_target, key_cell
 from .noisy_max import RULE
 from .noisy_max import guarantee as rnm_guarantee
@@ -134,6 +146,90 @@ def summary(law: np.ndarray | list, true: int, distances: np.ndarray) -> dict:
     p = sum(law[j] for j in range(k) if shift[j] == 0)
     dist = sum(law[j] * int(distances[shift[j]]) for j in range(k))
     return {"p_correct": float(p), "expected_distance": float(dist)}
+
+
+# ------------------------------------------------------------------ quantiles
+#: Exact draws of the joint mechanism per profile (its law has no closed form per level).
+QUANTILE_DRAWS = 200
+#: The quantile methods compared.
+QUANTILE_METHODS: tuple[str, ...] = ("joint", "even-split")
+QUANTILE_PROFILES: dict[str, str] = {
+    "spread": "the units' values like a normal around the grid's middle (sd: a sixth of the clamp), rounded to the grid",
+    "skewed": "an exponential from the clamp's lower bound (mean: a fifth of the clamp)",
+    "gap": "half the units at a quarter of the clamp, half at three quarters: every point between them is a true "
+           "median (rank error 0), its value error measured from the first",
+}
+
+
+def quantile_profiles(points: int, units: int) -> dict[str, np.ndarray]:
+    """Each profile's units per grid point (``units`` in all, largest remainders: no randomness)."""
+    x = np.arange(points) / max(1, points - 1)
+    shapes = {"spread": np.exp(-((x - 0.5) * 6) ** 2 / 2), "skewed": np.exp(-5 * x),
+              "gap": np.isin(np.arange(points), [(points - 1) // 4, 3 * (points - 1) // 4]).astype(float)}
+    out = {}
+    for name, w in shapes.items():
+        share = units * w / w.sum()
+        counts = np.floor(share).astype(np.int64)
+        counts[np.argsort(counts - share)[:units - int(counts.sum())]] += 1
+        out[name] = counts
+    return out
+
+
+def rank_errors(law: Law, hist: np.ndarray, c: list[int]) -> list[float]:
+    """Each level's rank error ``dist(q n, [L(c_j), L+(c_j)])``."""
+    low, high, n = ranks(hist)
+    return [float(max(q * n - int(high[cj]), int(low[cj]) - q * n, 0)) for q, cj in zip(law.levels, c)]
+
+
+def truth(law: Law, hist: np.ndarray) -> list[int]:
+    """Each level's true quantile: the first grid point whose ranks hold ``q n``."""
+    low, high, n = ranks(hist)
+    return [int(np.flatnonzero((low <= q * n) & (q * n <= high))[0]) for q in law.levels]
+
+
+def single_law(law: Law, hist: np.ndarray) -> np.ndarray:
+    """The exact law of one level's exponential mechanism, ``beta^U / Z`` over the grid (floats)."""
+    low, high, n = ranks(hist)
+    u = np.array([utility(law, low, high, n, [c]) for c in range(law.points)], dtype=float)
+    w = np.exp((u.min() - u) * -np.log(float(law.beta)))
+    return w / w.sum()
+
+
+def compare_quantile(stat: Statistic, unit: Unit, units: int, alpha: float) -> dict:
+    """The joint mechanism against an even split for one quantile or median (module docstring)."""
+    derived = derive(stat, unit)
+    eps = cell_target(stat.target, derived.cells).epsilon  # type: ignore[arg-type]
+    joint = law_of(stat, eps, derived.distance or 1)
+    m = len(joint.levels)
+    singles = [law_of(replace(stat, quantiles=(q,)), eps / m, derived.distance or 1) for q in joint.levels]
+    step = float(stat.resolution)
+    groups = stat.groups.size if stat.groups else 1
+    per_group = max(1, units // groups)
+    names = [repr(float(q)) for q in joint.levels]
+    profiles = {}
+    for name, hist in quantile_profiles(joint.points, per_group).items():
+        true = truth(joint, hist)
+        draws = sample_many(joint, hist, SeededRandomSource(PROFILE_SEED), QUANTILE_DRAWS)
+        ranks_j = np.array([rank_errors(joint, hist, c) for c in draws]).mean(axis=0)
+        values_j = np.abs(np.array(draws) - np.array(true)).mean(axis=0) * step
+        split_r, split_v = [], []
+        for j, one in enumerate(singles):
+            law = single_law(one, hist)
+            split_r.append(float(sum(p * rank_errors(one, hist, [c])[0] for c, p in enumerate(law))))
+            split_v.append(float(np.abs(np.arange(joint.points) - true[j]) @ law) * step)
+        profiles[name] = {"about": QUANTILE_PROFILES[name], "units": int(hist.sum()),
+                          "joint": {"expected_rank_error": dict(zip(names, ranks_j.tolist())),
+                                    "expected_value_error": dict(zip(names, values_j.tolist()))},
+                          "even-split": {"expected_rank_error": dict(zip(names, split_r)),
+                                         "expected_value_error": dict(zip(names, split_v))}}
+    return {"kind": stat.kind, "about": kind_of(stat).about(stat), "levels": names, "grid_points": joint.points,
+            "groups": groups, "units_per_group": per_group, "target": stat.target.to_json(),  # type: ignore[union-attr]
+            "alpha": alpha, "stated_rank_error": {"joint": float(joint.rank_error(alpha)),
+                                                  "even-split": max(float(s.rank_error(alpha / m)) for s in singles)},
+            "methods": {"joint": f"the joint exponential mechanism at epsilon {eps:g} per group (what is released)",
+                        "even-split": f"{m} exponential mechanism(s) at epsilon {eps / m:g} each, outputs sorted"},
+            "laws": f"even-split: exact; joint: the mean of {QUANTILE_DRAWS} exact draws (seed {PROFILE_SEED})",
+            "profiles": profiles}
 
 
 # ------------------------------------------------------------------ one statistic
@@ -253,9 +349,11 @@ def compare(spec: Any, *, units: int | None = None) -> dict:
     from ..version import __version__
     parsed: QuerySpec = parse_query_spec(spec)
     chosen = [s for s in parsed.statistics if kind_of(s).releases_key]
-    if not chosen:
-        raise InvalidParameterError("spec", "no peak or mode statistic", "a spec with at least one statistic of kind "
-                                    "'peak' or 'mode' (compare shows their two methods)")
+    ranked = [s for s in parsed.statistics if s.quantiles]
+    if not chosen and not ranked:
+        raise InvalidParameterError("spec", "no peak or mode statistic, and no quantile", "a spec with at least one "
+                                    "statistic of kind 'peak', 'mode', 'quantile' or 'median' (compare shows their "
+                                    "methods)")
     count, source = units_for(parsed.unit, units)
     stats: dict[str, dict] = {}
     designed: dict = {}
@@ -264,13 +362,20 @@ def compare(spec: Any, *, units: int | None = None) -> dict:
             stats[stat.name] = compare_statistic(stat, parsed.unit, count, designed)
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
+    quantiles: dict[str, dict] = {}
+    for stat in ranked:
+        try:
+            quantiles[stat.name] = compare_quantile(stat, parsed.unit, count, parsed.alpha)
+        except InvalidParameterError as exc:
+            raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
     u = parsed.unit
     return {"tool": "optnoise", "version": __version__, "kind": "query-compare",
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "data": DATA_NOTE, "reads_data": False, "units": count, "units_from": source,
             "unit": {"id": u.id, "max_rows": u.rows_bound, "change": u.change, "max_units": u.max_units},
             "methods": list(METHODS), "profiles": dict(PROFILES), "statistics": stats,
-            "skipped": [s.name for s in parsed.statistics if not kind_of(s).releases_key],
+            "quantiles": quantiles, "quantile_methods": list(QUANTILE_METHODS),
+            "skipped": [s.name for s in parsed.statistics if not kind_of(s).releases_key and not s.quantiles],
             "laws": "exact: answer-noise from the quantized weights that are sampled; permute-and-flip from its "
                     "closed-form law (no simulation)"}
 
@@ -293,6 +398,7 @@ def compare_file(spec: Any, output: Any = None, *, units: int | None = None, for
     return doc
 
 
-__all__ = ["DEFAULT_UNITS", "compare_file", "LAW_MAX_KEYS", "METHODS", "PROFILES", "PROFILE_SEED", "answer_noise_law", "compare",
-           "compare_statistic", "key_distances", "permute_and_flip_law", "profile_shares", "summary",
+__all__ = ["DEFAULT_UNITS", "compare_file", "LAW_MAX_KEYS", "METHODS", "PROFILES", "PROFILE_SEED", "QUANTILE_DRAWS",
+           "QUANTILE_METHODS", "QUANTILE_PROFILES", "answer_noise_law", "compare", "compare_quantile",
+           "compare_statistic", "quantile_profiles", "rank_errors", "single_law", "truth", "key_distances", "permute_and_flip_law", "profile_shares", "summary",
            "synthetic_scores", "units_for"]
