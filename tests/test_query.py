@@ -260,7 +260,7 @@ def test_bounding_drops_extra_rows_and_undeclared_keys():
     ({"unit": {"id": "u"}, "statistics": {"s": {"kind": "count", "epsilon": 1.0}}},
      pd.DataFrame({"u": [1, None], "k": [1, 2]}), "missing"),
     ({"unit": {"change": "add-remove"}, "statistics": {"s": {"kind": "count", "epsilon": 1.0}}}, None, "max_units"),
-    ({"statistics": {"s": {"kind": "median", "epsilon": 1.0}}}, None, "kind"),
+    ({"statistics": {"s": {"kind": "trimmed-mean", "epsilon": 1.0}}}, None, "kind"),
 ])
 def test_bad_input_is_refused(spec, frame, match):
     frame = frame if frame is not None else pd.DataFrame({"u": [1, 2], "k": [1, 2]})
