@@ -387,6 +387,12 @@ class Quantile(Kind):
         return {**doc, "neighbourhood": moved, "mechanism": mechanism_json(law),
                 "certificate": certificate_json(law, derived.cells, stat.target.epsilon)}  # type: ignore[union-attr]
 
+    def csv_rows(self, entry: Mapping[str, Any]) -> list[tuple]:
+        """``(group, level, value, None)``: the level stands in the key's column."""
+        if "value" in entry:
+            return [("", k, v, None) for k, v in entry["value"].items()]
+        return [(g, k, v, None) for g, row in entry["values"].items() for k, v in row.items()]
+
     def about(self, stat: Statistic) -> str:
         return f"quantiles {', '.join(level_name(q) for q in stat.quantiles)} of {stat.column} per unit"
 
