@@ -169,6 +169,18 @@ def test_two_units_of_up_to_three_rows_through_the_unit_rules():
     assert max(cache.values()) <= law.sensitivity
 
 
+def test_unit_points_take_each_unit_total_in_its_home_group_clamped():
+    stat = stat_of([0.5], upper=10, by="g", groups=[1, 2])
+    part = pd.DataFrame({"unit": [0, 0, 1, 2], "group": [0, 1, 1, 0], "key": [0] * 4, "rows": [2, 1, 1, 3],
+                         "value": [5, 9, 3, 14]})
+    counts: dict = {}
+    hist = unit_points(stat, part, counts)
+    expected = np.zeros((2, 11), np.int64)
+    expected[0, 5] = expected[1, 3] = expected[0, 10] = 1   # unit 0: 5 in group 1 (its 1 row in group 2 dropped)
+    assert hist.tolist() == expected.tolist()
+    assert counts == {"rows_outside_the_units_group": 1, "unit_values_clamped": 1}
+
+
 def test_weight_table_bounds_the_base_powers_and_ends_at_one():
     law = law_of(stat_of([0.5]), 0.7, 1)
     table = weight_table(law)

@@ -420,11 +420,9 @@ def unit_points(stat: Statistic, part: Any, counts: dict[str, int]) -> np.ndarra
     if len(unit) == 0:
         return out
     if stat.by is not None:
-        homes, home = home_cells(unit, group, rows)
-        of_unit = np.full(int(unit.max()) + 1, -1, np.int64)
-        of_unit[homes] = home
-        keep = of_unit[unit] == group
-        bump(counts, "rows_outside_the_units_group", int(rows.sum() - rows[keep].sum()))
+        homes, home = home_cells(unit, group, rows)   # sorted by unit: each unit's home group
+        keep = home[np.searchsorted(homes, unit)] == group
+        bump(counts, "rows_outside_the_units_group", int(rows[~keep].sum()))
         unit, group, value = unit[keep], group[keep], value[keep]
     units, inverse = np.unique(unit, return_inverse=True)
     total = np.zeros(len(units), np.int64)
