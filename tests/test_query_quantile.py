@@ -326,6 +326,10 @@ def test_document_python_and_cli_agree_and_state_accuracy(tmp_path):
     assert cli["statistics"]["q"]["value"] == q["value"] and cli["statistics"]["m"]["values"] == m["values"]
     private = query(frame, SPEC)
     assert private["total"]["basic"]["epsilon"] == 2.0   # two statistics at 1 each, through the accountant
+    moved = {**SPEC, "unit": {"id": "u", "max_rows": 3, "change": "add-remove", "max_units": 1000}}
+    adds = query(frame, moved)["statistics"]["m"]
+    assert adds["neighbourhood"]["change"] == "add-remove" and adds["certificate"]["cells_per_unit"] == 1
+    assert adds["neighbourhood"]["cell_distance"] == 1 and adds["certificate"]["per_group"]["epsilon"] == 1.0
 
 
 def test_empty_group_and_all_equal_values_release_grid_points():
