@@ -121,16 +121,16 @@ class Law:
         return math.comb(self.points + len(self.levels) - 1, len(self.levels))
 
     def tau(self, alpha: float) -> int:
-        """The least ``tau`` with ``|C| beta^tau <= alpha``, checked exactly.
+        """A ``tau`` with ``|C| beta^tau <= alpha``: ``ceil(U / L)`` of an upper bound ``U`` of
+        ``ln(|C| / alpha)`` and a lower bound ``L`` of ``ln(1 / beta)`` (outward-rounded
+        logarithms, the quotient exact), so ``tau ln(1 / beta) >= ln(|C| / alpha)``.
 
         Proof: docs/proofs/quantile.md
         """
-        count, al = self.outputs(), Fraction(alpha)
-        guess = (math.log(count) - math.log(alpha)) / -math.log(self.a / 2.0 ** BASE_BITS)
-        tau = max(0, math.floor(guess) - 1)
-        while count * self.a ** tau > al * (1 << (BASE_BITS * tau)):
-            tau += 1
-        return tau
+        from ...analysis.exact import log_up
+        upper = Fraction(log_up(Fraction(self.outputs()) / Fraction(alpha)))
+        lower = -Fraction(log_up(self.beta))
+        return max(0, math.ceil(upper / lower))
 
     def rank_error(self, alpha: float) -> Fraction:
         """Every quantile's rank error is at most this with probability ``>= 1 - alpha``."""
