@@ -8,7 +8,7 @@ One structure, two front doors: a TOML file (``optnoise query --spec FILE.toml``
     budget = { epsilon = 3.0, delta = 1e-6 }     # refuse a spec whose total exceeds it
     alpha = 0.05                                 # intervals at 95 %
     [statistics.NAME]
-    kind = "count" | "histogram" | "sum" | "peak" | "mode"
+    kind = "count" | "histogram" | "sum" | "peak" | "mode" | "mean" | "quantile" | "median"
     ...
 
 Statistic keys: ``kind``; the target ``epsilon`` [``delta``, ``notion``] or ``share`` (a
@@ -16,7 +16,8 @@ fraction of ``budget``); ``where`` (``{ col = v }``, ``{ col = [v, w] }``,
 ``{ col = { lower = a, upper = b } }``); ``of`` (a count: ``"units"``, default, or
 ``"rows"``; a peak: the summed column); ``key`` + ``keys`` (``{ lower, upper }`` or a list);
 ``by`` + ``groups``; ``column`` (a sum); ``clamp`` ``{ lower, upper }`` and ``resolution``
-(a sum or a peak); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
+(a sum, a peak, a mean, a quantile: its public grid); ``quantiles`` (a quantile's levels, e.g.
+``[0.25, 0.5, 0.75]``; a median has 0.5); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
 ``"report-noisy-max"``); ``mechanism`` (``"optimal"``, default, ``"clamped-geometric"``,
 ``"clamped-discrete-gaussian"``); ``unbiased`` (a count, a histogram or a sum: ``true`` asks
 for an unbiased release, on the integers, with its price; default ``false``).
