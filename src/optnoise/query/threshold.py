@@ -10,11 +10,11 @@ most keys one unit can hold (``unit.max_groups``, 1 when a unit is counted in on
 probability that a unit's own keys show is at most ``1 - (1 - p)^m`` with
 ``p = P[1 + Z >= tau] = P[Z >= tau - 1]`` -- computed here **exactly** (a rational number) from
 the quantized weights and the dyadic tail ratios, not from a float formula, then rounded up.
+The selection adds that delta and an epsilon of ``m ln(1 / (1 - p))`` to the unit's total.
 
 Proof: docs/proofs/key-selection.md (the decomposition of the release into the counts of the
-keys a unit shares with the others -- pure DP at the noise's certified epsilon per key -- and
-the event that one of its own keys shows; why ``delta = e^eps_total (1 - (1 - p)^m)`` bounds
-both directions of the neighbourhood; and why ``replace`` is two such steps).
+keys a unit shares with the others -- composed with the rest of the publication as the counts
+are -- and the event that one of its own keys shows; both directions; add-remove and replace).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..analysis.exact import exp_upper, float_up
+from ..analysis.exact import float_up, log_up
 from ..errors import InvalidParameterError
 from ..sampling.quantized import QuantizedInteger
 
@@ -94,46 +94,49 @@ def _left_below(w: list[int], noise: QuantizedInteger, k: int) -> Fraction:
     return total
 
 
-def selection_delta(p: Fraction, keys_per_unit: int, epsilon_total: float) -> Fraction:
-    """The delta of releasing keys found in the data (module docstring), an exact upper bound:
-    ``e^epsilon_total (1 - (1 - p)^m)`` with ``e^epsilon_total`` bounded above by a rational
-    (:func:`~optnoise.analysis.exact.exp_upper`). ``epsilon_total`` is the total epsilon at
-    which the delta is read (the factor covers the direction in which the unit is removed).
+def selection_cost(p: Fraction, keys_per_unit: int) -> tuple[float, float]:
+    """What releasing keys found in the data adds to the unit's total (module docstring):
+    ``(m ln(1 / (1 - p)), 1 - (1 - p)^m)`` -- an epsilon and a delta, both rounded up -- for
+    the probability ``p`` that a key held by one unit alone is shown and ``m`` keys per unit.
+    With the rest of the publication ``(epsilon, delta)``-DP, the whole is
+    ``(epsilon + eps_shift, delta + delta_shift)``-DP, under add-remove and replace alike.
 
     Proof: docs/proofs/key-selection.md.
     """
-    if not 0 <= p <= 1:
-        raise InvalidParameterError("p", float(p), "a probability")
+    if not 0 <= p < 1:
+        raise InvalidParameterError("p", float(p), "a probability below 1")
     m = int(keys_per_unit)
     if m < 1:
         raise InvalidParameterError("unit.max_groups", keys_per_unit, "an integer >= 1")
-    return exp_upper(epsilon_total) * (1 - (1 - p) ** m)
+    hidden = (1 - p) ** m
+    return m * log_up(1 / (1 - p)) if p else 0.0, float_up(1 - hidden)
 
 
 @dataclass(frozen=True)
 class Threshold:
     """A designed threshold: keys whose noisy count of units is at least ``tau`` are released.
 
-    ``p`` is the exact probability that a key held by one unit alone is released, ``delta``
-    the selection delta at ``epsilon_total`` (:func:`selection_delta`), rounded up."""
+    ``p`` is the exact probability that a key held by one unit alone is released;
+    ``epsilon_shift`` and ``delta`` what the selection adds to the unit's total
+    (:func:`selection_cost`)."""
 
     tau: int
     p: Fraction
     keys_per_unit: int
-    epsilon_total: float
+    epsilon_shift: float
     delta: float
 
     def to_json(self) -> dict:
         return {"threshold": self.tau, "keys_per_unit": self.keys_per_unit,
-                "one_unit_key_shown": float_up(self.p), "selection_delta": self.delta,
-                "at_epsilon": self.epsilon_total,
+                "one_unit_key_shown": float_up(self.p), "selection_epsilon": self.epsilon_shift,
+                "selection_delta": self.delta,
                 "rule": "a key is released iff its noisy count of units is at least the threshold; the probability "
                         "that a key held by one unit alone is released is exact (the quantized noise's law), "
                         "rounded up"}
 
 
-def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float, epsilon_total: float) -> Threshold:
-    """The smallest ``tau >= 1`` whose selection delta (:func:`selection_delta`) is at most
+def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float) -> Threshold:
+    """The smallest ``tau >= 1`` whose selection delta (:func:`selection_cost`) is at most
     ``delta`` -- by bisection, the delta being non-increasing in ``tau`` (a tail probability).
 
     Raises
@@ -145,9 +148,10 @@ def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float
         raise InvalidParameterError("delta", delta, "a delta in (0, 1): keys found in the data need one (a key "
                                     "held by one unit alone is shown with a small probability)")
     goal = Fraction(delta)
+    m = int(keys_per_unit)
 
-    def meets(tau: int) -> bool:
-        return selection_delta(upper_tail(noise, tau - 1), keys_per_unit, epsilon_total) <= goal
+    def meets(tau: int) -> bool:   # exact: 1 - (1 - p)^m <= delta
+        return 1 - (1 - upper_tail(noise, tau - 1)) ** m <= goal
 
     lo, hi = 1, 2
     while not meets(hi):
@@ -161,8 +165,8 @@ def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if meets(mid) else (mid, hi)
     p = upper_tail(noise, hi - 1)
-    return Threshold(hi, p, int(keys_per_unit), float(epsilon_total),
-                     float_up(selection_delta(p, keys_per_unit, epsilon_total)))
+    eps_shift, d = selection_cost(p, m)
+    return Threshold(hi, p, m, eps_shift, d)
 
 
-__all__ = ["MAX_THRESHOLD", "Threshold", "selection_delta", "smallest_threshold", "upper_tail"]
+__all__ = ["MAX_THRESHOLD", "Threshold", "selection_cost", "smallest_threshold", "upper_tail"]
