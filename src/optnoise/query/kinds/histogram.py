@@ -87,6 +87,11 @@ class Histogram(Kind):
         return stat.of == "units"
 
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
+        """The released cells; ``consistent``: projected onto the public number of units, with
+        the outside cell and the simultaneous intervals (:func:`..consistent.body`).
+
+        Proof: docs/proofs/consistent-tables.md
+        """
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
