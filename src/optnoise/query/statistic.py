@@ -80,6 +80,8 @@ class Statistic:
     value_column: str | None = None
     #: A quantile's levels, increasing in ``(0, 1)`` (exact fractions of the decimals written).
     quantiles: tuple[Fraction, ...] = ()
+    #: A histogram of units whose cells add up to the public number of units (:mod:`.consistent`).
+    consistent: bool = False
 
     @property
     def columns(self) -> tuple[str, ...]:
