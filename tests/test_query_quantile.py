@@ -373,3 +373,16 @@ def test_chain_is_reused_across_draws():
     chain = Chain.of(law, np.array([0, 0, 9, 0, 0, 1]))
     draws = [chain.draw(SeededRandomSource(s))[0] for s in range(200)]
     assert np.bincount(draws, minlength=6).argmax() == 2
+
+
+def test_compare_on_the_terminal_shows_each_level_and_the_proven_rank_errors(tmp_path):
+    (tmp_path / "s.toml").write_text(TOML.split("[statistics.m]")[0])
+    r = runner.invoke(app, ["query", "--spec", str(tmp_path / "s.toml"), "--compare", "--units", "300"],
+                      env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    j = runner.invoke(app, ["query", "--spec", str(tmp_path / "s.toml"), "--compare", "--units", "300", "--json"])
+    q = json.loads(j.stdout)["quantiles"]["q"]
+    for level in q["levels"]:
+        assert f"q {level}" in r.stdout
+    stated = ", ".join(f"{m} {q['stated_rank_error'][m]:.4g}" for m in ("joint", "even-split"))
+    assert stated in r.stdout and "spread" in r.stdout and "flat:" not in r.stdout

@@ -131,7 +131,8 @@ def _compare(parsed: object, spec: Path, output: Optional[Path], units: Optional
 
 
 def _render_compare(doc: dict, output: Optional[Path]) -> None:
-    """One narrow table per peak or mode: profile x method -> P(right key), E distance, guarantee."""
+    """One narrow table per peak or mode: profile x method -> P(right key), E distance, guarantee;
+    one per quantile (:func:`_render_quantile`)."""
     from ..render import column, narrow_table, notes
     for name, s in doc["statistics"].items():
         what = s["about"]
@@ -149,14 +150,37 @@ def _render_compare(doc: dict, output: Optional[Path]) -> None:
         out.print(table)
         notes([f"distance: {s['distance']}", f"scores: {s['scores']}",
                "answer-noise: the same law on every profile (the true key shifted by the noise)"])
+    for name, q in doc.get("quantiles", {}).items():
+        _render_quantile(name, q, doc["quantile_methods"])
     skipped = f"; not compared (not a peak or mode): {', '.join(doc['skipped'])}" if doc["skipped"] else ""
     source = {"default": "the default: under replace the spec holds no number of units; --units to change it",
               "unit.max_units": "the spec's unit.max_units", "units": "--units"}[doc["units_from"]]
     notes([f"units: {doc['units']} ({source}){skipped}",
-           *(f"{p}: {about}" for p, about in doc["profiles"].items()),
-           "exact laws, no simulation; " + doc["data"]])
+           *(f"{p}: {about}" for p, about in doc["profiles"].items() if doc["statistics"]),
+           ("exact laws, no simulation; " if doc["statistics"] else "") + doc["data"]])
     if output is not None:
         say((f"wrote {output}: the comparison (JSON)", "dim"))
+
+
+def _render_quantile(name: str, q: dict, methods: list[str]) -> None:
+    """One narrow table per quantile statistic: profile x method -> each level's expected rank
+    and value error; the stated (proven) rank error of each method beneath."""
+    from ..render import column, narrow_table, notes
+    units = f"{q['groups']} groups of {q['units_per_group']} units" if q["groups"] > 1 else \
+        f"{q['units_per_group']} units"
+    table = narrow_table(f"{name}: {q['about']}, {q['grid_points']} grid points, {units}")
+    rows = [(p, m, *(f"{v[m]['expected_rank_error'][lv]:.3g} / {v[m]['expected_value_error'][lv]:.3g}"
+                     for lv in q["levels"])) for p, v in q["profiles"].items() for m in methods]
+    heads = ("profile", "method", *(f"q {lv}: E rank / E value error" for lv in q["levels"]))
+    for i, head in enumerate(heads):
+        column(table, head, left=i < 2, cells=[r[i] for r in rows])
+    for row in rows:
+        table.add_row(*(escape(c) for c in row))
+    out.print(table)
+    stated = ", ".join(f"{m} {q['stated_rank_error'][m]:.4g}" for m in methods)
+    notes([f"proven rank error, all levels at once with probability >= {1 - q['alpha']:g}: {stated}",
+           *(f"{m}: {about}" for m, about in q["methods"].items()), f"laws: {q['laws']}",
+           *(f"{p}: {v['about']}" for p, v in q["profiles"].items())])
 
 
 def _guarantee(cert: dict) -> str:
