@@ -92,12 +92,12 @@ def part_cells(stat: Statistic, unit: UnitRules, parts: list[PartSpec], first: d
     its share of the target, under the distance the unit's rule gives its contribution,
     :meth:`PrivacyUnit.distance`); ``first``: entries added to the first cell's ``design``.
 
-    Proof: docs/proofs/derived-neighbourhoods.md
+    Proof: docs/proofs/mean-interval.md
     """
     from . import cell_for
     distances = [unit.distance(p.low, p.high) for p in parts]
     shares = moment_shares([p.coefficient * d for p, d in zip(parts, distances)])
-    cells = []
+    cells: list[Cell] = []
     for p, d, t in zip(parts, distances, split_target(stat.target, shares)):  # type: ignore[arg-type]
         derived = Derived(d, 1, p.low, p.high, unit.change)
         cell = cell_for(replace(stat, target=t), derived, max(1, p.n), p.offset)
@@ -105,6 +105,15 @@ def part_cells(stat: Statistic, unit: UnitRules, parts: list[PartSpec], first: d
                              design={**cell.design, "part": p.name, "distance": d, "share": shares[len(cells)]}))
     cells[0] = replace(cells[0], design={**cells[0].design, **first})
     return cells
+
+
+def mean_value(total: int, count: int, bounds: tuple[int, int]) -> Fraction:
+    """The released mean from a released sum and count: ``clip(total / max(count, 1), *bounds)``
+    -- a count ``<= 0`` is taken as 1, so never NaN or infinity (module docstring).
+
+    Proof: docs/proofs/mean-interval.md
+    """
+    return min(max(Fraction(total, max(count, 1)), Fraction(bounds[0])), Fraction(bounds[1]))
 
 
 @dataclass(frozen=True)
@@ -184,7 +193,10 @@ class Mean(Sum):
 
     def _from_parts(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """Under add-remove: the centred sum and the count drawn, the mean and its interval
-        (module docstring)."""
+        (module docstring).
+
+        Proof: docs/proofs/mean-interval.md
+        """
         sums, count = item.cell, item.extra[0]
         low, high, c = unit_bounds(sums, item.derived)  # type: ignore[arg-type]
         res = item.stat.resolution
@@ -192,7 +204,7 @@ class Mean(Sum):
         a_sum, a_count = alpha_split(alpha, [float(sums.design["share"]), float(count.design["share"])])
         s = draw_part(sums, total - c * item.all_units, a_sum, source)  # type: ignore[arg-type]
         n = draw_part(count, item.all_units, a_count, source)
-        centred = min(max(Fraction(s.value, max(n.value, 1)), Fraction(low - c)), Fraction(high - c))
+        centred = mean_value(s.value, n.value, (low - c, high - c))
         lo, hi = ratio_interval((s.low, s.high), (n.low, n.high), (low - c, high - c))
         return {"value": plain(float((centred + c) * res)), "interval": outward(lo + c, hi + c, res),
                 "interval_method": f"the mean's values over the box of the centred sum's and the count's intervals "

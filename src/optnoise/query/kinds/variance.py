@@ -42,6 +42,17 @@ MAX_REPLACE_VALUE = 46_340
 MAX_SQUARES = 2 ** 62
 
 
+def variance_value(squares: int, total: int, count: int, top: Fraction) -> Fraction:
+    """The released variance from a released sum of squares, sum and count (centred values):
+    ``clip(Q / C' - (S / C')^2, 0, top)``, ``C' = max(C, 1)`` -- never negative, never above
+    ``top``, never NaN or infinity (module docstring).
+
+    Proof: docs/proofs/mean-interval.md
+    """
+    den = max(count, 1)
+    return min(max(Fraction(squares, den) - Fraction(total, den) ** 2, Fraction(0)), top)
+
+
 class Variance(Kind):
     name = "variance"
     order = 6
@@ -89,6 +100,11 @@ class Variance(Kind):
         return 1, 2
 
     def parts_for(self, stat: Statistic, unit: UnitRules, units: int) -> list[Cell] | None:
+        """The centred sum, the sum of squares and (add-remove) the count, each with the range
+        one unit contributes (module docstring).
+
+        Proof: docs/proofs/mean-interval.md
+        """
         low, high = clamped_contribution(stat, unit)
         c = centre(low, high)
         half = max(c - low, high - c)
@@ -110,8 +126,7 @@ class Variance(Kind):
         s, q = drawn[0], drawn[1]
         count = (drawn[2].value, drawn[2].low, drawn[2].high) if len(drawn) > 2 else (n, n, n)
         top = Fraction((high - low) ** 2, 4)
-        den = max(count[0], 1)
-        var = min(max(Fraction(q.value, den) - Fraction(s.value, den) ** 2, Fraction(0)), top)
+        var = variance_value(q.value, s.value, count[0], top)
         lo, hi = variance_interval((q.low, q.high), (s.low, s.high), (count[1], count[2]), top)
         res2 = item.stat.resolution ** 2
         value = float(var * res2) ** (0.5 if self.root else 1)
