@@ -337,6 +337,10 @@ def test_spark_gives_the_local_document(tmp_path, spark):
     for path in ("in.csv", "in.parquet"):   # the Python path, and a Parquet file the JVM path would take
         doc, _ = query_file_audited(tmp_path / path, SPEC, engine="spark", source=SeededRandomSource(4))
         assert doc["engine"] == "spark" and doc["statistics"] == ref["statistics"], path
+    mean = {**SPEC, "statistics": {"m": SPEC["statistics"]["m"]}}   # a mean alone: the JVM path on Parquet
+    ref, _ = query_file_audited(tmp_path / "in.csv", mean, source=SeededRandomSource(6))
+    doc, _ = query_file_audited(tmp_path / "in.parquet", mean, engine="spark", source=SeededRandomSource(6))
+    assert doc["statistics"] == ref["statistics"]
 
 
 @pytest.fixture(scope="module")

@@ -183,6 +183,9 @@ class Mean(Sum):
             return self._from_parts(item, alpha, source)
         doc = super().body(item, alpha, source)
         units = item.units or 0
+        if units < 1:   # refused before (an empty table under replace): never NaN or infinity
+            return {**doc, "value": None, "interval": None, "expected_abs_error": None,
+                    "mean_method": "no units: the mean is undefined (nothing divided by zero)"}
         low_high = doc["interval"]
         return {**doc, "value": doc["value"] / units,
                 "interval": None if low_high is None else [low_high[0] / units, low_high[1] / units],
