@@ -118,6 +118,48 @@ def test_outward_rounding_holds_the_exact_interval(a, w, scale):
         assert Fraction(rlo) ** 2 <= a * scale and Fraction(rhi) ** 2 >= (a + w) * scale
 
 
+# ------------------------------------------------------------------ the parts' neighbourhoods, by brute force
+ROWS = [(0.0,), (2.0,), (1.0,), (2.0,)]
+
+
+def _parts(spec, units: list[tuple], c: int, kind: str) -> list[int]:
+    """The parts' true values (centred sum, sum of squares, count) of a table of ``units``."""
+    frame = pd.DataFrame([(i, *r) for i, rs in enumerate(units) for r in rs], columns=["u", "x"]) if any(units) \
+        else pd.DataFrame({"u": pd.Series([], dtype=int), "x": pd.Series([], dtype=float)})
+    agg = aggregate([frame], spec)
+    cells = kind_of(spec.statistics[0]).answers(spec.statistics[0], agg.parts["m"], {}).cells
+    n = agg.units
+    if kind == "mean":
+        return [int(cells[0, 0]) - c * n, n]
+    squares, total = (int(x) for x in cells[0])
+    return [total - c * n, squares - 2 * c * total + c * c * n, n]
+
+
+@pytest.mark.parametrize("kind, change", [("mean", "add-remove"), ("variance", "replace"), ("variance", "add-remove")])
+def test_each_part_moves_by_its_derived_distance_on_every_small_table(kind, change):
+    """All tables of 2 units (each 0..3 rows, more than max_rows = 2; values clamped to [0, 2])
+    and every neighbour (one unit's rows replaced by any others, the number of units kept; or
+    the unit added/removed): every part moves by at most its derived distance, which is reached.
+    (A mean under replace is its sum: tests/test_query.py.)"""
+    spec = parse_query_spec(_spec(kind, change, most=4, clamp=(0, 2), rows=2))
+    (item,) = plan(spec, aggregate([pd.DataFrame({"u": [0], "x": [1.0]})], spec))
+    cells = [item.cell, *item.extra]
+    c = int(item.cell.design["centre"])
+    limits = [int(cell.design["distance"]) for cell in cells]
+    contents = [x for r in range(4) for x in itertools.combinations_with_replacement(ROWS, r)]
+    worst = [0] * len(cells)
+    for other in (contents[0], contents[-1]):
+        for mine in contents:
+            a = _parts(spec, [other, mine], c, kind)
+            neighbours = [[other, alt] for alt in contents if bool(alt) == bool(mine)] if change == "replace" \
+                else [[other]]
+            for nb in neighbours:
+                b = _parts(spec, nb, c, kind)
+                worst = [max(w, abs(x - y)) for w, x, y in zip(worst, a, b)]
+    parts = [cell.design["part"] for cell in cells]
+    assert worst[:len(limits)] == limits, (parts, worst, limits)
+
+
 # ------------------------------------------------------------------ exact coverage on small cases
 def _law(cell) -> tuple[np.ndarray, int]:
     """The channel's integer weights (rows: true index) and their bits: what is sampled."""
@@ -196,12 +238,14 @@ def test_coverage_by_simulation_on_a_larger_table(kind):
     spec, (item,) = _planned(_spec(kind, eps=1.0), frame)
     x = frame["x"].to_numpy()
     truth = {"mean": x.mean(), "variance": x.var(), "std": x.std()}[kind]
-    misses = 0
+    misses = points = 0
     for seed in range(RUNS):
         doc = kind_of(item.stat).body(item, 0.1, SeededRandomSource(seed))
         lo, hi = doc["interval"]
         misses += not lo <= truth <= hi
+        points += doc["value"] != pytest.approx(truth, abs=1e-9)
     assert misses <= MISSES
+    assert points > MISSES   # power: the same check rejects the point estimate as an interval
 
 
 # ------------------------------------------------------------------ end to end
