@@ -294,6 +294,19 @@ def test_parts_are_composed_by_the_unit_total_and_recorded_by_the_ledger():
     assert set(cert["parts"]) == {"v.sum_of_squares", "v.count"} and cert["epsilon_pure"] <= 1.0
 
 
+def test_a_ledger_records_every_part_and_refuses_above_its_budget(tmp_path):
+    from optnoise.publish.ledger import Ledger
+    from optnoise.target import Target
+    Ledger.init(tmp_path / "b.db", dataset="d", unit="u (add-remove)", budget=Target(1.2))
+    frame = pd.DataFrame({"u": np.arange(40), "x": np.linspace(0, 10, 40)})
+    query(frame, _spec("variance", most=100), ledger=Ledger(tmp_path / "b.db"))
+    (run,) = Ledger(tmp_path / "b.db").runs()
+    assert run["state"] == "delivered" and len(run["parts"]) == 3
+    with pytest.raises(InvalidParameterError):   # a second statistic of eps 1: above 1.2, nothing drawn
+        query(frame, _spec("mean", most=100), ledger=Ledger(tmp_path / "b.db"))
+    assert len(Ledger(tmp_path / "b.db").runs()) == 1
+
+
 def test_budget_split_follows_the_parts_weights():
     """Mean under add-remove, values 0..10 centred at 5: the sum moves by 5 and the count by 1
     with weight 5 -- an even split; the variance's (1 x 25, 2*5 x 5, 25 x 1): sqrt 1 : 2 : 1... of

@@ -203,7 +203,7 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
                                              "certificate under its derived distances, rounded up"}
         if item.extra:
             doc["certificate"].update(
-                parts={p.name: p.certificate_json() for p in item.extra},
+                parts={p.name: p.certificate_json() for p in item.extra}, cells_per_unit=len(item.parts),
                 epsilon_pure=_up_sum([p.epsilon_pure for p in item.parts]),
                 composition="basic composition over the statistic's parts (each certified exactly under its own "
                             "derived distances), rounded up; the unit's total composes every part")
