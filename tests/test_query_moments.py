@@ -328,6 +328,16 @@ def test_mean_under_replace_is_unchanged_post_processing():
     assert doc["units"] == 30 and doc["value"] == pytest.approx(total["value"] / 30) and "parts" not in doc
 
 
+def test_a_cell_whose_chained_geometric_misses_its_epsilon_takes_the_staircase():
+    """At eps 0.7 and distance 24 the chained geometric's rounded weights miss the target (a sum
+    was refused there before); the staircase is certified instead -- a budget share of a part
+    lands on such epsilons."""
+    from optnoise.query.mechanisms import count_cell
+    from optnoise.target import Target
+    cell = count_cell("x", 1440, 0, 24, Target(0.7))
+    assert "staircase" in cell.built and cell.epsilon_pure <= 0.7
+
+
 # ------------------------------------------------------------------ refusals (exit 2, before any noise)
 @pytest.mark.parametrize("stat, key, words", [
     ({"kind": "variance", "column": "x", "epsilon": 1.0}, "clamp", "lower = L, upper = U"),
