@@ -170,6 +170,10 @@ class Mean(Sum):
         return low - c, high - c
 
     def parts_for(self, stat: Statistic, unit: UnitRules, units: int) -> list[Cell] | None:
+        """Under add-remove: the centred sum and the count (module docstring).
+
+        Proof: docs/proofs/mean-interval.md
+        """
         if unit.change == "replace":
             return None
         low, high = clamped_contribution(stat, unit)
