@@ -120,6 +120,24 @@ def test_registering_the_commands_imports_no_numerics():
     assert proc.stdout.strip() == "[]"
 
 
+def test_a_query_without_the_optimal_channel_imports_no_scipy(tmp_path):
+    """Start-up (issue 37): scipy (sparse LP models, HiGHS: 0.3-0.4 s to import) is imported by
+    the designs that solve an LP, not by a query whose cells are calibrated families."""
+    (tmp_path / "t.csv").write_text("household,circuit,kwh\n" + "".join(f"{h},{1 + h % 3},{h % 7 / 2}\n"
+                                                                       for h in range(12)))
+    (tmp_path / "q.toml").write_text(
+        'unit = { id = "household", max_rows = 2 }\n[statistics.n]\nkind = "histogram"\nkey = "circuit"\n'
+        'keys = [1, 2, 3]\nepsilon = 1.0\nmechanism = "clamped-geometric"\n[statistics.kwh]\nkind = "sum"\n'
+        'column = "kwh"\nclamp = { lower = 0, upper = 4 }\nresolution = 0.5\nepsilon = 1.0\n')
+    code = ("import sys; from optnoise.cli import main; sys.argv[1:] = sys.argv[1:]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n"
+            "    print('rc', e.code, sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'pydantic'}))")
+    proc = subprocess.run([sys.executable, "-c", code, "query", "--spec", str(tmp_path / "q.toml"), "--input",
+                           str(tmp_path / "t.csv"), "--json", "--seed", "1"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    assert proc.stdout.strip().endswith("rc 0 []"), proc.stdout[-300:] + proc.stderr
+
+
 # --------------------------------------------------------------- error paths
 BAD = [
     (["--pmf", "0.5,-0.5,1"], "pmf"),

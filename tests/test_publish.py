@@ -95,6 +95,34 @@ def test_the_accountant_on_one_pure_part_by_hand():
     assert round_up(2.50049) == "2.501"
 
 
+def test_shifts_move_every_bound_of_the_items_by_hand():
+    """Keys found in the data (docs/proofs/key-selection.md): a part of randomized response at
+    eps0 with a selection shift (e_s, d_s): basic adds the shift; pld is the part's own
+    epsilon at delta - d_s plus e_s (by hand as above); at the budget's epsilon its delta is
+    the part's at epsilon - e_s plus d_s; a shift taking the whole delta leaves no pld bound;
+    the attack readout is the shifted profile's, never below the unshifted one's."""
+    from optnoise.query.mechanisms import dominating_rr
+    from optnoise.query.release import TheoremPart
+    prof = TheoremPart("s", dominating_rr(1.0), 1.0).composition_profile()
+    acc = Accountant("parts", "one part", "profile", True, "the total", "the parts'")
+    e_s, d_s = 1e-7, 4e-7
+    parts = Parts([(prof, 1)], [(1.0, 0.0)], shifts=[(e_s, d_s)])
+    total = acc.composed(parts, Target(1.1, 1e-6))
+    e0 = math.exp(prof.epsilon_pure)
+    assert total["basic"]["epsilon"] >= 1.0 + e_s and total["basic"]["delta"] >= d_s
+    assert total["pld"]["epsilon"] == pytest.approx(math.log(e0 - (1e-6 - d_s) * (1 + e0)) + e_s, abs=1e-9)
+    assert total["pld"]["epsilon"] > math.log(e0 - 1e-6 * (1 + e0))   # strictly above the unshifted
+    by_hand = (e0 - math.exp(1.1 - e_s)) / (1 + e0) + d_s
+    assert total["pld"]["delta_at_budget_epsilon"] == pytest.approx(max(by_hand, d_s), abs=1e-12)
+    assert total["selection"] == {"epsilon": e_s, "delta": d_s, "statistics": 1} and total["within_budget"]
+    none = acc.composed(Parts([(prof, 1)], [(1.0, 0.0)], shifts=[(e_s, 2e-6)]), Target(1.1, 1e-6))
+    assert none["pld"]["epsilon"] is None and not none["within_budget"]
+    subject = lambda worst: {"subject": "a row"}
+    plain = acc.total(Parts([(prof, 1)], [(1.0, 0.0)]), None, subject)["attack"]["tpr_at_fpr"]["0.05"]
+    moved = acc.total(parts, None, subject)["attack"]["tpr_at_fpr"]["0.05"]
+    assert moved >= plain + d_s * 0.99
+
+
 def test_the_pure_sum_shortcut_survives_a_worst_pair_mass_below_the_float_range():
     """120 parts whose worst pair has mass 1e-3 there: P = 1e-360 is below the float range.
     Compared in logs, the shortcut is refused (delta >> P, the skipped bounds could win) --

@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 
 from ..version import __version__
 from ..errors import one_line, shorten
+from .coercion import plain_coercion
 from .errors import cli_errors, typed_value, write_failure
 from .options import Group, with_groups
 from .render import error_line, out
@@ -114,10 +115,18 @@ class OptnoiseGroup(TyperGroup):
         return self._exit(_flushed(code), standalone_mode)
 
     def get_help_option(self, ctx: Any) -> Any:
-        """The root's ``--help``, coerced as the flag it is (:func:`_plain_flag`)."""
+        """The root's ``--help``, coerced as the flag it is (:mod:`.coercion`)."""
         option = super().get_help_option(ctx)
-        _plain_flag(option)
+        if option is not None:
+            plain_coercion([option])
         return option
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """A command whose plain options skip pydantic (:mod:`.coercion`: start-up)."""
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:  # its own ``--help`` included (cached by the command)
+            plain_coercion(cmd.get_params(ctx))
+        return cmd
 
     @staticmethod
     def _exit(code: int, standalone_mode: bool) -> int:
@@ -140,21 +149,6 @@ class OptnoiseGroup(TyperGroup):
             error_line(_usage_message(exc, argv))
             return int(getattr(exc, "exit_code", 2))
         return rv if isinstance(rv, int) else 0
-
-
-def _plain_flag(option: Any) -> None:
-    """Start-up (issue 37): typer 0.29 coerces every option of the root, the unset ``--help``
-    (``None``) included, through a pydantic adapter built on first use, so ``optnoise CMD --help``
-    imported pydantic (60-110 ms) for a flag that needs no coercion. Give the flag typer's own
-    pass-through coercion instead; with another typer (no such attribute) nothing changes."""
-    if option is None or getattr(option, "_runtime_param", False) is not None:
-        return
-    try:
-        from typer._coercion import PassThroughRuntimeParam
-        option._runtime_param = PassThroughRuntimeParam(parameter_info=option.type_descriptor.parameter_info,
-                                                        annotation=bool)
-    except (ImportError, AttributeError, TypeError):  # pragma: no cover - another typer
-        pass
 
 
 app = typer.Typer(

@@ -24,7 +24,6 @@ import types
 
 from .calibrate import calibrate
 from .dispatch import design
-from .finite import FiniteDesign, design_finite
 from .report import Design, DesignReport
 from .request import Request, SolverOptions
 
@@ -34,6 +33,15 @@ class _Door(types.ModuleType):
 
     def __call__(self, request: Request) -> Design:
         return design(request)
+
+
+def __getattr__(name: str) -> object:
+    """The finite-space solver's names, imported on first use: its module builds sparse LP
+    models (scipy.sparse, 0.17 s), which most commands never need (start-up, issue 37)."""
+    if name in ("FiniteDesign", "design_finite"):
+        from . import finite
+        return getattr(finite, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 sys.modules[__name__].__class__ = _Door

@@ -39,12 +39,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..analysis.exact import float_up
 from ..errors import InvalidParameterError
+
+if TYPE_CHECKING:  # imported where used: scipy.sparse costs 0.17 s at start-up (issue 37)
+    import scipy.sparse as sp
 
 #: Unit roundoff of float64 (round to nearest).
 UNIT = 2.0 ** -53
@@ -274,6 +277,8 @@ def lp_bound(c: np.ndarray, a_ub: sp.spmatrix | None, b_ub: np.ndarray | None, a
     The caller passes the *relaxed* model (ratio coefficients ``e_up``, delta unshrunk), so
     that the bound holds for the true problem; the multipliers may come from a tighter one.
     """
+    import scipy.sparse as sp
+
     c = np.asarray(c, dtype=np.float64)
     lb = np.asarray(lb, dtype=np.float64)
     ub = np.asarray(ub, dtype=np.float64)

@@ -8,6 +8,7 @@ mass ``a(r)`` on ``0..r-1``, ``b a(r)`` on ``r..Delta-1``, the same decay and sy
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -34,7 +35,11 @@ def check_eps(epsilon: float) -> float:
                                   "b = e^-eps per step: 1 - b must be resolved in double precision and b must stay a "
                                   "normal double)")
 
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    """48-point Gauss-Legendre nodes and weights on [-1, 1], computed on first use (numpy's
+    polynomial package costs 11 ms at start-up)."""
+    return np.polynomial.legendre.leggauss(48)
 
 
 def _uniforms(count: int, source: RandomSource) -> np.ndarray:
@@ -167,8 +172,9 @@ def _staircase_integral(st: Staircase, cost: Cost) -> float:
         for start in range(0, n_blocks, 4096):
             k = np.arange(start, min(n_blocks, start + 4096), dtype=np.float64)
             mid = (k + (lo_frac + hi_frac) / 2.0) * d
-            x = mid[:, None] + width / 2.0 * _GL_NODES[None, :]
-            block = (cost(x) @ _GL_WEIGHTS) * width / 2.0
+            nodes, weights = _gauss_legendre()
+            x = mid[:, None] + width / 2.0 * nodes[None, :]
+            block = (cost(x) @ weights) * width / 2.0
             total += float(np.sum(np.power(b, k) * block)) * height
     return 2.0 * a * total
 

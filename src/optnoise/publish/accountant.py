@@ -50,6 +50,9 @@ class Parts:
     items: Sequence[tuple[Any, int]]
     epsilon_deltas: Sequence[tuple[float, float]]
     mixed: Sequence[bool] | None = None
+    #: ``(epsilon, delta)`` added on top of the composed items by parts whose release is the
+    #: items' with a rare extra event -- keys found in the data (:func:`shifted`).
+    shifts: Sequence[tuple[float, float]] = ()
 
     @property
     def single(self) -> bool:
@@ -117,13 +120,16 @@ class Accountant:
             out = self.with_attack(out, parts, subject, budget if by_attack else None)
         return out
 
-    def composed(self, parts: Parts, budget: Target | None) -> dict:
+    def composed(self, parts: Parts, budget: Target | None, *, at_delta: float | None = None) -> dict:
         """``basic`` and ``pld`` (module docstring), the budget (in epsilon terms) and whether
-        the total is within it."""
+        the total is within it; with ``parts.shifts``, both shifted (:func:`shifted`).
+        ``at_delta``: where ``pld`` reads epsilon (default: the budget's delta, or 1e-6)."""
+        if parts.shifts:
+            return shifted(self, parts, budget)
         from ..analysis.outward import sum_up
         eps = list(parts.epsilon_deltas)
         basic = {"epsilon": sum_up(e for e, _ in eps), "delta": min(1.0, sum_up(d for _, d in eps))}
-        delta = budget.delta if budget is not None else 1e-6
+        delta = at_delta if at_delta is not None else budget.delta if budget is not None else 1e-6
         items = list(parts.items)
         shortcut = pure_total(items, delta, budget) if self.pure_shortcut and not parts.single else None
         if parts.single:  # nothing to compose: the part's own tight profile (and no dp_accounting import)
@@ -154,10 +160,10 @@ class Accountant:
         fprs = sorted({*_default_fprs(), WORDS_FPR, *((budget.at_fpr,) if budget is not None and
                                                      budget.max_tpr is not None else ())})
         at = budget.at_fpr if budget is not None and budget.max_tpr is not None else WORDS_FPR
-        if self.readout == "exact":
+        if self.readout == "exact" and not parts.shifts:
             attack = exact_attack(parts, fprs, subject, at)
         else:
-            attack = profile_attack(list(parts.items), total, fprs, subject)
+            attack = profile_attack(list(parts.items), total, fprs, subject, parts.shifts)
         out = {**total, "attack": attack}
         if budget is not None:
             out["budget"] = budget.to_json()
@@ -181,6 +187,41 @@ class Accountant:
             "budget", f"eps {budget.epsilon:g}, delta {budget.delta:g}",
             f"a budget at least {self.whose}: basic eps {b['epsilon']:.4g}, delta {b['delta']:.3g}; "
             f"PLD eps {p['epsilon']:.4g} at delta {budget.delta:g} (lower {self.parts} epsilons or raise the budget)")
+
+
+def shifted(accountant: Accountant, parts: Parts, budget: Target | None) -> dict:
+    """The total of parts with shifts: each shift ``(e_s, d_s)`` says the release is
+    ``(epsilon + e_s, delta + d_s)``-DP whenever the items are ``(epsilon, delta)``-DP
+    (docs/proofs/key-selection.md), so the items are composed as usual and every bound is
+    moved by the sums ``E``, ``D`` of the shifts, rounded up: ``basic`` adds them; ``pld``
+    reads the items' epsilon at ``delta - D`` (none when ``D`` takes the whole delta) and adds
+    ``E``, and their delta at ``budget.epsilon - E`` plus ``D``.
+
+    Proof: docs/proofs/key-selection.md
+    """
+    from ..analysis.outward import sum_up
+    e_s, d_s = sum_up(e for e, _ in parts.shifts), sum_up(d for _, d in parts.shifts)
+    delta = budget.delta if budget is not None else 1e-6
+    inner = Parts(parts.items, parts.epsilon_deltas, parts.mixed)
+    # the items' delta at the budget's epsilon less the shift (a budget below the shift: none)
+    inner_budget = None if budget is None or budget.epsilon <= e_s else Target(budget.epsilon - e_s, delta)
+    out = accountant.composed(inner, inner_budget, at_delta=delta - d_s if delta > d_s else delta)
+    pld = dict(out["pld"])
+    if delta > d_s and pld["epsilon"] is not None:
+        pld["epsilon"], pld["delta"] = sum_up([pld["epsilon"], e_s]), delta
+    else:
+        pld = {"epsilon": None, "delta": delta, "bound": "none: the selection's delta takes the whole delta"}
+    if budget is not None:
+        at = out["pld"].get("delta_at_budget_epsilon")
+        pld["delta_at_budget_epsilon"] = None if at is None else min(1.0, sum_up([at, d_s]))
+    basic = {"epsilon": sum_up([out["basic"]["epsilon"], e_s]), "delta": min(1.0, sum_up([out["basic"]["delta"], d_s]))}
+    total: dict[str, Any] = {**out, "basic": basic, "pld": pld,
+                             "selection": {"epsilon": e_s, "delta": d_s, "statistics": len(parts.shifts)},
+                             "budget": None if budget is None else {"epsilon": budget.epsilon, "delta": budget.delta}}
+    total.pop("within_budget", None)
+    if budget is not None:
+        total["within_budget"] = within(basic, pld, budget)
+    return total
 
 
 def _default_fprs() -> tuple[float, ...]:
@@ -222,7 +263,8 @@ def exact_attack(parts: Parts, fprs: Sequence[float], subject: Subject, at: floa
 ATTACK_GRID = 16
 
 
-def profile_attack(items: list[tuple[Any, int]], total: dict, fprs: Sequence[float], subject: Subject) -> dict:
+def profile_attack(items: list[tuple[Any, int]], total: dict, fprs: Sequence[float], subject: Subject,
+                   shifts: Sequence[tuple[float, float]] = ()) -> dict:
     """The total in attack terms (``total.attack``, the shape of :func:`exact_attack`'s): a
     proven upper bound on the best attacker's TPR at each FPR, fast.
 
@@ -240,7 +282,9 @@ def profile_attack(items: list[tuple[Any, int]], total: dict, fprs: Sequence[flo
     ``sum k eps_pure``. For a pure total the pure line alone gives the closed form
     ``min(e^eps FPR, 1 - e^-eps (1 - FPR))``; with the profile it is never looser. The second
     family of lines needs the pairs closed under swapping; it is checked
-    (:func:`~optnoise.analysis.tradeoff.swap_closed`).
+    (:func:`~optnoise.analysis.tradeoff.swap_closed`). With ``shifts`` (keys found in the
+    data, :func:`shifted`) every point of the items' profile is moved by their sums and the
+    pure sum is not a bound (the selection has no pure epsilon).
     """
     from ..analysis.composition import delta_curve
     from ..analysis.outward import sum_up
@@ -255,7 +299,11 @@ def profile_attack(items: list[tuple[Any, int]], total: dict, fprs: Sequence[flo
     grid = np.linspace(0.0, min(top, 50.0), ATTACK_GRID)
     # each item's pairs as one dominating pair, no RDP: valid bounds, for the cost of one PLD
     eps, deltas = delta_curve(items, grid, orders=(), max_combinations=1)
-    points += list(zip(eps.tolist(), deltas.tolist()))
+    e_s, d_s = sum_up(e for e, _ in shifts), sum_up(d for _, d in shifts)   # (0, 0) without shifts
+    points += [(e, d) if not shifts else (sum_up([e, e_s]), min(1.0, sum_up([d, d_s])))
+               for e, d in zip(eps.tolist(), deltas.tolist())]
+    if shifts:   # the total's own points are shifted already (:func:`shifted`); no pure line
+        pure = math.inf
     symmetric = all(swap_closed(prof.neighbourhood) for prof, _ in items)
     readout = profile_readout(points, pure=pure, symmetric=symmetric, fprs=list(fprs))
     out = readout.to_json(**subject(""))

@@ -30,7 +30,7 @@ from ..seeded import warn_not_private
 from .aggregate import Aggregated, aggregate, answers
 from .cells import Answers
 from .intervals import unbiased_price
-from .kinds import cell_domain, cell_for, derive, kind_of, score_sensitivity
+from .kinds import cell_domain, cell_for, derive, kind_of, score_sensitivity, together
 from .mechanisms import Cell, cell_target, dominating_rr
 from .neighbourhood import Derived
 from .noisy_max import guarantee as rnm_guarantee
@@ -304,6 +304,7 @@ def _document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine:
     if before_draw is not None:
         before_draw(planned, total)
     stats = {item.stat.name: _statistic_doc(item, spec.alpha, source, agg) for item in planned}
+    stats = together(planned, stats, source)   # post-processing across statistics (tables that add up)
     doc: dict[str, Any] = {
         **header(),
         "unit": {**spec.unit.to_json(agg.units), "not_protected": NOT_PROTECTED},

@@ -19,7 +19,9 @@ fraction of ``budget``); ``where`` (``{ col = v }``, ``{ col = [v, w] }``,
 (a sum or a peak); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
 ``"report-noisy-max"``); ``mechanism`` (``"optimal"``, default, ``"clamped-geometric"``,
 ``"clamped-discrete-gaussian"``); ``unbiased`` (a count, a histogram or a sum: ``true`` asks
-for an unbiased release, on the integers, with its price; default ``false``).
+for an unbiased release, on the integers, with its price; default ``false``); ``consistent``
+(a histogram of units under ``replace``: ``true`` makes its cells add up to the public number
+of units, :mod:`.consistent`; default ``false``).
 
 Errors name the key path (``statistics.kwh.clamp``) under the parameter ``spec``.
 """

@@ -78,6 +78,8 @@ class Statistic:
     mechanism: str = "optimal"
     unbiased: bool = False
     value_column: str | None = None
+    #: A histogram of units whose cells add up to the public number of units (:mod:`.consistent`).
+    consistent: bool = False
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -189,8 +189,8 @@ class QuantizedInteger:
     """Noise on ``Z``: integer window weights plus geometric tails with dyadic ratios.
 
     The PMF is ``p(k) = W[k] / Z`` on the window ``lo..hi`` and, beyond it,
-    ``p(hi + t*period + s) = W[hi - period + s] r^t / Z`` (``t >= 1``, ``s = 1..period``;
-    the mirror image on the left), ``r = a / 2^m``. With ``B`` the weight of an end
+    ``p(hi + (t-1)*period + s) = W[hi - period + s] r^t / Z`` (``t >= 1``, ``s = 1..period``;
+    on the left ``p(lo - t*period + s) = W[lo + s] r^t / Z``, ``s = 0..period-1``), ``r = a / 2^m``. With ``B`` the weight of an end
     block, ``Z = S_W + (B_left + B_right) r / (1 - r)``.
     """
 

@@ -30,6 +30,7 @@ from typing import Iterator
 import numpy as np
 
 from ...errors import InvalidParameterError, OptnoiseError
+from ...randomness import RandomSource
 from ..cells import Answers
 from ..mechanisms import Cell, cell_target, l1_target
 from ..neighbourhood import Derived
@@ -169,10 +170,18 @@ def _uncertified(stat: Statistic, derived: Derived, why: str) -> InvalidParamete
                                  "coarser resolution, a smaller clamp or a smaller max_rows")
 
 
+def together(planned: list, docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
+    """The statistics' documents after post-processing across statistics, kind by kind
+    (:meth:`~.base.Kind.together`: a consistent histogram adding up to another)."""
+    for kind in dict.fromkeys(kind_of(item.stat) for item in planned):
+        docs = kind.together([item for item in planned if kind_of(item.stat) is kind], docs, source)
+    return docs
+
+
 def from_cells(stat: Statistic, grid: np.ndarray) -> Answers:
     """The answers of ``stat`` from its summed grid (groups x keys)."""
     return kind_of(stat).from_grid(stat, grid)
 
 
 __all__ = ["KINDS", "Kind", "Registry", "cell_domain", "cell_for", "contribution", "derive", "from_cells", "kind_of",
-           "registered", "score_sensitivity"]
+           "registered", "score_sensitivity", "together"]

@@ -158,6 +158,11 @@ class Kind:
         return draw_numbers(item.stat, item.cell, item.answers, alpha, source,  # type: ignore[arg-type]
                             by_key=self.by_key, resolution=self.resolution(item.stat))
 
+    def together(self, items: list[Planned], docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
+        """The documents of every statistic, after this kind's statistics ``items`` are drawn:
+        post-processing across them (e.g. tables that add up); unchanged by default."""
+        return docs
+
     def notes(self, stat: Statistic) -> dict:
         """Extra entries of the statistic's document."""
         return {}

@@ -1,0 +1,172 @@
+"""Keys found in the data (issue 36): a key is released only when its noisy count of units
+passes a threshold, and the threshold's delta is exact.
+
+A statistic with ``keys = "from-data"`` has no declared keys: its candidate keys are those
+the counted units hold. Each candidate key's count of units ``c`` gets the cell's certified
+noise ``Z`` (the quantized law that is sampled, :class:`~optnoise.sampling.quantized.QuantizedInteger`);
+the key is released, with its value ``c + Z``, iff ``c + Z >= tau``. A key that only one unit
+holds is the risk: its mere presence in the document would reveal that unit. With ``m`` the
+most keys one unit can hold (``unit.max_groups``, 1 when a unit is counted in one cell), the
+probability that a unit's own keys show is at most ``1 - (1 - p)^m`` with
+``p = P[1 + Z >= tau] = P[Z >= tau - 1]`` -- computed here **exactly** (a rational number) from
+the quantized weights and the dyadic tail ratios, not from a float formula, then rounded up.
+The selection adds that delta and an epsilon of ``m ln(1 / (1 - p))`` to the unit's total.
+
+Proof: docs/proofs/key-selection.md (the decomposition of the release into the counts of the
+keys a unit shares with the others -- composed with the rest of the publication as the counts
+are -- and the event that one of its own keys shows; both directions; add-remove and replace).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..analysis.exact import float_up, log_up
+from ..errors import InvalidParameterError
+from ..sampling.quantized import QuantizedInteger
+
+#: The largest threshold searched (a noisy count of units beyond it is never needed: the
+#: geometric's tail at eps = 0.001 drops by e^-1 every 1,000 steps).
+MAX_THRESHOLD = 10 ** 7
+
+
+def upper_tail(noise: QuantizedInteger, k: int) -> Fraction:
+    """``P[Z >= k]`` exactly for the quantized noise ``Z`` (window weights ``W`` on ``lo..hi``,
+    tails ``W[block] r^t`` with the dyadic ratio ``r``: :class:`QuantizedInteger`).
+
+    Beyond ``hi`` the right tail's values ``hi + (t-1)*period + s`` (``t >= 1``, ``s =
+    1..period``) have masses ``W[hi - period + s] r^t / Z``, the left tail's ``lo - t*period + s``
+    (``s = 0..period-1``) masses ``W[lo + s] r^t / Z`` (:meth:`optnoise.pmf.IntegerPMF.mass`);
+    a sum over ``t >= t0`` is ``W r^t0 / (1 - r) / Z``. For ``k <= lo`` the answer is ``1``
+    minus the left tail's mass below ``k``.
+    """
+    w = [int(x) for x in noise.weights]
+    lo, hi = noise.lo, noise.hi
+    z = _normaliser(w, noise)
+    if k <= lo:
+        return 1 - _left_below(w, noise, k) / z
+    window = sum(w[k - lo:]) if k <= hi else 0
+    return (window + _right_from(w, noise, max(k, hi + 1))) / z
+
+
+def _ratio(tail: tuple[int, int, int]) -> Fraction:
+    return Fraction(tail[0], 1 << tail[1])
+
+
+def _normaliser(w: list[int], noise: QuantizedInteger) -> Fraction:
+    """``Z``: the window's weight plus each tail's ``B r / (1 - r)``."""
+    total = Fraction(sum(w))
+    for tail, block in ((noise.left, w[:noise.left[2]] if noise.left else []),
+                        (noise.right, w[-noise.right[2]:] if noise.right else [])):
+        if tail is not None:
+            r = _ratio(tail)
+            total += sum(block) * r / (1 - r)
+    return total
+
+
+def _right_from(w: list[int], noise: QuantizedInteger, k: int) -> Fraction:
+    """The right tail's weight on ``k, k+1, ...`` (``k > hi``), unnormalised."""
+    if noise.right is None:
+        return Fraction(0)
+    r, period = _ratio(noise.right), noise.right[2]
+    block = w[-period:]
+    hi = noise.hi
+    total = Fraction(0)
+    for s in range(1, period + 1):   # values hi + (t-1)*period + s, t >= 1, at least k
+        t0 = max(1, 1 - ((hi + s - k) // period))
+        total += block[s - 1] * r ** t0 / (1 - r)
+    return total
+
+
+def _left_below(w: list[int], noise: QuantizedInteger, k: int) -> Fraction:
+    """The left tail's weight on ``..., k-2, k-1`` (``k <= lo``), unnormalised."""
+    if noise.left is None:
+        return Fraction(0)
+    r, period = _ratio(noise.left), noise.left[2]
+    block = w[:period]
+    lo = noise.lo
+    total = Fraction(0)
+    for s in range(period):          # values lo - t*period + s, t >= 1, at most k - 1
+        t0 = max(1, -(-(lo + s - (k - 1)) // period))
+        total += block[s] * r ** t0 / (1 - r)
+    return total
+
+
+def selection_cost(p: Fraction, keys_per_unit: int) -> tuple[float, float]:
+    """What releasing keys found in the data adds to the unit's total (module docstring):
+    ``(m ln(1 / (1 - p)), 1 - (1 - p)^m)`` -- an epsilon and a delta, both rounded up -- for
+    the probability ``p`` that a key held by one unit alone is shown and ``m`` keys per unit.
+    With the rest of the publication ``(epsilon, delta)``-DP, the whole is
+    ``(epsilon + eps_shift, delta + delta_shift)``-DP, under add-remove and replace alike.
+
+    Proof: docs/proofs/key-selection.md.
+    """
+    if not 0 <= p < 1:
+        raise InvalidParameterError("p", float(p), "a probability below 1")
+    m = int(keys_per_unit)
+    if m < 1:
+        raise InvalidParameterError("unit.max_groups", keys_per_unit, "an integer >= 1")
+    hidden = (1 - p) ** m
+    return m * log_up(1 / (1 - p)) if p else 0.0, float_up(1 - hidden)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A designed threshold: keys whose noisy count of units is at least ``tau`` are released.
+
+    ``p`` is the exact probability that a key held by one unit alone is released;
+    ``epsilon_shift`` and ``delta`` what the selection adds to the unit's total
+    (:func:`selection_cost`)."""
+
+    tau: int
+    p: Fraction
+    keys_per_unit: int
+    epsilon_shift: float
+    delta: float
+
+    def to_json(self) -> dict:
+        return {"threshold": self.tau, "keys_per_unit": self.keys_per_unit,
+                "one_unit_key_shown": float_up(self.p), "selection_epsilon": self.epsilon_shift,
+                "selection_delta": self.delta,
+                "rule": "a key is released iff its noisy count of units is at least the threshold; the probability "
+                        "that a key held by one unit alone is released is exact (the quantized noise's law), "
+                        "rounded up"}
+
+
+def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float) -> Threshold:
+    """The smallest ``tau >= 1`` whose selection delta (:func:`selection_cost`) is at most
+    ``delta`` -- by bisection, the delta being non-increasing in ``tau`` (a tail probability).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``delta`` is not in (0, 1), or no threshold up to :data:`MAX_THRESHOLD` meets it.
+    """
+    if not (isinstance(delta, (int, float)) and 0 < delta < 1 and math.isfinite(delta)):
+        raise InvalidParameterError("delta", delta, "a delta in (0, 1): keys found in the data need one (a key "
+                                    "held by one unit alone is shown with a small probability)")
+    goal = Fraction(delta)
+    m = int(keys_per_unit)
+
+    def meets(tau: int) -> bool:   # exact: 1 - (1 - p)^m <= delta
+        return 1 - (1 - upper_tail(noise, tau - 1)) ** m <= goal
+
+    lo, hi = 1, 2
+    while not meets(hi):
+        lo, hi = hi, hi * 2
+        if hi > MAX_THRESHOLD:
+            raise InvalidParameterError("delta", delta, f"a larger delta: no threshold up to {MAX_THRESHOLD} keeps "
+                                        "a key held by one unit alone hidden with this probability")
+    if meets(lo):
+        hi = lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    p = upper_tail(noise, hi - 1)
+    eps_shift, d = selection_cost(p, m)
+    return Threshold(hi, p, m, eps_shift, d)
+
+
+__all__ = ["MAX_THRESHOLD", "Threshold", "selection_cost", "smallest_threshold", "upper_tail"]
