@@ -13,6 +13,7 @@ public mechanism.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -143,4 +144,100 @@ def unbiased_price(cell: Cell, scale: float = 1.0) -> dict:
     return out
 
 
-__all__ = ["expected_abs_error", "interval", "unbiased_price"]
+# ------------------------------------------------------------------ statistics of several parts
+def alpha_split(alpha: float, weights: list[float]) -> list[float]:
+    """Each part's ``alpha_i`` for a statistic released from independent parts, so that all
+    the parts' intervals hold together with probability ``>= 1 - alpha``: proportional to
+    ``weights`` (a part's share of the statistic's error: :mod:`.kinds.mean`), scaled up as far
+    as the independence of the parts allows, ``prod (1 - alpha_i) >= 1 - alpha`` -- checked in
+    exact rational arithmetic (the union bound, ``sum alpha_i <= alpha``, is the start).
+
+    Proof: docs/proofs/mean-interval.md
+    """
+    from fractions import Fraction
+    total = sum(weights)
+    base = [alpha * w / total * (1 - 1e-12) for w in weights]
+
+    def holds(t: float) -> bool:
+        prod = Fraction(1)
+        for b in base:
+            a = Fraction(min(t * b, 1.0))
+            prod *= 1 - a
+        return prod >= 1 - Fraction(alpha)
+
+    lo, hi = 1.0, alpha / max(base)   # at hi one part alone takes alpha: too far
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if holds(mid) else (lo, mid)
+    out = [lo * b for b in base]
+    assert holds(lo)
+    return out
+
+
+def ratio_interval(s: tuple[int, int], c: tuple[int, int], bounds: tuple[int, int]) -> tuple[Fraction, Fraction]:
+    """The range of ``s / c`` over the box ``s in [s_lo, s_hi]``, ``c in [max(1, c_lo), c_hi]``,
+    within ``bounds`` (where every true mean lies), exactly: the mean's interval when the
+    box holds the true sum and count. An empty box (it holds no possible truth) gives
+    ``bounds``.
+
+    Proof: docs/proofs/mean-interval.md
+    """
+    (s_lo, s_hi), (c_lo, c_hi), (lo, hi) = s, (max(1, c[0]), c[1]), bounds
+    if c_lo > c_hi:
+        return Fraction(lo), Fraction(hi)
+    low = Fraction(s_lo, c_hi if s_lo >= 0 else c_lo)
+    high = Fraction(s_hi, c_lo if s_hi >= 0 else c_hi)
+    low, high = max(low, Fraction(lo)), min(high, Fraction(hi))
+    return (low, high) if low <= high else (Fraction(lo), Fraction(hi))
+
+
+def variance_interval(q: tuple[int, int], s: tuple[int, int], c: tuple[int, int],
+                      top: Fraction) -> tuple[Fraction, Fraction]:
+    """The range of ``q / c - (s / c)^2`` (the variance from a sum of squares ``q``, a sum ``s``
+    and a count ``c``) over the box, ``c >= 1``, within ``[0, top]`` (``top``: the largest
+    variance of values in the clamp, Popoviciu), exactly: for each ``c`` the largest value
+    takes ``q_hi`` and the ``s`` nearest 0, the least ``q_lo`` and the ``s`` farthest; over
+    ``c`` the largest is at the critical point ``2 s^2 / q`` clipped into the box, the least at
+    an end of it.
+
+    Proof: docs/proofs/mean-interval.md
+    """
+    (q_lo, q_hi), (s_lo, s_hi), (c_lo, c_hi) = q, s, (max(1, c[0]), c[1])
+    if c_lo > c_hi or q_hi < 0:
+        return Fraction(0), top
+    near = 0 if s_lo <= 0 <= s_hi else min(abs(s_lo), abs(s_hi))
+    far = max(abs(s_lo), abs(s_hi))
+
+    def value(qq: int, ss: int, cc: Fraction) -> Fraction:
+        return Fraction(qq) / cc - Fraction(ss * ss) / (cc * cc)
+
+    crit = Fraction(2 * near * near, q_hi) if q_hi > 0 else Fraction(c_lo)
+    at = min(max(crit, Fraction(c_lo)), Fraction(c_hi))
+    high = value(q_hi, near, at)
+    low = min(value(max(q_lo, 0), far, Fraction(c_lo)), value(max(q_lo, 0), far, Fraction(c_hi)))
+    low, high = max(low, Fraction(0)), min(high, top)
+    return (low, high) if low <= high else (Fraction(0), top)
+
+
+def outward(low: Fraction, high: Fraction, scale: Fraction = Fraction(1), root: bool = False) -> list[float]:
+    """``[low, high]`` times ``scale`` (its square root with ``root``) as floats rounded
+    outward: the float interval holds the exact one."""
+    import math
+    lo, hi = low * scale, high * scale
+    a, b = float(lo), float(hi)
+    if root:
+        a, b = math.sqrt(max(a, 0.0)), math.sqrt(max(b, 0.0))
+        while a > 0 and Fraction(a) ** 2 > lo:
+            a = math.nextafter(a, -math.inf)
+        while Fraction(b) ** 2 < hi:
+            b = math.nextafter(b, math.inf)
+        return [a, b]
+    if Fraction(a) > lo:
+        a = math.nextafter(a, -math.inf)
+    if Fraction(b) < hi:
+        b = math.nextafter(b, math.inf)
+    return [a, b]
+
+
+__all__ = ["alpha_split", "expected_abs_error", "interval", "outward", "ratio_interval", "unbiased_price",
+           "variance_interval"]

@@ -266,16 +266,23 @@ def _least_line_noise(name: str, n: int, offset: int, distance: int, target: Tar
     staircase's ``E|eta|`` is the least of all pure eps-DP noise on the integers at that
     sensitivity (Theorem 13), so it wins unless its certification margin costs more than that
     (at distance 24 and eps 1: 23.03 against 24.24)."""
-    chained = _chained_geometric(name, n, offset, distance, target)
+    try:
+        chained: Cell | None = _chained_geometric(name, n, offset, distance, target)
+    except DesignError:   # its rounded weights miss the target at this epsilon: the staircase, if it may
+        if choice != "optimal" or distance > MAX_EXACT_DISTANCE:
+            raise
+        chained = None
     if choice != "optimal" or distance > MAX_EXACT_DISTANCE:
-        return chained
-    if staircase_gain(target.epsilon, distance) < STAIRCASE_GAIN:
+        return chained  # type: ignore[return-value]
+    if chained is not None and staircase_gain(target.epsilon, distance) < STAIRCASE_GAIN:
         return chained   # not worth its certificate (small eps per unit of distance: the two nearly agree)
     try:
         stair = _staircase(name, n, offset, distance, Target(target.epsilon), clamped=True)
     except DesignError:
+        if chained is None:
+            raise
         return chained
-    return min((chained, stair), key=lambda c: noise_abs(c.noise))
+    return stair if chained is None else min((chained, stair), key=lambda c: noise_abs(c.noise))
 
 
 def staircase_gain(epsilon: float, distance: int) -> float:

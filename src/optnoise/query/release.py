@@ -68,10 +68,22 @@ class Planned:
     sensitivity: int | None = None
     #: The number of units, where it is public (``replace``); ``None`` under ``add-remove``.
     units: int | None = None
+    #: The statistic's other certified parts (:meth:`~.kinds.base.Kind.parts_for`: a mean's count).
+    extra: tuple[Cell, ...] = ()
+    #: The number of units of the table: public under ``replace``; under ``add-remove`` private,
+    #: read only by a kind that draws it through a noisy count (never written).
+    all_units: int = 0
 
     def profile(self):
         """The exact profile of one of the cells (what the total composes ``len(parts)`` times)."""
         return self.parts[0].composition_profile()
+
+    def distinct(self) -> list[tuple[Any, int]]:
+        """The statistic's parts, each distinct one once with the number of times one unit moves it."""
+        found: dict[int, list] = {}
+        for p in self.parts:
+            found.setdefault(id(p), [p, 0])[1] += 1
+        return [(p, k) for p, k in found.values()]
 
     @cached_property
     def l1_epsilon(self) -> float | None:
@@ -92,7 +104,7 @@ class Planned:
         if self.l1_epsilon is not None:
             return [TheoremPart(self.stat.name, dominating_rr(self.l1_epsilon), self.l1_epsilon)]
         if self.cell is not None:
-            return [self.cell] * self.derived.cells
+            return [self.cell] * self.derived.cells + list(self.extra)
         eps = cell_target(self.stat.target, self.derived.cells).epsilon  # type: ignore[arg-type]
         part = TheoremPart(self.stat.name, dominating_rr(eps), eps)
         return [part] * self.derived.cells
@@ -118,13 +130,20 @@ def plan(spec: QuerySpec, agg: Aggregated, progress: Callable[[int, int], None] 
             if stat.method == "report-noisy-max":
                 out.append(Planned(stat, derived, exact, None, score_sensitivity(stat, unit), public))
                 continue
+            several = kind_of(stat).parts_for(stat, unit, agg.units)
+            if several is not None:
+                out.append(Planned(stat, derived, exact, several[0], None, public, tuple(several[1:]), agg.units))
+                if progress is not None:
+                    progress(len(out), len(spec.statistics))
+                continue
             offset, n = cell_domain(stat, unit, agg.units)
             key = cell_key(stat, derived, n, offset)
             if key not in built:
                 built[key] = cell_for(stat, derived, n, offset)
             cell = built[key]
             bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
-            out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded), None, public))
+            out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded), None, public,
+                               all_units=agg.units))
         except InvalidParameterError as exc:
             if exc.parameter.startswith("unit."):
                 raise
@@ -158,7 +177,7 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     that a mechanism moved twice is profiled once; ``attack`` bounds the best attacker from
     the composed privacy profile.
     """
-    parts = Parts([(item.profile(), len(item.parts)) for item in planned],
+    parts = Parts([(p.composition_profile(), k) for item in planned for p, k in item.distinct()],
                   [p.epsilon_delta for item in planned for p in item.parts])
     return ACCOUNTANT.total(parts, spec.budget, lambda worst: spec.unit.subject())
 
@@ -182,6 +201,12 @@ def _statistic_doc(item: Planned, alpha: float, source: RandomSource, agg: Aggre
                               "epsilon_pure": _up_sum([cell.epsilon_pure] * item.derived.cells),
                               "composition": "basic composition over the cells one unit moves, of the cell's "
                                              "certificate under its derived distances, rounded up"}
+        if item.extra:
+            doc["certificate"].update(
+                parts={p.name: p.certificate_json() for p in item.extra}, cells_per_unit=len(item.parts),
+                epsilon_pure=_up_sum([p.epsilon_pure for p in item.parts]),
+                composition="basic composition over the statistic's parts (each certified exactly under its own "
+                            "derived distances), rounded up; the unit's total composes every part")
         if item.l1_epsilon is not None:
             doc["certificate"].update(
                 epsilon_pure=item.l1_epsilon, l1=item.derived.l1,
@@ -251,7 +276,7 @@ def spent_parts(planned: list[Planned]) -> list[tuple[Any, int, tuple[float, flo
     """What a ledger records of a query: each statistic's composed mechanism (its cell, or the
     stand-in of a part known by a theorem) with the number of times one unit moves it and its
     ``(epsilon, delta)`` -- the same parts the unit's total composes."""
-    return [(item.parts[0].mechanism, len(item.parts), item.parts[0].epsilon_delta) for item in planned]
+    return [(p.mechanism, k, p.epsilon_delta) for item in planned for p, k in item.distinct()]
 
 
 def kept_warnings(spec: QuerySpec, agg: Aggregated) -> list[str]:

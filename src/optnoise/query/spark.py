@@ -97,7 +97,8 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
     from ..publish.spark import spark_session
     spark = spark_session(master)
     raw = read_input(spark, input_path, fmt, list(spec.columns)).withColumn(ROW, F.monotonically_increasing_id())
-    if fmt != "csv" and eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
+    if fmt != "csv" and eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec) \
+            and not any(kind_of(s).per_unit for s in spec.statistics):
         return aggregate_jvm(spark, raw, spec)
     uid = spec.unit.id
     if uid is not None:
@@ -112,7 +113,7 @@ def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
     except Exception as exc:   # a failed job: a bad value, or something else
         raise _job_error(exc, raw) from None
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
-    grids = {s.name: np.zeros(s.shape, np.int64) for s in spec.statistics}
+    grids = {s.name: np.zeros(kind_of(s).grid_shape(s), np.int64) for s in spec.statistics}
     for r in rows:
         if r["stat"] == TOTALS:
             setattr(out, r["counter"], getattr(out, r["counter"]) + int(r["n"]))

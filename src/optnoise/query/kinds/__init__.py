@@ -1,7 +1,8 @@
 """The kinds of statistic: one module each, found by the registry, and the rules they share.
 
 Every module of this package but :mod:`.base` defines ``KIND``, an instance of
-:class:`~.base.Kind` (``count``, ``histogram``, ``sum``, ``peak``, ``mode``, ``mean``): what a statistic
+:class:`~.base.Kind` (``count``, ``histogram``, ``sum``, ``peak``, ``mode``, ``mean``, ``variance``,
+``std``): what a statistic
 of that kind reads from the spec, what one unit can move, how its answers come from the
 bounded aggregate, which mechanism releases it and how it is written. The registry finds
 them by listing the package (adding a kind is adding a module); :func:`registered` adds one

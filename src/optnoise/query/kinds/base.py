@@ -46,6 +46,10 @@ class Planned(Protocol):
     answers: Answers
     sensitivity: int | None
     units: int | None
+    #: The statistic's other certified parts (a mean's count, a variance's sum of squares).
+    extra: tuple[Cell, ...]
+    #: The number of units of the table (private under ``add-remove``: drawn through a noisy count).
+    all_units: int
 
     @property
     def derived(self) -> Any: ...
@@ -114,6 +118,10 @@ class Kind:
         """The grid partitions of the data add up (groups x keys) to give the answers."""
         return answers.cells
 
+    def grid_shape(self, stat: Statistic) -> tuple[int, int]:
+        """The shape of :meth:`grid` (groups x keys, unless the kind adds several totals per cell)."""
+        return stat.shape
+
     def from_grid(self, stat: Statistic, grid: np.ndarray) -> Answers:
         """The answers from the summed grid."""
         return Answers(grid)
@@ -125,6 +133,14 @@ class Kind:
         if stat.unbiased:
             return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
         return count_cell(stat.name, n, offset, int(distance), target, stat.mechanism)  # type: ignore[arg-type]
+
+    def parts_for(self, stat: Statistic, unit: UnitRules, units: int) -> list[Cell] | None:
+        """A statistic released from several certified parts (a mean's sum and count): their
+        cells, the first written as the statistic's ``mechanism``, each composed by the
+        accountant (:mod:`optnoise.publish.accountant`) like a histogram's cells; ``None`` (the
+        default): one cell, from :func:`~optnoise.query.kinds.cell_for`. ``units``: the
+        number of units (public under ``replace``)."""
+        return None
 
     def design_key(self, stat: Statistic) -> tuple:
         """Every field of ``stat`` that :meth:`mechanism` reads (besides the domain and the
