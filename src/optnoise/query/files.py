@@ -26,7 +26,8 @@ from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
 from .aggregate import aggregate
 from .kinds import KINDS
-from .release import build_documents, charge, delivered, ledger_unit
+from .found import found_in_batches, wanted, with_found_keys
+from .release import build_documents, charge, delivered, ledger_unit, refuse_found_keys
 from .spec import QuerySpec, load_query_spec, parse_query_spec
 
 #: Engines of the statistics: streamed with pyarrow, or on Spark (:mod:`.spark`).
@@ -120,6 +121,10 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     names = column_names(input_path, fmt)
     check_columns(names, parsed, Path(input_path).name)
     book = open_ledger(ledger if ledger is not None else parsed.ledger, parsed)   # --ledger, else the spec's
+    if book is not None:
+        refuse_found_keys(parsed)
+    if wanted(parsed):   # keys found in the data: one pass over their columns first (both engines)
+        parsed = with_found_keys(parsed, found_in_batches(read_batches(input_path, fmt, list(wanted(parsed))), parsed))
     spec_info = None if spec_file is None else file_record(spec_file)
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query_file")

@@ -29,6 +29,7 @@ from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from .aggregate import Aggregated, aggregate, answers
 from .cells import Answers
+from .found import found_in_frame, with_found_keys
 from .intervals import unbiased_price
 from .kinds import cell_domain, cell_for, derive, kind_of, score_sensitivity, together
 from .mechanisms import Cell, cell_target, dominating_rr
@@ -178,8 +179,19 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     the composed privacy profile.
     """
     parts = Parts([(p.composition_profile(), k) for item in planned for p, k in item.distinct()],
-                  [p.epsilon_delta for item in planned for p in item.parts])
+                  [p.epsilon_delta for item in planned for p in item.parts], shifts=selections(planned))
     return ACCOUNTANT.total(parts, spec.budget, lambda worst: spec.unit.subject())
+
+
+def selections(planned: list[Planned]) -> list[tuple[float, float]]:
+    """What each statistic with keys found in the data adds to the unit's total: its
+    threshold's ``(epsilon, delta)`` (docs/proofs/key-selection.md)."""
+    out = []
+    for item in planned:
+        found = kind_of(item.stat).selection(item)
+        if found is not None:
+            out.append((found.epsilon_shift, found.delta))
+    return out
 
 
 # ------------------------------------------------------------------ the document
@@ -323,7 +335,8 @@ def _document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine:
 
 
 #: What the unit does not protect, in words (document ``unit.not_protected``).
-NOT_PROTECTED = ("the number of units (under replace, where it is public); the declared keys and groups; the counts of "
+NOT_PROTECTED = ("the number of units (under replace, where it is public); the declared keys and groups (keys found in "
+                 "the data are protected: only those whose noisy count passes the threshold are shown); the counts of "
                  "rows dropped and values clamped by the bounds are not in this document (the private audit record)")
 
 
@@ -398,6 +411,7 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     warn_not_private(src, "query")
     data = frame.set_axis(names, axis=1)[list(parsed.columns)]
     if ledger is not None:
+        refuse_found_keys(parsed)
         ledger.check(dataset=ledger.dataset, unit=ledger_unit(parsed))
     runs: list = []
 
@@ -405,10 +419,21 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
         if ledger is not None:
             runs.append(charge(ledger, parsed, planned))
 
+    parsed = with_found_keys(parsed, found_in_frame(data, parsed))
     doc, audit = build_documents(parsed, aggregate([data], parsed), src, engine="python", before_draw=record)
     if runs:
         delivered(ledger, runs[0], audit)
     return (doc, audit) if with_audit else doc
+
+
+def refuse_found_keys(spec: QuerySpec) -> None:
+    """A ledger records mechanisms it composes; a selection's shift (keys found in the data) is
+    not one of them yet: such a spec is refused with a ledger rather than under-counted."""
+    for s in spec.statistics:
+        if s.keys_from_data:
+            raise InvalidParameterError("ledger", "with keys = \"from-data\"", f"declared keys for "
+                                        f"statistics.{s.name} with a ledger (a ledger does not yet record what "
+                                        "a selection of keys found in the data adds to the total)")
 
 
 def ledger_unit(spec: QuerySpec) -> str:

@@ -22,6 +22,8 @@ from ..target import Target
 #: Mechanism choices of a number (count, histogram, sum) and methods of a key (peak, mode).
 MECHANISMS: tuple[str, ...] = ("optimal", "clamped-geometric", "clamped-discrete-gaussian")
 METHODS: tuple[str, ...] = ("answer-noise", "report-noisy-max")
+#: ``keys = "from-data"``: a histogram's keys found in the data (:mod:`.found`).
+FROM_DATA = "from-data"
 #: Keys every kind takes besides its own.
 COMMON_KEYS: tuple[str, ...] = ("kind", "epsilon", "delta", "notion", "share", "where", "mechanism", "unbiased")
 
@@ -82,6 +84,9 @@ class Statistic:
     quantiles: tuple[Fraction, ...] = ()
     #: A histogram of units whose cells add up to the public number of units (:mod:`.consistent`).
     consistent: bool = False
+    #: ``keys = "from-data"``: the keys are the values found in the data (:mod:`.found`), each
+    #: released only when its noisy count passes a threshold (:mod:`.threshold`).
+    keys_from_data: bool = False
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -179,5 +184,5 @@ def clamp(value: Any, resolution: Any) -> tuple[tuple[Fraction, Fraction], Fract
     return (lo, hi), res
 
 
-__all__ = ["COMMON_KEYS", "Condition", "Keys", "MECHANISMS", "METHODS", "Statistic", "choice", "clamp", "column",
+__all__ = ["COMMON_KEYS", "FROM_DATA", "Condition", "Keys", "MECHANISMS", "METHODS", "Statistic", "choice", "clamp", "column",
            "declared", "number", "where"]

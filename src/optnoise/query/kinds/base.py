@@ -147,6 +147,12 @@ class Kind:
         derived distances): statistics with equal keys share one designed mechanism."""
         return self.name, stat.target, stat.mechanism, stat.unbiased
 
+    def selection(self, item: Planned) -> Any:
+        """The threshold of a statistic whose keys are found in the data
+        (:class:`~..threshold.Threshold`: what its selection adds to the unit's total);
+        ``None`` for declared keys."""
+        return None
+
     # ------------------------------------------------------------------ the document
     def resolution(self, stat: Statistic) -> Fraction | None:
         """The step of the released values in the column's units (``None``: integers)."""

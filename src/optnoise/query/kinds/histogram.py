@@ -22,8 +22,11 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
+from ...target import Target
 from ..cells import Answers, summed_cells, units_at_home
-from ..statistic import Statistic
+from ..mechanisms import Cell, count_cell
+from ..statistic import FROM_DATA, Statistic, column
+from ..threshold import Threshold, smallest_threshold
 from .base import Kind, Planned, UnitRules, read_groups, read_keys, read_of, rows_of
 
 
@@ -38,11 +41,19 @@ class Histogram(Kind):
         consistent = t.get("consistent", False)
         if not isinstance(consistent, bool):
             raise InvalidParameterError("consistent", consistent, "true or false (written without quotes)")
-        return {**read_of(t), **read_keys(t), **read_groups(t), "consistent": consistent}
+        if t.get("keys") == FROM_DATA:   # found before the statistics are computed (:mod:`..found`)
+            keys = {"key": column(t.get("key"), "key"), "keys": None, "keys_from_data": True}
+        else:
+            keys = read_keys(t)
+        return {**read_of(t), **keys, **read_groups(t), "consistent": consistent}
 
     def check(self, stat: Statistic, unit: UnitRules) -> None:
         """``consistent = true`` needs a public total: a histogram of units under ``replace``,
-        not unbiased (the projection would bring the bias back)."""
+        not unbiased (the projection would bring the bias back). Keys found in the data: a
+        histogram of units (one key per unit), with a delta for the selection, noise on the
+        line (the threshold reads its tail), not consistent."""
+        if stat.keys_from_data:
+            check_found(stat)
         if not stat.consistent:
             return
         if unit.change != "replace":
@@ -86,12 +97,35 @@ class Histogram(Kind):
     def counts_units(self, stat: Statistic) -> bool:
         return stat.of == "units"
 
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+        """Keys found in the data: the clamped geometric at the cell's epsilon (pure: the
+        statistic's delta is the selection's, :meth:`selection`); else as every count."""
+        if not stat.keys_from_data:
+            return super().mechanism(stat, target, distance, n, offset)
+        return count_cell(stat.name, n, offset, int(distance), Target(target.epsilon), "clamped-geometric")  # type: ignore[arg-type]
+
+    def design_key(self, stat: Statistic) -> tuple:
+        return (*super().design_key(stat), stat.keys_from_data)
+
+    def selection(self, item: Planned) -> Threshold | None:
+        """The threshold of keys found in the data (:func:`..threshold.smallest_threshold`: the
+        least whose delta, one key per unit, is the statistic's delta); ``None`` otherwise.
+
+        Proof: docs/proofs/key-selection.md
+        """
+        if not item.stat.keys_from_data:
+            return None
+        return smallest_threshold(item.cell.noise.quantize(), 1, item.stat.target.delta)  # type: ignore[union-attr]
+
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """The released cells; ``consistent``: projected onto the public number of units, with
-        the outside cell and the simultaneous intervals (:func:`..consistent.body`).
+        the outside cell and the simultaneous intervals (:func:`..consistent.body`); keys found
+        in the data: only the cells whose noisy count passes the threshold (:func:`found_body`).
 
         Proof: docs/proofs/consistent-tables.md
         """
+        if item.stat.keys_from_data:
+            return found_body(item, self.selection(item), alpha, source)  # type: ignore[arg-type]
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
@@ -107,6 +141,57 @@ class Histogram(Kind):
 
     def about(self, stat: Statistic) -> str:
         return f"histogram of {stat.of} over {stat.key}" + (" (consistent)" if stat.consistent else "")
+
+
+def check_found(stat: Statistic) -> None:
+    """What keys found in the data need (refused naming the key otherwise)."""
+    key = "keys"
+    if stat.of != "units":
+        raise InvalidParameterError(key, FROM_DATA, "declared keys for a histogram of rows (keys found in the data "
+                                    "are released for a histogram of units: one key per unit)")
+    if stat.target is not None and not stat.target.delta > 0:
+        raise InvalidParameterError("delta", 0, "a delta > 0 with keys = \"from-data\": a key held by one unit "
+                                    "alone is shown with a small probability, which is this delta (e.g. 1e-6)")
+    if stat.target is not None and stat.target.notion != "dp":
+        raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
+    for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):
+        if flag:
+            raise InvalidParameterError(name, True, f"false with keys = \"from-data\" (declare the keys for {name} "
+                                        "= true: the suppressed keys' units would have to go somewhere)")
+    if stat.mechanism not in ("optimal", "clamped-geometric"):
+        raise InvalidParameterError("mechanism", stat.mechanism, "clamped-geometric (the default) with keys = "
+                                    "\"from-data\": the threshold reads the tail of noise on the line")
+
+
+def found_body(item: Planned, threshold: Threshold, alpha: float, source: RandomSource) -> dict:
+    """The released cells of keys found in the data: every candidate (a cell whose true count
+    is at least 1) drawn, only those whose released count is at least the threshold written
+    -- the keys that did not pass, and how many, are in no published part.
+
+    Proof: docs/proofs/key-selection.md
+    """
+    doc = super(Histogram, KIND).body(item, alpha, source)
+    counts = item.answers.cells
+    keys = item.stat.keys.labels()  # type: ignore[union-attr]
+    grouped = item.stat.groups is not None
+    names = item.stat.groups.labels() if grouped else [None]  # type: ignore[union-attr]
+
+    def kept(values: dict, ivs: dict | None, row: int) -> tuple[dict, dict | None]:
+        keep = [k for j, k in enumerate(keys) if counts[row, j] >= 1 and values[k] >= threshold.tau]
+        return {k: values[k] for k in keep}, None if ivs is None else {k: ivs[k] for k in keep}
+
+    ivs = doc.get("intervals")
+    if grouped:
+        pairs = {g: kept(doc["values"][g], None if ivs is None else ivs[g], i) for i, g in enumerate(names)}
+        doc["values"] = {g: v for g, (v, _) in pairs.items()}
+        doc["intervals"] = None if ivs is None else {g: iv for g, (_, iv) in pairs.items()}
+    else:
+        doc["values"], doc["intervals"] = kept(doc["values"], ivs, 0)
+    doc["keys"] = {"found_in_data": True, **threshold.to_json(),
+                   "interval_coverage": "each interval covers its key's true count with the stated probability before "
+                                        "the selection; for a key whose count is near the threshold, given that it was "
+                                        "released, its coverage may be lower (its noise was more likely positive)"}
+    return doc
 
 
 def rows_histogram_cells(stat: Statistic, unit: UnitRules) -> int:
