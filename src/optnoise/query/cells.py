@@ -72,13 +72,19 @@ def columns(part: "pd.DataFrame") -> tuple[np.ndarray, ...]:
 
 
 def units_at_home(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int]) -> np.ndarray:
-    """Units per cell (groups x keys), each unit once at its home cell (module docstring)."""
+    """Units per cell (groups x keys), each unit once at its home cell (module docstring);
+    the rule reads one unit's cells at a time, so a part that comes in blocks of whole units
+    gives the same cells block by block."""
     groups, keys = stat.shape
-    unit, group, key, rows = columns(part)
-    _, chosen = home_cells(unit, group * keys + key, rows)
-    several = np.unique(unit, return_counts=True)[1] > 1   # (unit, cell) are unique in the aggregate
-    bump(counts, "units_with_rows_in_several_cells", int(several.sum()))
-    return np.bincount(chosen, minlength=groups * keys).astype(np.int64).reshape(groups, keys)
+    out = np.zeros(groups * keys, np.int64)
+    several = 0
+    # a part read from slots (:class:`.units.SlotPart`) is walked a block of units at a time
+    for unit, group, key, rows in (part.blocks() if hasattr(part, "blocks") else [columns(part)]):
+        _, chosen = home_cells(unit, group * keys + key, rows)
+        several += int((np.unique(unit, return_counts=True)[1] > 1).sum())  # (unit, cell) unique in the aggregate
+        out += np.bincount(chosen, minlength=groups * keys).astype(np.int64)
+    bump(counts, "units_with_rows_in_several_cells", several)
+    return out.reshape(groups, keys)
 
 
 def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], what: np.ndarray) -> np.ndarray:
