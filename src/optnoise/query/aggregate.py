@@ -161,7 +161,10 @@ class Folding:
             kept = first_rows(local, span, in_batch, self.m)
             span += in_batch
             return None, kept
-        rank = span[local] + (position_in_unit(local) if len(in_batch) and in_batch.max() > 1 else 0)
+        rank = span[local]
+        again = np.flatnonzero(in_batch[local] > 1)   # rows of units with several rows in the batch
+        if len(again):
+            rank[again] += position_in_unit(local[again])
         span += in_batch
         kept = rank < self.m
         return rank, None if kept.all() else kept

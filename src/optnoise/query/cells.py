@@ -45,7 +45,8 @@ def bump(counts: dict[str, int], key: str, n: int) -> None:
 def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's cell ``code`` with the most rows (summed over equal ``(unit, code)``), ties
     to the least code (the first declared): ``(units, codes)``, sorted by unit. Integer sorts
-    and sums only (``np.lexsort``, ``np.add.reduceat``): exact."""
+    and sums only (``np.lexsort`` when not sorted already, ``np.add.reduceat``,
+    ``np.maximum.reduceat``): exact."""
     if len(unit) == 0:
         return unit[:0], code[:0]
     u, c, r = unit, code, rows
@@ -59,11 +60,14 @@ def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np
     u, c, r = u[at], c[at], np.add.reduceat(r, at)
     if (u[1:] > u[:-1]).all():                  # one cell per unit (a group fixed per unit)
         return u, c
-    best = np.lexsort((c, -r, u))               # by unit, most rows first, then the least code
-    u, c = u[best], c[best]
     first = np.ones(len(u), dtype=bool)
     first[1:] = u[1:] != u[:-1]
-    return u[first], c[first]
+    of = np.cumsum(first) - 1                   # each entry's unit, numbered 0, 1, ...
+    top = np.maximum.reduceat(r, np.flatnonzero(first))
+    at = np.flatnonzero(r == top[of])           # the entries with their unit's most rows, by code:
+    lead = np.ones(len(at), dtype=bool)         # the first of each unit has the least code
+    lead[1:] = of[at[1:]] != of[at[:-1]]
+    return u[at[lead]], c[at[lead]]
 
 
 def columns(part: "pd.DataFrame") -> tuple[np.ndarray, ...]:

@@ -120,12 +120,28 @@ def numbers(col: "pd.Series") -> np.ndarray:
         return np.full(len(col), np.nan)
     text = arrow_text(col)
     if text is not None:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        plain = pc.match_substring_regex(text, DECIMAL)
-        if (pc.sum(plain).as_py() or 0) == len(text) - text.null_count:
-            return pc.cast(text, pa.float64()).to_numpy(zero_copy_only=False)
+        parsed = plain_decimals(text)
+        if parsed is not None:
+            return parsed
     return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def plain_decimals(text: Any, sample: int = 4096) -> np.ndarray | None:
+    """Arrow text as doubles (NaN where missing) when every text is a plain decimal
+    (:data:`DECIMAL`), else ``None``. A column of few distinct texts (judged on its first
+    ``sample``) is checked and parsed once per distinct text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    values, index = text, None
+    if len(pc.unique(text.slice(0, sample))) * 4 <= min(len(text), sample):
+        encoded = pc.dictionary_encode(text)
+        values = encoded.dictionary
+        index = pc.fill_null(encoded.indices, len(values)).to_numpy(zero_copy_only=False)
+    plain = pc.match_substring_regex(values, DECIMAL)
+    if (pc.sum(plain).as_py() or 0) != len(values) - values.null_count:
+        return None
+    parsed = pc.cast(values, pa.float64()).to_numpy(zero_copy_only=False)
+    return parsed if index is None else np.append(parsed, np.nan)[index]
 
 
 def matches(col: "pd.Series", cond: Condition) -> np.ndarray:
@@ -206,4 +222,4 @@ def row_values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Stati
 
 
 __all__ = ["DECIMAL", "arrow_text", "arrow_to_pandas", "cell_rows", "counted_rows", "declared_index", "matches",
-           "numbers", "row_values", "unit_ids"]
+           "numbers", "plain_decimals", "row_values", "unit_ids"]

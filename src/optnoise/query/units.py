@@ -208,8 +208,11 @@ class Slots:
         for lo in range(0, units, size):
             hi = min(units, lo + size)
             cell = self.lanes[cells][lo:hi]
-            order = np.argsort(cell, axis=1, kind="stable")
-            cell = np.take_along_axis(cell, order, axis=1).astype(np.int64).ravel()
+            if values is None:
+                cell = np.sort(cell, axis=1).astype(np.int64).ravel()
+            else:
+                order = np.argsort(cell, axis=1, kind="stable")
+                cell = np.take_along_axis(cell, order, axis=1).astype(np.int64).ravel()
             at = np.flatnonzero(cell >= 0)
             unit = lo + at // max(1, self.width)
             cell = cell[at]
