@@ -148,6 +148,8 @@ def test_text_ids_are_one_unit_exactly_when_equal_as_text():
         for j, y in enumerate(texts):
             assert (codes[i] == codes[j]) == (x == y), (x, y)
     assert index.size == len(set(texts))
+    integers = index.codes(pa.array(["-7", "7", "1000000000000000000", "0"]))   # integer texts only: no dictionary
+    assert list(integers) == [codes[2], codes[1], codes[13], codes[0]] and index.size == len(set(texts))
     again = index.codes(np.array(["7", "a", "new", 3.5], dtype=object))   # other ids: their text
     assert list(again[:2]) == [codes[1], codes[8]] and index.size == len(set(texts)) + 2
 

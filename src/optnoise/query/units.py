@@ -68,6 +68,9 @@ class UnitIndex:
             ids = pa.array(pd.Series(ids).astype(str).to_numpy(object), pa.string())
         if isinstance(ids, pa.ChunkedArray):
             ids = ids.combine_chunks()
+        if ids.null_count == 0 and all(pc.all(pc.match_substring_regex(sample, INTEGER_TEXT)).as_py() is not False
+                                       for sample in (ids.slice(0, 64), ids)):   # all integer texts (a sample first)
+            return self._integer_codes(pc.cast(ids, pa.int64()).to_numpy(zero_copy_only=False))
         encoded = pc.dictionary_encode(ids)
         return self._text_codes(encoded.dictionary)[encoded.indices.to_numpy(zero_copy_only=False)]
 
