@@ -93,18 +93,24 @@ def units_at_home(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int])
 
 def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], what: np.ndarray) -> np.ndarray:
     """``what`` (each (unit, cell)'s rows or values) summed per cell (groups x keys), a unit's
-    rows all in its home group under ``by`` (module docstring)."""
+    rows all in its home group under ``by`` (module docstring); a part read from slots is
+    walked a piece of whole units at a time (the rule reads one unit at a time)."""
     groups, keys = stat.shape
-    unit, group, key, rows = columns(part)
-    if stat.by is not None and len(unit):
-        homes, home = home_cells(unit, group, rows)
-        of_unit = np.full(int(unit.max()) + 1, -1, np.int64)
-        of_unit[homes] = home
-        keep = of_unit[unit] == group
-        bump(counts, "rows_outside_the_units_group", int(rows.sum() - rows[keep].sum()))
-        group, key, what = group[keep], key[keep], what[keep]
     cells = np.zeros((groups, keys), np.int64)
-    np.add.at(cells, (group, key), what)
+    dropped = 0
+    pieces = part.walk() if hasattr(part, "walk") else [(*columns(part), slice(None))]
+    for unit, group, key, rows, where in pieces:
+        value = what[where]
+        if stat.by is not None and len(unit):
+            homes, home = home_cells(unit, group, rows)
+            low = int(unit.min())
+            of_unit = np.full(int(unit.max()) - low + 1, -1, np.int64)
+            of_unit[homes - low] = home
+            keep = of_unit[unit - low] == group
+            dropped += int(rows.sum() - rows[keep].sum())
+            group, key, value = group[keep], key[keep], value[keep]
+        np.add.at(cells, (group, key), value)
+    bump(counts, "rows_outside_the_units_group", dropped)
     return cells
 
 

@@ -35,7 +35,7 @@ LOOKUP_MAX = 1 << 22
 #: The slots of all units at most this many bytes; beyond, per (unit, cell) totals.
 SLOT_BYTES = 1 << 28
 #: Units per block when the slots are turned into the per (unit, cell) aggregate.
-BLOCK_UNITS = 1 << 15
+BLOCK_UNITS = 1 << 12
 #: Texts that ``str`` writes for an int64 of at most 18 digits (longer ones are checked in Python).
 INTEGER_TEXT = r"^(0|-?[1-9][0-9]{0,17})$"
 LONG_INTEGER_TEXT = r"^-?[1-9][0-9]{18}$"
@@ -191,6 +191,7 @@ class Slots:
             return False
         new_units = max(units, min(2 * self.units, units + (units >> 1) + 1024)) if units > self.units else self.units
         new_width = min(self.m, max(width, 2 * self.width)) if width > self.width else self.width
+        new_width = self.m if 2 * new_width > self.m else new_width   # past half of m: all of it, once
         if self.nbytes(new_units, new_width) > self.limit:
             new_units, new_width = max(units, self.units), max(min(width, self.m), self.width)
         for name, (dtype, fill) in self.spec.items():
@@ -247,15 +248,37 @@ class SlotPart:
 
     @cached_property
     def table(self) -> tuple[np.ndarray, ...]:
-        parts = list(self.slots.blocks(self.cells, self.values, self.units))
-        if not parts:
-            return tuple(np.zeros(0, np.int64) for _ in range(4))
-        return tuple(np.concatenate([p[j] for p in parts]) for j in range(4))
+        """``(unit, cell, rows, value)`` of every (unit, cell) with a counted row, sorted; unit,
+        cell and rows in narrow integer types (values int64, as the kinds read them)."""
+        narrow = (narrowest(0, self.units), self.slots.spec[self.cells][0], narrowest(0, self.slots.m),
+                  np.dtype(np.int64))
+        pieces: list[list[np.ndarray]] = [[], [], [], []]
+        for block in self.slots.blocks(self.cells, self.values, self.units):
+            for j in range(4):
+                pieces[j].append(block[j].astype(narrow[j]))
+        return tuple(np.concatenate(p) if p else np.zeros(0, t) for p, t in zip(pieces, narrow))
+
+    def walk(self, size: int = 1 << 18) -> Iterator[tuple[Any, ...]]:
+        """``(unit, group, key, rows, where)`` as int64, about ``size`` entries at a time, each
+        unit in one piece (``where``: the piece's slice of the columns)."""
+        unit, cell, rows, _ = self.table
+        lo = 0
+        while lo < len(unit):
+            hi = min(len(unit), lo + size)
+            if hi < len(unit):   # move the cut to the end of the unit it falls in
+                hi = lo + int(np.searchsorted(unit[lo:], unit[hi - 1], side="right"))
+            c = cell[lo:hi].astype(np.int64)
+            yield unit[lo:hi].astype(np.int64), c // self.keys, c % self.keys, rows[lo:hi].astype(np.int64), \
+                slice(lo, hi)
+            lo = hi
 
     def column(self, name: str) -> np.ndarray:
+        """One column as int64."""
         unit, cell, rows, value = self.table
-        return {"unit": lambda: unit, "group": lambda: cell // self.keys, "key": lambda: cell % self.keys,
-                "rows": lambda: rows, "value": lambda: value}[name]()
+        if name in ("group", "key"):
+            c = cell.astype(np.int64)
+            return c // self.keys if name == "group" else c % self.keys
+        return {"unit": unit, "rows": rows, "value": value}[name].astype(np.int64, copy=False)
 
     def __getitem__(self, name: str) -> "pd.Series":
         import pandas as pd
