@@ -2,7 +2,7 @@
 script applying the same unit rules (issue 37, item 1).
 
 Run: .venv/bin/python bench/per_person.py [--rows 5e6] [--households 200000] [--repeats 1]
-     [--sides optnoise,pandas] [--check] [--dir DIR]
+     [--sides optnoise,pandas] [--base-src ../main/src] [--check] [--dir DIR]
 
 Input: a CSV written once (removed at the end): ``household`` (``--households`` integer ids),
 ``circuit`` (1..12), ``hour`` (0..23), ``kwh`` (gamma(2, 0.6), three decimals, a few above
@@ -25,6 +25,9 @@ cell), units counted per cell, the clamped and rounded kWh summed per circuit ov
 household's rows in its majority circuit, two-sided geometric noise drawn with numpy, JSON.
 ``--check`` first compares the baseline's exact answers with optnoise's (the library's
 aggregate and answers, in this process) on the same file: the two apply the same rules.
+
+``--base-src`` adds a side ``base``: ``optnoise query`` from another checkout's ``src`` (e.g.
+main before a change), in the same interleaved runs.
 
 Each run is a fresh process (bytecode compiled first, as an installed package has it): wall
 time and peak RSS (GNU time's ``%M``), medians over ``--repeats`` interleaved runs, ratios to
@@ -151,20 +154,23 @@ def check(scratch: Path, inp: Path) -> dict:
 
 
 def command(kind: str, scratch: Path, inp: Path, out: Path) -> list[str]:
-    if kind == "optnoise":
+    if kind in ("optnoise", "base"):
         return OPTNOISE + ["query", "--input", str(inp), "--spec", str(scratch / "spec.toml"), "--output", str(out),
                            "--force"]
     return [sys.executable, str(scratch / "baseline_per_person.py"), str(inp), str(out)]
 
 
-def measure(repeats: int, scratch: Path, inp: Path, sides: list[str]) -> dict:
+def measure(repeats: int, scratch: Path, inp: Path, sides: list[str], base_src: str | None = None) -> dict:
     """Interleaved runs of every side; medians and ratios to the baseline."""
+    envs = {k: ENV for k in sides}
+    if base_src:
+        envs["base"] = {**os.environ, "PYTHONPATH": str(Path(base_src).resolve())}
     runs: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
     loads = []
     for _ in range(repeats):
         for kind in sides:
             loads.append(os.getloadavg()[0])
-            wall, rss, _ = process_run(command(kind, scratch, inp, scratch / "out.json"), ENV)
+            wall, rss, _ = process_run(command(kind, scratch, inp, scratch / "out.json"), envs[kind])
             runs[kind].append((wall, rss))
     row: dict = {"runs": runs, "load": [min(loads), max(loads)]}
     for k, v in runs.items():
@@ -172,6 +178,8 @@ def measure(repeats: int, scratch: Path, inp: Path, sides: list[str]) -> dict:
     if "optnoise" in runs and "pandas" in runs:
         row["time_ratio"] = row["optnoise_s"] / row["pandas_s"]
         row["rss_ratio"] = row["optnoise_rss_mb"] / row["pandas_rss_mb"]
+    if "base" in runs and "pandas" in runs:
+        row["base_time_ratio"] = row["base_s"] / row["pandas_s"]
     return row
 
 
@@ -182,10 +190,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--sides", default="optnoise,pandas")
     ap.add_argument("--check", action="store_true", help="compare the exact answers first")
+    ap.add_argument("--base-src", help="another checkout's src: adds the side 'base' (optnoise from there)")
     ap.add_argument("--dir", default=None, help="scratch directory (default: a new one in the system's temp dir)")
     args = ap.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src" / "optnoise")], check=True,
-                   stdout=subprocess.DEVNULL)
+    sides = args.sides.split(",") + (["base"] if args.base_src else [])
+    for src in [ROOT / "src"] + ([Path(args.base_src)] if args.base_src else []):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(src / "optnoise")], check=True,
+                       stdout=subprocess.DEVNULL)
     scratch = Path(tempfile.mkdtemp(prefix="optnoise-bench-per-person-", dir=args.dir))
     results = []
     try:
@@ -198,9 +209,10 @@ def main() -> None:
             if args.check:
                 row["check"] = check(scratch, inp)
                 print(f"check {rows:,d} rows: {row['check']}", flush=True)
-            row.update(measure(args.repeats, scratch, inp, args.sides.split(",")))
-            shown = " | ".join(f"{k} {row[k + '_s']:6.2f} s {row[k + '_rss_mb']:6.0f} MB" for k in args.sides.split(","))
+            row.update(measure(args.repeats, scratch, inp, sides, args.base_src))
+            shown = " | ".join(f"{k} {row[k + '_s']:6.2f} s {row[k + '_rss_mb']:6.0f} MB" for k in sides)
             ratio = f" | time x{row['time_ratio']:.2f} | peak RSS x{row['rss_ratio']:.2f}" if "time_ratio" in row else ""
+            ratio += f" | base time x{row['base_time_ratio']:.2f}" if "base_time_ratio" in row else ""
             print(f"{rows:>11,d} rows: {shown}{ratio} | load {row['load'][0]:.1f}-{row['load'][1]:.1f}", flush=True)
             results.append(row)
             inp.unlink()

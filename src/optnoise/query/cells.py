@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .statistic import Statistic
+from .units import SlotPart
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +84,7 @@ def units_at_home(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int])
     out = np.zeros(groups * keys, np.int64)
     several = 0
     # a part read from slots (:class:`.units.SlotPart`) is walked a block of units at a time
-    for unit, group, key, rows in (part.blocks() if hasattr(part, "blocks") else [columns(part)]):
+    for unit, group, key, rows in (part.blocks() if isinstance(part, SlotPart) else [columns(part)]):
         _, chosen = home_cells(unit, group * keys + key, rows)
         several += int((np.unique(unit, return_counts=True)[1] > 1).sum())  # (unit, cell) unique in the aggregate
         out += np.bincount(chosen, minlength=groups * keys).astype(np.int64)
@@ -98,7 +99,7 @@ def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], 
     groups, keys = stat.shape
     cells = np.zeros((groups, keys), np.int64)
     dropped = 0
-    pieces = part.walk() if hasattr(part, "walk") else [(*columns(part), slice(None))]
+    pieces = part.walk() if isinstance(part, SlotPart) else [(*columns(part), slice(None))]
     for unit, group, key, rows, where in pieces:
         value = what[where]
         if stat.by is not None and len(unit):
