@@ -31,7 +31,9 @@ main before a change), in the same interleaved runs.
 
 Each run is a fresh process (bytecode compiled first, as an installed package has it): wall
 time and peak RSS (GNU time's ``%M``), medians over ``--repeats`` interleaved runs, ratios to
-the baseline of the same run, and the load average. Asserts nothing.
+the baseline of the same run, and the load average; also the CPU seconds of each process (user
+and system, from ``getrusage`` of the children: less moved by other jobs than wall time).
+Asserts nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -170,13 +173,18 @@ def measure(repeats: int, scratch: Path, inp: Path, sides: list[str], base_src: 
     for _ in range(repeats):
         for kind in sides:
             loads.append(os.getloadavg()[0])
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             wall, rss, _ = process_run(command(kind, scratch, inp, scratch / "out.json"), envs[kind])
-            runs[kind].append((wall, rss))
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            runs[kind].append((wall, rss, cpu))
     row: dict = {"runs": runs, "load": [min(loads), max(loads)]}
     for k, v in runs.items():
         row[f"{k}_s"], row[f"{k}_rss_mb"] = statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)
+        row[f"{k}_cpu_s"] = statistics.median(r[2] for r in v)
     if "optnoise" in runs and "pandas" in runs:
         row["time_ratio"] = row["optnoise_s"] / row["pandas_s"]
+        row["cpu_ratio"] = row["optnoise_cpu_s"] / row["pandas_cpu_s"]
         row["rss_ratio"] = row["optnoise_rss_mb"] / row["pandas_rss_mb"]
     if "base" in runs and "pandas" in runs:
         row["base_time_ratio"] = row["base_s"] / row["pandas_s"]
@@ -210,8 +218,10 @@ def main() -> None:
                 row["check"] = check(scratch, inp)
                 print(f"check {rows:,d} rows: {row['check']}", flush=True)
             row.update(measure(args.repeats, scratch, inp, sides, args.base_src))
-            shown = " | ".join(f"{k} {row[k + '_s']:6.2f} s {row[k + '_rss_mb']:6.0f} MB" for k in sides)
-            ratio = f" | time x{row['time_ratio']:.2f} | peak RSS x{row['rss_ratio']:.2f}" if "time_ratio" in row else ""
+            shown = " | ".join(f"{k} {row[k + '_s']:6.2f} s ({row[k + '_cpu_s']:.1f} s CPU) {row[k + '_rss_mb']:6.0f} MB"
+                               for k in sides)
+            ratio = (f" | time x{row['time_ratio']:.2f} (CPU x{row['cpu_ratio']:.2f}) | peak RSS x{row['rss_ratio']:.2f}"
+                     if "time_ratio" in row else "")
             ratio += f" | base time x{row['base_time_ratio']:.2f}" if "base_time_ratio" in row else ""
             print(f"{rows:>11,d} rows: {shown}{ratio} | load {row['load'][0]:.1f}-{row['load'][1]:.1f}", flush=True)
             results.append(row)
