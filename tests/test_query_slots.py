@@ -166,3 +166,16 @@ def test_arrow_reads_numbers_as_pandas_does(texts):
     got = numbers(col)
     assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
     assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_statistic_names_never_meet_the_slots_own(tmp_path):
+    """Statistics named like the slots' lanes ("cells 0", "values ...") keep their own."""
+    rng = np.random.default_rng(8)
+    path = tmp_path / "t.csv"
+    _table(rng, 400).to_csv(path, index=False)
+    renamed = {"cell0": "s", "cells 0": "p", "values cells 0": "h"}   # "cell0" was a lane of the first draft
+    spec = parse_query_spec({"unit": SPEC["unit"], "statistics": {new: SPEC["statistics"][old]
+                                                                  for new, old in renamed.items()}})
+    (_, got), (_, ref) = _run(path, spec), _run(path, spec, slot_bytes=0)
+    for name in renamed:
+        assert np.array_equal(got[name].cells, ref[name].cells), name

@@ -124,11 +124,11 @@ class Folding:
         else:
             lanes: dict[str, tuple[np.dtype, int]] = {}
             for i, group in enumerate(self.shared):
-                lanes[f"cell{i}"] = (narrowest(-1, cells_of(group[0])), -1)
+                lanes[f"cells {i}"] = (narrowest(-1, cells_of(group[0])), -1)
                 for stat in carriers(group):
                     if stat.value_column:
                         lo, hi = stat.scaled_clamp
-                        lanes[stat.name] = (narrowest(min(lo, 0), max(hi, 0)), 0)
+                        lanes[f"values {stat.name}"] = (narrowest(min(lo, 0), max(hi, 0)), 0)
             self.slots = Slots(self.m, lanes, slot_bytes)
 
     def to_totals(self) -> None:
@@ -137,8 +137,8 @@ class Folding:
         if self.slots is not None:
             for i, group in enumerate(self.shared):
                 for stat in carriers(group):
-                    lane = stat.name if stat.value_column else None
-                    for unit, cell, rows, value in self.slots.blocks(f"cell{i}", lane, self.slots.units):
+                    lane = f"values {stat.name}" if stat.value_column else None
+                    for unit, cell, rows, value in self.slots.blocks(f"cells {i}", lane, self.slots.units):
                         self.totals[stat.name].add(unit, cell, value, self.index.size, rows)
             self.slots = None
 
@@ -195,9 +195,9 @@ class Folding:
                     if self.slots is not None:
                         assert rank is not None
                         if stat is carriers(stats)[0]:
-                            self.slots.put(f"cell{i}", unit, rank[mask], cell[mask])
+                            self.slots.put(f"cells {i}", unit, rank[mask], cell[mask])
                         if value is not None:
-                            self.slots.put(stat.name, unit, rank[mask], value[mask])
+                            self.slots.put(f"values {stat.name}", unit, rank[mask], value[mask])
                     else:
                         assert self.totals is not None
                         self.totals[stat.name].add(unit, cell[mask], np.zeros(len(unit), np.int64) if value is None
@@ -208,7 +208,7 @@ class Folding:
         """Each statistic's per (unit, cell) aggregate (``unit, group, key, rows, value``)."""
         if self.slots is not None:
             slots = self.slots
-            return {s.name: SlotPart(slots, f"cell{i}", s.name if s.value_column else None,
+            return {s.name: SlotPart(slots, f"cells {i}", f"values {s.name}" if s.value_column else None,
                                      s.keys.size if s.keys else 1, self.index.size)
                     for i, group in enumerate(self.shared) for s in group}
         assert self.totals is not None
