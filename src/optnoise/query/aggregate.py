@@ -170,7 +170,11 @@ class Folding:
         return rank, None if kept.all() else kept
 
     def fold(self, df: "pd.DataFrame", rows: np.ndarray, out: Aggregated) -> None:
-        """Add one batch (``rows``: each row's number in the input)."""
+        """Add one batch (``rows``: each row's number in the input): a row is kept iff its rank
+        in its unit is below ``max_rows``, and only kept rows are written.
+
+        Proof: docs/proofs/contribution-bounding.md (items 2-4)
+        """
         codes = self.index.codes(unit_ids(df, self.spec, rows=rows))
         rank, kept = self.ranks(codes)
         if rank is not None:

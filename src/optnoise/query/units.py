@@ -172,7 +172,10 @@ def narrowest(low: int, high: int) -> np.dtype:
 class Slots:
     """Each unit's first ``m`` rows, one slot per (unit, rank) in every lane (module
     docstring): ``lanes`` names each lane's ``(dtype, fill)``: a layout's cells (fill ``-1``,
-    no counted row at that rank) or a statistic's values (fill 0)."""
+    no counted row at that rank) or a statistic's values (fill 0).
+
+    Proof: docs/proofs/contribution-bounding.md (items 2 and 4)
+    """
 
     def __init__(self, m: int, lanes: dict[str, tuple[np.dtype, int]], limit: int = SLOT_BYTES) -> None:
         self.m, self.limit, self.spec = m, limit, lanes
