@@ -19,8 +19,12 @@ These make a unit's contribution lie in the fixed sets of :mod:`.neighbourhood` 
 table. The manifest reports the counts of what was dropped and clamped (never values); those
 counts are not protected.
 
-**Memory.** One counter per unit (rows seen) and one aggregate per unit and cell, folded
-batch by batch (:func:`aggregate`): the rows themselves are not kept.
+**Memory.** One counter per unit (rows seen) and, with ``max_rows = m``, each unit's first
+``m`` rows as slots of a few bytes (its cell per layout, its clamped value per summed
+column: :mod:`.units`), written in place batch by batch: at most ``units x m`` slots however
+many rows the input has, and however its units' rows are spread over it. Without
+``max_rows`` (or past :data:`.units.SLOT_BYTES`), one aggregate per unit and cell, folded
+batch by batch (:func:`aggregate`). The rows themselves are not kept.
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
-from ..errors import InvalidParameterError
 from .cells import Answers, bump, home_cells
 from .kinds import Kind, kind_of
+from .rows import (arrow_to_pandas, cell_rows, counted_rows, declared_index, matches, numbers, row_values,
+                   unit_ids)
 from .spec import QuerySpec
-from .statistic import Condition, Keys, Statistic
+from .statistic import Statistic
+from .units import SLOT_BYTES, SlotPart, Slots, UnitIndex, narrowest, position_in_unit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,74 +72,158 @@ class Aggregated:
 
 
 def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | None = None,
-              row_column: str | None = None) -> Aggregated:
+              row_column: str | None = None, slot_bytes: int | None = None) -> Aggregated:
     """Bound every unit's contribution and aggregate, batch by batch (module docstring).
 
     ``batches``: pandas DataFrames or Arrow record batches with the spec's columns (and
     ``row_column``, when given: each row's number in the input, for error messages; else the
     rows are numbered in the order they come).
 
-    Every unit gets a dense index the first time it appears (:class:`UnitIndex`: integer ids
-    stay integers; other ids compare as text, as ``str`` writes them); a unit's rows seen so
-    far are one counter per index, so a row's rank within its unit is that counter plus its
-    position among the unit's rows in the batch (a stable sort, only for the units that pass
-    ``max_rows`` in this batch). The aggregates per (unit, cell) are one row counter and one
+    Every unit gets a dense index the first time it appears (:class:`.units.UnitIndex`); a
+    unit's rows seen so far are one counter per index, so a row's rank within its unit is
+    that counter plus its position among the unit's rows in the batch (a stable sort). With
+    ``max_rows`` the state is each unit's first ``max_rows`` rows, one slot per rank
+    (:class:`.units.Slots`: a cell per layout and a value per summed column, written in place
+    whatever batch a row comes in) while it fits in ``slot_bytes`` (default
+    :data:`.units.SLOT_BYTES`); otherwise, and without ``max_rows``, one row counter and one
     value total per unit and cell (:class:`Totals`: dense arrays while units x cells stays
     under ``dense_cells``, default :data:`DENSE_CELLS`; beyond that sorted sparse arrays
-    summed per batch and folded every :data:`FOLD_EVERY` batches).
+    summed per batch and folded every :data:`FOLD_EVERY` batches). Both give the same
+    per (unit, cell) aggregate.
 
     Proof: docs/proofs/contribution-bounding.md
     """
     import pandas as pd
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
-    index = UnitIndex()
-    seen = np.zeros(0, np.int64)
-    limit = DENSE_CELLS if dense_cells is None else dense_cells
-    shared = layouts(spec.statistics)
-    totals = {s.name: Totals((s.groups.size if s.groups else 1) * (s.keys.size if s.keys else 1), limit)
-              for group in shared for s in carriers(group)}
-    m = spec.unit.rows_bound
+    state = Folding(spec, DENSE_CELLS if dense_cells is None else dense_cells,
+                    SLOT_BYTES if slot_bytes is None else slot_bytes)
     for batch in batches:
         df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
         rows = (df[row_column].to_numpy(np.int64) if row_column is not None
                 else np.arange(out.rows + 1, out.rows + 1 + len(df)))
-        codes = index.codes(unit_ids(df, spec, rows=rows))
-        if len(seen) < index.size:
-            seen = np.concatenate([seen, np.zeros(max(index.size, 2 * len(seen)) - len(seen), np.int64)])
+        state.fold(df, rows, out)
+    out.units = state.index.size
+    out.parts = state.parts()
+    return out
+
+
+class Folding:
+    """The state of :func:`aggregate` between batches: the unit index, the rows seen per
+    unit, and the slots (:class:`.units.Slots`) or the totals (:class:`Totals`)."""
+
+    def __init__(self, spec: QuerySpec, dense_cells: int, slot_bytes: int) -> None:
+        self.spec, self.dense_cells = spec, dense_cells
+        self.index = UnitIndex()
+        self.seen = np.zeros(0, np.int64)
+        self.shared = layouts(spec.statistics)
+        self.m = spec.unit.rows_bound
+        self.totals: dict[str, Totals] | None = None
+        self.slots: Slots | None = None
+        if self.m is None:
+            self.to_totals()
+        else:
+            lanes: dict[str, tuple[np.dtype, int]] = {}
+            for i, group in enumerate(self.shared):
+                lanes[f"cells {i}"] = (narrowest(-1, cells_of(group[0])), -1)
+                for stat in carriers(group):
+                    if stat.value_column:
+                        lo, hi = stat.scaled_clamp
+                        lanes[f"values {stat.name}"] = (narrowest(min(lo, 0), max(hi, 0)), 0)
+            self.slots = Slots(self.m, lanes, slot_bytes)
+
+    def to_totals(self) -> None:
+        """Per (unit, cell) totals from now on, holding what the slots held (if any)."""
+        self.totals = {s.name: Totals(cells_of(s), self.dense_cells) for group in self.shared for s in carriers(group)}
+        if self.slots is not None:
+            for i, group in enumerate(self.shared):
+                for stat in carriers(group):
+                    lane = f"values {stat.name}" if stat.value_column else None
+                    for unit, cell, rows, value in self.slots.blocks(f"cells {i}", lane, self.slots.units):
+                        self.totals[stat.name].add(unit, cell, value, self.index.size, rows)
+            self.slots = None
+
+    def ranks(self, codes: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Each row's rank within its unit and which rows are among their unit's first ``m``
+        (``None``: all), counting the batch's rows as seen."""
+        seen = self.seen
+        if len(seen) < self.index.size:
+            seen = self.seen = np.concatenate([seen, np.zeros(max(self.index.size, 2 * len(seen)) - len(seen),
+                                                              np.int64)])
         # the batch's units span lo..hi-1: its counters are a view of that range (work in the
         # batch's span, not in every unit seen so far)
         lo, hi = (int(codes.min()), int(codes.max()) + 1) if len(codes) else (0, 0)
         span, local = seen[lo:hi], codes - lo
         in_batch = np.bincount(local, minlength=hi - lo)
-        kept = None if m is None else first_rows(local, span, in_batch, m)
+        if self.m is None:
+            span += in_batch
+            return None, None
+        if self.slots is None:
+            kept = first_rows(local, span, in_batch, self.m)
+            span += in_batch
+            return None, kept
+        rank = span[local]
+        again = np.flatnonzero(in_batch[local] > 1)   # rows of units with several rows in the batch
+        if len(again):
+            rank[again] += position_in_unit(local[again])
         span += in_batch
+        kept = rank < self.m
+        return rank, None if kept.all() else kept
+
+    def fold(self, df: "pd.DataFrame", rows: np.ndarray, out: Aggregated) -> None:
+        """Add one batch (``rows``: each row's number in the input): a row is kept iff its rank
+        in its unit is below ``max_rows``, and only kept rows are written.
+
+        Proof: docs/proofs/contribution-bounding.md (items 2-4)
+        """
+        codes = self.index.codes(unit_ids(df, self.spec, rows=rows))
+        rank, kept = self.ranks(codes)
+        if rank is not None:
+            ranked = rank if kept is None else rank[kept]
+            top = int(ranked.max()) + 1 if len(ranked) else 0
+            if self.slots is not None and not self.slots.reserve(self.index.size, min(top, self.m or 0)):
+                self.to_totals()
         out.rows += len(df)
-        if kept is None:
-            out.kept += len(df)
-            sub, sub_codes, sub_rows = df, codes, rows
-        else:
-            out.kept += int(kept.sum())
-            sub, sub_codes, sub_rows = df[kept], codes[kept], rows[kept]
-        for stats in shared:
+        out.kept += len(df) if kept is None else int(kept.sum())
+        for i, stats in enumerate(self.shared):
             first = stats[0]
-            mask, group, key, tallies = cell_rows(sub, first)
-            keys = first.keys.size if first.keys else 1
-            unit, cell = sub_codes[mask], group[mask] * keys + key[mask]
-            counted = int(mask.sum())
+            mask, group, key, tallies = cell_rows(df, first, kept)
+            cell = group * (first.keys.size if first.keys else 1) + key
+            unit = codes[mask]
             for stat in stats:
                 counts = out.counts[stat.name]
                 for name, n in tallies:
                     bump(counts, name, n)
                 if stat in carriers(stats):
-                    value = _values(sub[stat.value_column], mask, sub_rows, stat, counts) if stat.value_column \
-                        else np.zeros(len(sub), np.int64)
-                    totals[stat.name].add(unit, cell, value[mask], index.size)
-                bump(counts, "rows_counted_before_unit_rules", counted)
-    out.units = index.size
-    results = {s.name: totals[s.name].result() for group in shared for s in carriers(group)}
-    out.parts = {s.name: _frame(results[s.name] if s.name in results else _no_values(results[carriers(group)[0].name]),
-                                s) for group in shared for s in group}
-    return out
+                    value = row_values(df[stat.value_column], mask, rows, stat, counts) if stat.value_column \
+                        else None
+                    if self.slots is not None:
+                        assert rank is not None
+                        if stat is carriers(stats)[0]:
+                            self.slots.put(f"cells {i}", unit, rank[mask], cell[mask])
+                        if value is not None:
+                            self.slots.put(f"values {stat.name}", unit, rank[mask], value[mask])
+                    else:
+                        assert self.totals is not None
+                        self.totals[stat.name].add(unit, cell[mask], np.zeros(len(unit), np.int64) if value is None
+                                                   else value[mask], self.index.size)
+                bump(counts, "rows_counted_before_unit_rules", int(mask.sum()))
+
+    def parts(self) -> dict[str, Any]:
+        """Each statistic's per (unit, cell) aggregate (``unit, group, key, rows, value``)."""
+        if self.slots is not None:
+            slots = self.slots
+            return {s.name: SlotPart(slots, f"cells {i}", f"values {s.name}" if s.value_column else None,
+                                     s.keys.size if s.keys else 1, self.index.size)
+                    for i, group in enumerate(self.shared) for s in group}
+        assert self.totals is not None
+        results = {s.name: self.totals[s.name].result() for group in self.shared for s in carriers(group)}
+        return {s.name: _frame(results[s.name] if s.name in results else _no_values(results[carriers(group)[0].name]),
+                               s) for group in self.shared for s in group}
+
+
+def cells_of(stat: Statistic) -> int:
+    """Cells per unit of a statistic's layout: groups x keys."""
+    return (stat.groups.size if stat.groups else 1) * (stat.keys.size if stat.keys else 1)
 
 
 def layouts(stats: Iterable[Statistic]) -> list[list[Statistic]]:
@@ -190,12 +280,15 @@ class Totals:
         self.value = np.zeros(0, np.int64)
         self.pending: list = []
 
-    def add(self, unit: np.ndarray, cell: np.ndarray, value: np.ndarray, units: int) -> None:
-        """Add one batch's counted rows (``units``: the units indexed so far)."""
+    def add(self, unit: np.ndarray, cell: np.ndarray, value: np.ndarray, units: int,
+            rows: np.ndarray | None = None) -> None:
+        """Add one batch's counted rows (``units``: the units indexed so far; ``rows``: how
+        many rows each entry stands for, default one)."""
         if self.rows is not None and units * self.cells > self.limit:
             self.pending, self.rows = [self._sparse()], None
         if self.rows is None:
-            self.pending.append(_group_sum(unit, cell, np.ones(len(unit), np.int64), value, self.cells))
+            self.pending.append(_group_sum(unit, cell, np.ones(len(unit), np.int64) if rows is None else rows, value,
+                                           self.cells))
             if len(self.pending) >= FOLD_EVERY:
                 self.pending = [_fold(self.pending, self.cells)]
             return
@@ -205,7 +298,7 @@ class Totals:
             self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
             self.value = np.concatenate([self.value, np.zeros(grow, np.int64)])
         code = unit * self.cells + cell
-        np.add.at(self.rows, code, 1)
+        np.add.at(self.rows, code, 1 if rows is None else rows)
         if value.any():
             np.add.at(self.value, code, value)
 
@@ -220,120 +313,6 @@ class Totals:
             return self._sparse()
         return _fold(self.pending, self.cells) if self.pending else _group_sum(*(np.zeros(0, np.int64),) * 4,
                                                                                self.cells)
-
-
-class UnitIndex:
-    """A growing map from unit id to a dense index 0, 1, ... (new ids of a batch numbered in
-    increasing order). Integer ids are kept as integers: while they are non-negative and
-    small (below :data:`LOOKUP_MAX`, or a few times the ids seen), a direct lookup array
-    ``id -> index``; otherwise sorted arrays and ``searchsorted``. Any other id is compared
-    as text, and integer ids seen before a text batch are then compared as their text too
-    (as ``str`` writes them)."""
-
-    def __init__(self) -> None:
-        self.size = 0
-        self._lookup: np.ndarray | None = np.zeros(0, np.int64)   # id -> index, -1 unseen
-        self._sorted = np.zeros(0, np.int64)   # integer ids, sorted (without the lookup)
-        self._at = np.zeros(0, np.int64)       # their indices
-        self._text: dict[str, int] | None = None
-
-    def codes(self, ids: np.ndarray) -> np.ndarray:
-        """The dense index of every id of one batch, adding the new ones."""
-        if self._text is None and ids.dtype.kind in "iu" and (ids.dtype.kind == "i" or ids.dtype.itemsize < 8):
-            return self._integer_codes(ids.astype(np.int64, copy=False))
-        if self._text is None:
-            self._to_sorted()
-            self._text = {str(int(v)): int(i) for v, i in zip(self._sorted, self._at)}
-        import pandas as pd
-        local, uniques = pd.factorize(pd.Series(ids).astype(str), sort=False)
-        table = self._text
-        mapped = np.empty(len(uniques), np.int64)
-        for j, u in enumerate(uniques):
-            at = table.get(u)
-            if at is None:
-                at = table[u] = self.size
-                self.size += 1
-            mapped[j] = at
-        return mapped[local]
-
-    def _to_sorted(self) -> None:
-        """Leave the lookup array for the sorted arrays (for good)."""
-        if self._lookup is not None:
-            ids = np.flatnonzero(self._lookup >= 0)
-            self._sorted, self._at, self._lookup = ids.astype(np.int64), self._lookup[ids], None
-
-    def _integer_codes(self, ids: np.ndarray) -> np.ndarray:
-        if self._lookup is not None and len(ids):
-            low, high = int(ids.min()), int(ids.max())
-            if low >= 0 and high < max(LOOKUP_MAX, 4 * (self.size + len(ids))):
-                return self._lookup_codes(ids, high)
-            self._to_sorted()
-        if self._lookup is not None:
-            return np.zeros(0, np.int64)
-        uniq, local = np.unique(ids, return_inverse=True)
-        pos = np.searchsorted(self._sorted, uniq)
-        found = pos < len(self._sorted)
-        found[found] = self._sorted[pos[found]] == uniq[found]
-        mapped = np.empty(len(uniq), np.int64)
-        mapped[found] = self._at[pos[found]]
-        new = ~found
-        n_new = int(new.sum())
-        mapped[new] = np.arange(self.size, self.size + n_new)
-        self.size += n_new
-        if n_new:
-            keys = np.concatenate([self._sorted, uniq[new]])
-            order = np.argsort(keys, kind="stable")
-            self._sorted, self._at = keys[order], np.concatenate([self._at, mapped[new]])[order]
-        return mapped[local.reshape(-1)]
-
-    def _lookup_codes(self, ids: np.ndarray, high: int) -> np.ndarray:
-        table = self._lookup
-        assert table is not None
-        if high >= len(table):
-            table = self._lookup = np.concatenate([table, np.full(max(high + 1, 2 * len(table)) - len(table), -1,
-                                                                  np.int64)])
-        codes = table[ids]
-        new = codes < 0
-        if new.any():
-            table[ids[new]] = -2                          # the new ids, marked, then read in order:
-            fresh = np.flatnonzero(table[:high + 1] == -2)  # np.unique's sorted ids without its hash
-            table[fresh] = np.arange(self.size, self.size + len(fresh))
-            self.size += len(fresh)
-            codes[new] = table[ids[new]]
-        return codes
-
-
-#: Integer ids below this (or below 4 x the ids seen) are indexed by a direct lookup array.
-LOOKUP_MAX = 1 << 22
-
-
-def position_in_unit(codes: np.ndarray) -> np.ndarray:
-    """Each row's position among the rows of its unit in this batch (0, 1, ... in row order)."""
-    order = np.argsort(codes, kind="stable")
-    ordered = codes[order]
-    start = np.ones(len(codes), dtype=bool)
-    start[1:] = ordered[1:] != ordered[:-1]
-    first = np.maximum.accumulate(np.where(start, np.arange(len(codes)), 0))
-    out = np.empty(len(codes), np.int64)
-    out[order] = np.arange(len(codes)) - first
-    return out
-
-
-def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, rows: np.ndarray) -> np.ndarray:
-    """The unit of every row: its id (integers kept as integers), or its row number (``rows``:
-    each row's number in the input) when each row is a unit."""
-    uid = spec.unit.id
-    if uid is None:
-        return np.asarray(rows, dtype=np.int64)
-    col = df[uid]
-    missing = col.isna().to_numpy()
-    if missing.any():
-        row = int(rows[int(np.flatnonzero(missing)[0])])
-        raise InvalidParameterError("unit.id", f"column '{uid}': missing value at data row {row}",
-                                    "an id in every row (a row without one belongs to no unit)")
-    if col.dtype.kind in "iu":
-        return col.to_numpy()
-    return col.to_numpy(dtype=object)
 
 
 def _group_sum(unit: np.ndarray, cell: np.ndarray, rows: np.ndarray, value: np.ndarray,
@@ -381,139 +360,6 @@ def _frame(part: tuple[np.ndarray, ...], stat: Statistic) -> "pd.DataFrame":
                          "rows": rows.astype(np.int64), "value": value.astype(np.int64)})
 
 
-def cell_rows(df: "pd.DataFrame", stat: Statistic) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
-    """One batch's rows counted by ``stat`` (``where``, declared keys and groups) with each
-    row's group and key index, and the counts of the rows left out, as ``(name, n)``."""
-    mask = np.ones(len(df), dtype=bool)
-    for cond in stat.where:
-        mask &= matches(df[cond.column], cond)
-    tallies = [("rows_not_matching_where", int((~mask).sum()))]
-    group = declared_index(df[stat.by], stat.groups) if stat.by else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
-    key = declared_index(df[stat.key], stat.keys) if stat.key else np.zeros(len(df), np.int64)  # type: ignore[arg-type]
-    undeclared = mask & ((group < 0) | (key < 0))
-    tallies.append(("rows_undeclared_key_or_group", int(undeclared.sum())))
-    return mask & ~undeclared, group, key, tallies
-
-
-def counted_rows(df: "pd.DataFrame", rows: np.ndarray, stat: Statistic,
-                 counts: dict[str, int]) -> tuple[np.ndarray, ...]:
-    """One batch's per-row rules for one statistic: the rows counted (``where``, declared
-    keys and groups), each row's group and key index and its clamped, rounded value."""
-    mask, group, key, tallies = cell_rows(df, stat)
-    for name, n in tallies:
-        bump(counts, name, n)
-    value = np.zeros(len(df), np.int64)
-    if stat.value_column:
-        value = _values(df[stat.value_column], mask, rows, stat, counts)
-    bump(counts, "rows_counted_before_unit_rules", mask.sum())
-    return mask, group, key, value
-
-
-def arrow_to_pandas(batch: Any) -> "pd.DataFrame":
-    """An Arrow batch or table as a DataFrame (no block copy), its *integer columns with
-    missing values* as pandas' nullable integers.
-
-    Why: Arrow's default turns such a column into float64, which rounds integers beyond
-    2^53; a row's declared key would then depend on whether another row of its batch has a
-    missing value -- one unit could move other units' cells (:func:`declared_index`). Every
-    row's key is decided by its own value alone this way, and as the Spark engine decides it."""
-    import pyarrow as pa
-    df = batch.to_pandas(split_blocks=True)
-    for i, field in enumerate(batch.schema):
-        if pa.types.is_integer(field.type) and batch.column(i).null_count:
-            df[field.name] = batch.column(i).to_pandas(types_mapper=_nullable_integers)
-    return df
-
-
-def _nullable_integers(arrow_type: Any) -> Any:
-    import pandas as pd
-    import pyarrow as pa
-    return pd.Int64Dtype() if pa.types.is_signed_integer(arrow_type) else (
-        pd.UInt64Dtype() if pa.types.is_unsigned_integer(arrow_type) else None)
-
-
-def _numbers(col: "pd.Series") -> np.ndarray:
-    import pandas as pd
-    if col.dtype == bool:
-        return np.full(len(col), np.nan)
-    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-
-
-def matches(col: "pd.Series", cond: Condition) -> np.ndarray:
-    """Rows whose value meets the condition (a missing value meets none)."""
-    if cond.values is not None:
-        nums = [v for v in cond.values if not isinstance(v, str)]
-        texts = [v for v in cond.values if isinstance(v, str)]
-        hit = np.zeros(len(col), dtype=bool)
-        if nums:
-            hit |= np.isin(_numbers(col), np.asarray(nums, dtype=float))
-        if texts:
-            hit |= col.astype("string").isin(texts).fillna(False).to_numpy(dtype=bool)
-        return hit
-    x = _numbers(col)
-    hit = ~np.isnan(x)
-    if cond.lower is not None:
-        hit &= x >= cond.lower
-    if cond.upper is not None:
-        hit &= x <= cond.upper
-    return hit
-
-
-def declared_index(col: "pd.Series", keys: Keys) -> np.ndarray:
-    """The position of every value among the declared keys; -1 when undeclared or missing.
-    Integer keys accept integral numbers (``7``, ``7.0``, the text ``"7"``); text keys compare
-    as text."""
-    lookup = {v: i for i, v in enumerate(keys.values)}
-    if keys.integer:
-        out = np.full(len(col), -1, np.int64)
-        if isinstance(col.dtype, np.dtype) and (col.dtype.kind == "i" or col.dtype.kind == "u" and col.dtype.itemsize < 8):
-            # a NumPy integer column (it has no missing values): its values, no float round trip
-            ok, ints = slice(None), col.to_numpy(np.int64)
-        elif col.dtype.kind in "iu":
-            # pandas' nullable integers (:func:`arrow_to_pandas`) or uint64: the present values,
-            # exactly (beyond int64: no declared key, keys being int64)
-            ok = ~col.isna().to_numpy(dtype=bool)
-            if col.dtype.kind == "u":
-                u = col.to_numpy(dtype=np.uint64, na_value=0)
-                ok &= u < np.uint64(2 ** 63)
-                ints = u[ok].astype(np.int64)
-            else:
-                ints = col.to_numpy(dtype=np.int64, na_value=0)[ok]
-        else:
-            x = _numbers(col)
-            ok = np.isfinite(x) & (x == np.round(x))
-            ints = x[ok].astype(np.int64)
-        lo = min(keys.values)
-        if keys.values == tuple(range(lo, lo + keys.size)):   # a range: arithmetic, not a dict
-            idx = ints - lo
-            idx[(idx < 0) | (idx >= keys.size)] = -1
-            out[ok] = idx
-        else:
-            out[ok] = np.array([lookup.get(int(v), -1) for v in ints], np.int64)
-        return out
-    text = col.astype("string")
-    return text.map(lookup).fillna(-1).to_numpy(dtype=np.int64)
-
-
-def _values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Statistic,
-            counts: dict[str, int]) -> np.ndarray:
-    """The counted rows' values clamped and rounded, in units of the resolution."""
-    x = _numbers(col)
-    bad = mask & ~np.isfinite(x)
-    if bad.any():
-        at = int(np.flatnonzero(bad)[0])
-        raw = col.iloc[at]
-        raise InvalidParameterError(f"column '{col.name}'", f"{'missing value' if raw is None or raw != raw else repr(raw)}"
-                                    f" at data row {int(rows[at])}", "numbers in a summed column (a missing or "
-                                    "non-numeric value is not imputed)")
-    lo, hi = stat.clamp  # type: ignore[misc]
-    bump(counts, "values_clamped", (mask & ((x < float(lo)) | (x > float(hi)))).sum())
-    slo, shi = stat.scaled_clamp
-    scaled = np.rint(np.where(mask, x, 0.0) / float(stat.resolution))
-    return np.clip(scaled, slo, shi).astype(np.int64)
-
-
-# ------------------------------------------------------------------ exact answers
 def answers(agg: Aggregated, stat: Statistic, kind: Kind | None = None) -> Answers:
     """The exact answer of ``stat`` from the aggregate: its kind's rules (:mod:`.kinds`;
     ``kind`` given where the registry is not at hand, e.g. on a Spark executor).
@@ -525,5 +371,6 @@ def answers(agg: Aggregated, stat: Statistic, kind: Kind | None = None) -> Answe
     return (kind or kind_of(stat)).answers(stat, agg.parts[stat.name], agg.counts[stat.name])
 
 
-__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Totals", "UnitIndex", "carriers", "cell_rows", "home_cells", "layouts", "aggregate", "answers", "arrow_to_pandas", "bump", "counted_rows", "declared_index",
-           "first_rows", "matches", "position_in_unit", "unit_ids"]
+__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Folding", "Totals", "UnitIndex", "aggregate", "answers",
+           "arrow_to_pandas", "bump", "carriers", "cell_rows", "cells_of", "counted_rows", "declared_index",
+           "first_rows", "home_cells", "layouts", "matches", "numbers", "position_in_unit", "row_values", "unit_ids"]

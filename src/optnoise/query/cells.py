@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .statistic import Statistic
+from .units import SlotPart
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +46,8 @@ def bump(counts: dict[str, int], key: str, n: int) -> None:
 def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's cell ``code`` with the most rows (summed over equal ``(unit, code)``), ties
     to the least code (the first declared): ``(units, codes)``, sorted by unit. Integer sorts
-    and sums only (``np.lexsort``, ``np.add.reduceat``): exact."""
+    and sums only (``np.lexsort`` when not sorted already, ``np.add.reduceat``,
+    ``np.maximum.reduceat``): exact."""
     if len(unit) == 0:
         return unit[:0], code[:0]
     u, c, r = unit, code, rows
@@ -59,11 +61,14 @@ def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np
     u, c, r = u[at], c[at], np.add.reduceat(r, at)
     if (u[1:] > u[:-1]).all():                  # one cell per unit (a group fixed per unit)
         return u, c
-    best = np.lexsort((c, -r, u))               # by unit, most rows first, then the least code
-    u, c = u[best], c[best]
     first = np.ones(len(u), dtype=bool)
     first[1:] = u[1:] != u[:-1]
-    return u[first], c[first]
+    of = np.cumsum(first) - 1                   # each entry's unit, numbered 0, 1, ...
+    top = np.maximum.reduceat(r, np.flatnonzero(first))
+    at = np.flatnonzero(r == top[of])           # the entries with their unit's most rows, by code:
+    lead = np.ones(len(at), dtype=bool)         # the first of each unit has the least code
+    lead[1:] = of[at[1:]] != of[at[:-1]]
+    return u[at[lead]], c[at[lead]]
 
 
 def columns(part: "pd.DataFrame") -> tuple[np.ndarray, ...]:
@@ -72,29 +77,41 @@ def columns(part: "pd.DataFrame") -> tuple[np.ndarray, ...]:
 
 
 def units_at_home(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int]) -> np.ndarray:
-    """Units per cell (groups x keys), each unit once at its home cell (module docstring)."""
+    """Units per cell (groups x keys), each unit once at its home cell (module docstring);
+    the rule reads one unit's cells at a time, so a part that comes in blocks of whole units
+    gives the same cells block by block."""
     groups, keys = stat.shape
-    unit, group, key, rows = columns(part)
-    _, chosen = home_cells(unit, group * keys + key, rows)
-    several = np.unique(unit, return_counts=True)[1] > 1   # (unit, cell) are unique in the aggregate
-    bump(counts, "units_with_rows_in_several_cells", int(several.sum()))
-    return np.bincount(chosen, minlength=groups * keys).astype(np.int64).reshape(groups, keys)
+    out = np.zeros(groups * keys, np.int64)
+    several = 0
+    # a part read from slots (:class:`.units.SlotPart`) is walked a block of units at a time
+    for unit, group, key, rows in (part.blocks() if isinstance(part, SlotPart) else [columns(part)]):
+        _, chosen = home_cells(unit, group * keys + key, rows)
+        several += int((np.unique(unit, return_counts=True)[1] > 1).sum())  # (unit, cell) unique in the aggregate
+        out += np.bincount(chosen, minlength=groups * keys).astype(np.int64)
+    bump(counts, "units_with_rows_in_several_cells", several)
+    return out.reshape(groups, keys)
 
 
 def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], what: np.ndarray) -> np.ndarray:
     """``what`` (each (unit, cell)'s rows or values) summed per cell (groups x keys), a unit's
-    rows all in its home group under ``by`` (module docstring)."""
+    rows all in its home group under ``by`` (module docstring); a part read from slots is
+    walked a piece of whole units at a time (the rule reads one unit at a time)."""
     groups, keys = stat.shape
-    unit, group, key, rows = columns(part)
-    if stat.by is not None and len(unit):
-        homes, home = home_cells(unit, group, rows)
-        of_unit = np.full(int(unit.max()) + 1, -1, np.int64)
-        of_unit[homes] = home
-        keep = of_unit[unit] == group
-        bump(counts, "rows_outside_the_units_group", int(rows.sum() - rows[keep].sum()))
-        group, key, what = group[keep], key[keep], what[keep]
     cells = np.zeros((groups, keys), np.int64)
-    np.add.at(cells, (group, key), what)
+    dropped = 0
+    pieces = part.walk() if isinstance(part, SlotPart) else [(*columns(part), slice(None))]
+    for unit, group, key, rows, where in pieces:
+        value = what[where]
+        if stat.by is not None and len(unit):
+            homes, home = home_cells(unit, group, rows)
+            low = int(unit.min())
+            of_unit = np.full(int(unit.max()) - low + 1, -1, np.int64)
+            of_unit[homes - low] = home
+            keep = of_unit[unit - low] == group
+            dropped += int(rows.sum() - rows[keep].sum())
+            group, key, value = group[keep], key[keep], value[keep]
+        np.add.at(cells, (group, key), value)
+    bump(counts, "rows_outside_the_units_group", dropped)
     return cells
 
 
