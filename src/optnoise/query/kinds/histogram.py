@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
-from ...target import Target
+from ...target import Target, check_delta
 from ..cells import Answers, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
 from ..statistic import FROM_DATA, Statistic, column
@@ -149,9 +149,9 @@ def check_found(stat: Statistic) -> None:
     if stat.of != "units":
         raise InvalidParameterError(key, FROM_DATA, "declared keys for a histogram of rows (keys found in the data "
                                     "are released for a histogram of units: one key per unit)")
-    if stat.target is not None and not stat.target.delta > 0:
-        raise InvalidParameterError("delta", 0, "a delta > 0 with keys = \"from-data\": a key held by one unit "
-                                    "alone is shown with a small probability, which is this delta (e.g. 1e-6)")
+    if stat.target is not None:
+        check_delta(stat.target.delta, positive=True, accepted="a delta > 0 with keys = \"from-data\": a key held "
+                    "by one unit alone is shown with a small probability, which is this delta (e.g. 1e-6)")
     if stat.target is not None and stat.target.notion != "dp":
         raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
     for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):
