@@ -17,7 +17,8 @@ local engine's, bit for bit:
 
 :func:`eligible` says when these apply: every column the rules read as a number is an
 integer or floating-point column, every column compared as text is a string column, and the
-unit's id is an integer or string column. Anything else (a CSV, read as text and parsed by
+unit's id is an integer or string column, and every kind is one of :data:`UNIT_RULE_KINDS`.
+Anything else (a CSV, read as text and parsed by
 pandas; booleans; decimals) keeps the engine's other path, the local engine on the
 executors.
 """
@@ -28,6 +29,11 @@ from typing import Any
 
 from .spec import Condition, Keys, QuerySpec, Statistic
 
+#: The kinds whose answers are one of the two unit rules of :mod:`.cells` on the counted rows
+#: or values (units at home, or summed in the home group): the rules :mod:`.spark_units`
+#: runs in Spark. Another kind keeps the engine's other path (the local engine on the
+#: executors), which applies its own rules.
+UNIT_RULE_KINDS = ("count", "histogram", "sum", "peak", "mode", "mean")
 NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
 INTEGER = ("tinyint", "smallint", "int", "bigint")
 
@@ -39,6 +45,8 @@ def eligible(types: dict[str, str], spec: QuerySpec) -> bool:
     if uid is not None and types.get(uid) not in INTEGER + ("string",):
         return False
     for stat in spec.statistics:
+        if stat.kind not in UNIT_RULE_KINDS:
+            return False
         for cond in stat.where:
             values = cond.values or ()
             text = [v for v in values if isinstance(v, str)]
@@ -121,4 +129,4 @@ def scaled_value(stat: Statistic) -> tuple[Any, Any, Any]:
     return value, clamped, bad
 
 
-__all__ = ["eligible", "matches", "declared_index", "scaled_value", "number", "present"]
+__all__ = ["UNIT_RULE_KINDS", "eligible", "matches", "declared_index", "scaled_value", "number", "present"]
