@@ -198,7 +198,7 @@ def bad_value(exc: Exception, marker: str, locate: Callable[[dict], str]) -> Exc
 MISSING_FILE = re.compile(r"(?:FileNotFoundException|FAILED_READ_FILE|PATH_NOT_FOUND|does not exist)[^\n]*?"
                           r"(file:[^\s'\"\]\)]+)")
 OOM = re.compile(r"OutOfMemoryError|Java heap space|GC overhead limit|Not enough memory to build and broadcast|"
-                 r"\bMemoryError\b|exceeding memory limits|Container killed .* memory")
+                 r"\bMemoryError\b|exceeding memory limits|exited with code 52\b|Container killed .* memory")
 ON_EXECUTOR = re.compile(r"stage failure|Task \S+ in stage|ExecutorLostFailure|Python worker")
 LOST = re.compile(r"ExecutorLostFailure|executor \S+ lost|Executor heartbeat timed out|worker lost", re.IGNORECASE)
 
@@ -220,7 +220,7 @@ def job_failure(exc: BaseException) -> OptnoiseError:
                              " (and spark.executor.memoryOverhead for the Python workers), or use more partitions")
     missing = MISSING_FILE.search(text)
     if missing:
-        return OptnoiseError(f"the Spark job failed: an executor cannot read {missing.group(1)}; every executor must "
+        return OptnoiseError(f"the Spark job failed: an executor cannot read {missing.group(1).rstrip('.,;:')}; every executor must "
                              "see the input at the same path (a shared filesystem), or give a path every node "
                              "reads (hdfs://, s3a://)")
     if LOST.search(text):

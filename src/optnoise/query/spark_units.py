@@ -50,9 +50,25 @@ BAD_VALUE = "OPTNOISE_BAD_VALUE"
 DATA_ROW = re.compile(r"at data row (\d+)")
 
 
+def value_slots(group: list[Statistic]) -> tuple[list[Statistic], dict[str, int]]:
+    """A layout's summed columns, one per distinct (column, clamp, resolution) -- two peaks of
+    the same column by two methods share one -- and each summing statistic's slot."""
+    first: dict[tuple, int] = {}
+    chosen: list[Statistic] = []
+    slot: dict[str, int] = {}
+    for stat in carriers(group):
+        if stat.value_column:
+            key = (stat.value_column, stat.clamp, stat.resolution)
+            if key not in first:
+                first[key] = len(chosen)
+                chosen.append(stat)
+            slot[stat.name] = first[key]
+    return chosen, slot
+
+
 def layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Statistic]], int, list[list[Any]]]:
-    """The layouts, the number of value slots (the most summed statistics of one layout) and
-    per layout the per-row columns: ``cell`` and ``grp`` (null unless the row is kept and
+    """The layouts, the number of value slots (the most of one layout: :func:`value_slots`)
+    and per layout the per-row columns: ``cell`` and ``grp`` (null unless the row is kept and
     counted), ``ok`` (kept), ``nw`` (kept, fails ``where``), ``ud`` (kept, passes ``where``,
     an undeclared or missing key or group), and per slot ``v`` (the clamped, rounded value),
     ``cl`` (clamped) and ``b`` (the read index when the value is bad: missing or not finite)."""
@@ -60,7 +76,7 @@ def layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Sta
 
     from .spark_rules import INTEGER, declared_index, matches, scaled_value
     shared = layouts(spec.statistics)
-    width = max(len([s for s in carriers(group) if s.value_column]) for group in shared)
+    width = max(len(value_slots(group)[0]) for group in shared)
     kept = F.col(KEPT)
     zero = F.lit(0).cast("long")
     out = []
@@ -75,29 +91,24 @@ def layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Sta
         fields = [F.when(counted, g * (first.keys.size if first.keys else 1) + k).alias("cell"),
                   F.when(counted, g).alias("grp"), kept.cast("long").alias("ok"),
                   (kept & ~where).cast("long").alias("nw"), (kept & where & ~counted).cast("long").alias("ud")]
-        valued = [s for s in carriers(group) if s.value_column]
-        for j in range(width):
-            if j < len(valued):
-                value, clamped, bad = scaled_value(valued[j])
-                good = counted & ~bad
-                fields += [F.when(good, value).otherwise(zero).alias(f"v{j}"), (good & clamped).cast("long").alias(f"cl{j}"),
-                           F.when(counted & bad, F.col(ROW)).alias(f"b{j}")]
-            else:
-                fields += [zero.alias(f"v{j}"), zero.alias(f"cl{j}"), F.lit(None).cast("long").alias(f"b{j}")]
+        for j, stat in enumerate(value_slots(group)[0]):
+            value, clamped, bad = scaled_value(stat)
+            good = counted & ~bad
+            fields += [F.when(good, value).otherwise(zero).alias(f"v{j}"), (good & clamped).cast("long").alias(f"cl{j}"),
+                       F.when(counted & bad, F.col(ROW)).alias(f"b{j}")]
         out.append(fields)
     return shared, width, out
 
 
-def per_row(rows: Any, spec: QuerySpec) -> tuple[Any, list[list[Statistic]], int]:
-    """One row per (input row, layout): the unit (with an id), the layout (with several) and
-    :func:`layout_fields`'s columns."""
+def per_row(rows: Any, spec: QuerySpec) -> tuple[list[Any], list[list[Statistic]], int]:
+    """Per layout, one row per input row: the unit (with an id), the layout and
+    :func:`layout_fields`'s columns. (One frame per layout, not one row per (input row,
+    layout) through ``inline``: Spark's generator runs several times slower than the
+    projections it replaces.)"""
     from pyspark.sql import functions as F
     shared, width, fields = layout_fields(spec, {f.name: f.dataType.simpleString() for f in rows.schema.fields})
     base = [F.col(UNIT)] if spec.unit.id is not None else []
-    if len(fields) == 1:
-        return rows.select(*base, F.lit(0).alias("layout"), *fields[0]), shared, width
-    tagged = [F.struct(F.lit(i).alias("layout"), *f) for i, f in enumerate(fields)]
-    return rows.select(*base, F.inline(F.array(*tagged))), shared, width
+    return [rows.select(*base, F.lit(i).alias("layout"), *f) for i, f in enumerate(fields)], shared, width
 
 
 def ranked(keyed: Any, spec: QuerySpec) -> Any:
@@ -119,7 +130,7 @@ def _slots(width: int, values: bool = True) -> list[Any]:
                                               [F.sum(f"cl{j}").alias(f"cl{j}"), F.min(f"b{j}").alias(f"b{j}")])]
 
 
-def unit_cells(rows: Any, width: int, several: bool) -> Any:
+def unit_cells(rows: Any, width: int) -> Any:
     """Steps 3 and 4 (module docstring): per (layout, cell), the units at home (``units``), the
     rows and values of the units whose home group holds it (``rows``, ``v*``), the counted
     rows (``n``), the rows outside their unit's group (``outside``), the units at home there
@@ -128,7 +139,7 @@ def unit_cells(rows: Any, width: int, several: bool) -> Any:
     a row had no id (``noid``)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    keys = [UNIT] + ["layout"] * several
+    keys = [UNIT, "layout"]
     cells = rows.groupBy(*keys, "cell").agg(F.count(F.lit(1)).alias("total"), F.sum("ok").alias("kept"),
                                             F.min("grp").alias("grp"), *_slots(width))
     c, kept = F.col("cell"), F.col("kept")
@@ -143,7 +154,7 @@ def unit_cells(rows: Any, width: int, several: bool) -> Any:
     at_home = c.isNotNull() & (c == F.col("home"))
     in_group = c.isNotNull() & (F.col("grp") == F.col("hgrp"))
     one = F.coalesce(c, F.lit(-1)) == F.col("first")
-    return t.groupBy("layout" if several else F.lit(0).alias("layout"), "cell").agg(
+    return t.groupBy("layout", "cell").agg(
         F.sum(at_home.cast("long")).alias("units"), F.sum(F.when(in_group, kept)).alias("rows"),
         *[F.sum(F.when(in_group, F.col(f"v{j}"))).alias(f"v{j}") for j in range(width)],
         F.sum(counted).alias("n"), F.sum(F.when(c.isNotNull() & ~in_group, kept)).alias("outside"),
@@ -172,8 +183,15 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     from pyspark.sql import functions as F
     uid = spec.unit.id
     keyed = ranked(raw.withColumn(UNIT, F.col(f"`{uid}`")) if uid is not None else raw, spec)
-    rows, shared, width = per_row(keyed, spec)
-    got = to_frame(unit_cells(rows, width, len(shared) > 1) if uid is not None else row_cells(rows, width))
+    frames, shared, width = per_row(keyed, spec)
+    union = None
+    for rows, group in zip(frames, shared):
+        used = len(value_slots(group)[0])
+        table = unit_cells(rows, used) if uid is not None else row_cells(rows, used)
+        table = table.withColumns({name: F.lit(None if name[0] == "b" else 0).cast("long") for j in range(used, width)
+                                   for name in (f"v{j}", f"cl{j}", f"b{j}")})
+        union = table if union is None else union.unionByName(table)   # the rows' shuffle by unit: one, reused
+    got = to_frame(union)
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
     first = got[got["layout"] == 0]
     out.rows, out.kept, out.units = (int(first[c].sum()) for c in ("total", "kept", "nunits"))
@@ -189,13 +207,13 @@ def assemble(out: Aggregated, got: Any, shared: list[list[Statistic]]) -> Aggreg
         rows = got[got["layout"] == i]
         counted = rows[rows["cell"].notna()]
         cell = counted["cell"].to_numpy(np.int64)
-        valued = [s for s in carriers(group) if s.value_column]
+        slot = value_slots(group)[1]
         for stat in group:
             counts = out.counts[stat.name]
             bump(counts, "rows_not_matching_where", int(rows["nw"].sum()))
             bump(counts, "rows_undeclared_key_or_group", int(rows["ud"].sum()))
-            if stat in valued:
-                bump(counts, "values_clamped", int(rows[f"cl{valued.index(stat)}"].sum()))
+            if stat.name in slot:
+                bump(counts, "values_clamped", int(rows[f"cl{slot[stat.name]}"].sum()))
             bump(counts, "rows_counted_before_unit_rules", int(counted["n"].sum()))
         for stat in group:
             counts, kind = out.counts[stat.name], kind_of(stat)
@@ -203,7 +221,7 @@ def assemble(out: Aggregated, got: Any, shared: list[list[Statistic]]) -> Aggreg
                 what = counted["units"]
                 bump(counts, "units_with_rows_in_several_cells", int(counted["several"].sum()))
             else:
-                what = counted[f"v{valued.index(stat)}" if stat in valued else "rows"]
+                what = counted[f"v{slot[stat.name]}" if stat.name in slot else "rows"]
                 if stat.by is not None:
                     bump(counts, "rows_outside_the_units_group", int(counted["outside"].sum()))
             grid = np.zeros(stat.shape, np.int64)
@@ -248,9 +266,8 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
     if noid is not None:
         found.append((noid, 0, spec.unit.id or ""))
     for i, group in enumerate(shared):
-        valued = [s for s in carriers(group) if s.value_column]
         rows = got[got["layout"] == i]
-        for j, stat in enumerate(valued):
+        for j, stat in enumerate(value_slots(group)[0]):
             bad = rows[f"b{j}"].dropna()
             if len(bad):
                 found.append((int(bad.min()), 1, stat.value_column))   # type: ignore[arg-type]
@@ -267,5 +284,5 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
                                                        "is not imputed)")
 
 
-__all__ = ["BAD_VALUE", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble", "first_without_id",
+__all__ = ["value_slots", "BAD_VALUE", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble", "first_without_id",
            "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "unit_cells"]

@@ -223,6 +223,9 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
     if engine not in ENGINES:
         raise InvalidParameterError("engine", engine, "'local' or 'spark'")
     table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
+    if engine == "spark":   # the driver's filesystem, written by its file:// URI
+        from .spark import driver_output
+        output_path = driver_output(output_path)
     in_fmt, out_fmt = file_format(input_path, "input"), file_format(output_path, "output")
     output = Path(output_path)
     manifest_path = Path(str(output) + ".manifest.json")
@@ -242,13 +245,13 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
 
     warn_not_private(src, "release_file")
 
-    def finish(written: list[Path], rows: int) -> dict:
+    def finish(written: list[Path], rows: int, uri: str | None = None) -> dict:
         manifest = build_manifest(
             unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep, rows=rows,
             source=src, engine=engine, spec_file=spec_info,
             input_info=input_record(input_path, in_fmt),
-            output_info={"path": str(output), "format": out_fmt, "sha256": files_sha256(written),
-                         "files": len(written), "columns": schema.names})
+            output_info={"path": str(output), **({"uri": uri} if uri else {}), "format": out_fmt,
+                         "sha256": files_sha256(written), "files": len(written), "columns": schema.names})
         manifest, record = split_audit(manifest, [("input", "sha256")])
         if audit is not None:
             write_text_atomic(audit, dumps(record), parameter="audit", replace=force)
