@@ -130,35 +130,40 @@ def _slots(width: int, values: bool = True) -> list[Any]:
                                               [F.sum(f"cl{j}").alias(f"cl{j}"), F.min(f"b{j}").alias(f"b{j}")])]
 
 
-def unit_cells(rows: Any, width: int) -> Any:
-    """Steps 3 and 4 (module docstring): per (layout, cell), the units at home (``units``), the
-    rows and values of the units whose home group holds it (``rows``, ``v*``), the counted
-    rows (``n``), the rows outside their unit's group (``outside``), the units at home there
-    with rows in several cells (``several``), the counts (``nw``, ``ud``, ``cl*``, the least
-    bad row ``b*``, ``total``, ``kept``), the units (``nunits``: one row of each) and whether
-    a row had no id (``noid``)."""
+def unit_cells(rows: Any, width: int, group: list[Statistic]) -> Any:
+    """Steps 3 and 4 (module docstring) for one layout: per cell, the units at home
+    (``units``), the rows and values of the units whose home group holds it (``rows``,
+    ``v*``), the counted rows (``n``), the rows outside their unit's group (``outside``), the
+    units at home there with rows in several cells (``several``), the counts (``nw``, ``ud``,
+    ``cl*``, the least bad row ``b*``, ``total``, ``kept``), the units (``nunits``: one row of
+    each) and whether a row had no id (``noid``). Only the windows the layout's kinds read
+    are computed (a home cell for a kind that counts units, a home group under ``by`` for
+    one that sums)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    keys = [UNIT, "layout"]
-    cells = rows.groupBy(*keys, "cell").agg(F.count(F.lit(1)).alias("total"), F.sum("ok").alias("kept"),
-                                            F.min("grp").alias("grp"), *_slots(width))
+    homes = any(kind_of(s).counts_units(s) for s in group)
+    grouped = group[0].by is not None and not all(kind_of(s).counts_units(s) for s in group)
+    cells = rows.groupBy(UNIT, "layout", "cell").agg(F.count(F.lit(1)).alias("total"), F.sum("ok").alias("kept"),
+                                                     F.min("grp").alias("grp"), *_slots(width))
     c, kept = F.col("cell"), F.col("kept")
     counted = F.when(c.isNotNull(), kept)
-    unit, group = Window.partitionBy(*keys), Window.partitionBy(*keys, "grp")
+    unit = Window.partitionBy(UNIT)
 
     def best(score: Any, index: Any) -> Any:   # the index of most score, ties to the least
         return -F.max(F.when(c.isNotNull(), F.struct(score.alias("a"), (-index).alias("b")))).over(unit)["b"]
-    t = cells.withColumn("grows", F.sum(counted).over(group))
-    t = t.withColumns({"home": best(kept, c), "hgrp": best(F.col("grows"), F.col("grp")),
-                       "ncells": F.count(c).over(unit), "first": F.min(F.coalesce(c, F.lit(-1))).over(unit)})
-    at_home = c.isNotNull() & (c == F.col("home"))
-    in_group = c.isNotNull() & (F.col("grp") == F.col("hgrp"))
+    t = cells.withColumn("grows", F.sum(counted).over(Window.partitionBy(UNIT, "grp"))) if grouped else cells
+    t = t.withColumns({"first": F.min(F.coalesce(c, F.lit(-1))).over(unit),
+                       **({"home": best(kept, c), "ncells": F.count(c).over(unit)} if homes else {}),
+                       **({"hgrp": best(F.col("grows"), F.col("grp"))} if grouped else {})})
+    at_home = (c.isNotNull() & (c == F.col("home"))) if homes else F.lit(False)
+    in_group = (c.isNotNull() & (F.col("grp") == F.col("hgrp"))) if grouped else c.isNotNull()
+    several = (at_home & (F.col("ncells") > 1)) if homes else F.lit(False)
     one = F.coalesce(c, F.lit(-1)) == F.col("first")
     return t.groupBy("layout", "cell").agg(
         F.sum(at_home.cast("long")).alias("units"), F.sum(F.when(in_group, kept)).alias("rows"),
         *[F.sum(F.when(in_group, F.col(f"v{j}"))).alias(f"v{j}") for j in range(width)],
         F.sum(counted).alias("n"), F.sum(F.when(c.isNotNull() & ~in_group, kept)).alias("outside"),
-        F.sum((at_home & (F.col("ncells") > 1)).cast("long")).alias("several"), *_slots(width, values=False),
+        F.sum(several.cast("long")).alias("several"), *_slots(width, values=False),
         F.sum("total").alias("total"), F.sum("kept").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
         F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"))
 
@@ -187,7 +192,7 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     union = None
     for rows, group in zip(frames, shared):
         used = len(value_slots(group)[0])
-        table = unit_cells(rows, used) if uid is not None else row_cells(rows, used)
+        table = unit_cells(rows, used, group) if uid is not None else row_cells(rows, used)
         table = table.withColumns({name: F.lit(None if name[0] == "b" else 0).cast("long") for j in range(used, width)
                                    for name in (f"v{j}", f"cl{j}", f"b{j}")})
         union = table if union is None else union.unionByName(table)   # the rows' shuffle by unit: one, reused
