@@ -312,3 +312,16 @@ def test_spark_reads_the_drivers_file(tmp_path, spark, monkeypatch):
     assert len(files) == 1 and files[0].startswith("file:") and files[0].endswith("in%20put.parquet")
     assert df.count() == len(_over_by_one())
     _same({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}}, folder / "in put.parquet")
+
+
+def test_float_keys_past_2_53(tmp_path, spark):
+    # doubles past 2^53 against integer keys: the range test on doubles rounds outwards, the
+    # index is checked as an integer (2^53 + 4.0 is no key of 2^53 + 1 .. 2^53 + 3, nor 2^53)
+    big = 2.0 ** 53
+    pd.DataFrame({"u": [1, 2, 3, 4, 5], "f": [big, big + 2, big + 4, big + 2, big + 8]}).to_parquet(
+        tmp_path / "f.parquet", index=False)
+    keys = [2**53 + 1, 2**53 + 2, 2**53 + 3]
+    local = _same({"unit": {"id": "u"}, "statistics": {"h": {"kind": "histogram", "key": "f", "keys": keys,
+                                                             "epsilon": 1.0}}}, tmp_path / "f.parquet")
+    assert answers(local, parse_query_spec({"unit": {"id": "u"}, "statistics": {"h": {
+        "kind": "histogram", "key": "f", "keys": keys, "epsilon": 1.0}}}).statistics[0]).cells.tolist() == [[0, 2, 0]]

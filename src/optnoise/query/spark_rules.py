@@ -108,8 +108,9 @@ def declared_index(name: str, keys: Keys, integral: bool) -> Any:
         x = number(name)
         inside = present(x) & (x % 1.0 == 0.0) & (x >= F.lit(float(lo))) & (x <= F.lit(float(hi)))
         whole = F.when(inside, x).cast("long")   # |x| <= max |key| here: exact, no overflow
-    if keys.values == tuple(range(lo, lo + keys.size)):
-        return whole - F.lit(lo)
+    if keys.values == tuple(range(lo, lo + keys.size)):   # within the range as integers (past 2^53 the
+        idx = whole - F.lit(lo)                              # doubles' range test above may round outwards)
+        return F.when((idx >= 0) & (idx < keys.size), idx)
     lookup = F.create_map(*[F.lit(x) for i, v in enumerate(keys.values) for x in (v, i)])
     return lookup[whole].cast("long")
 
