@@ -77,14 +77,10 @@ def worker(side: str, inp: str, spec: str, out: str, master: str, memory: str) -
     spark.range(1).count()
     startup, t0 = time.perf_counter() - t0, time.perf_counter()
     if side == "optnoise":
-        from optnoise.cli import main
-        sys.argv = ["optnoise", "query", "--input", inp, "--spec", spec, "--output", out, "--engine", "spark",
-                    "--force"]
-        try:
-            main()
-        except SystemExit as exc:
-            if exc.code:
-                raise
+        from optnoise.cli import app   # the command line in this process: it finds the active session
+        code = app(["query", "--input", inp, "--spec", spec, "--output", out, "--engine", "spark", "--force"],
+                   standalone_mode=False)
+        assert not code, f"optnoise query exited {code}"
     else:
         import spark_plain
         spark_plain.release(spark_plain.aggregates(spark, inp), out)

@@ -23,7 +23,6 @@ publishing core's (:mod:`optnoise.publish.spark`; the names are re-exported here
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -50,28 +49,6 @@ from .plan import ColumnPlan
 
 #: Marks a bad value in the error text of a failed Spark task.
 BAD_CELL = "OPTNOISE_BAD_CELL"
-#: A path that names its filesystem (``hdfs://``, ``s3a://``, ``file://``...).
-SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-
-
-def driver_output(path: str | os.PathLike) -> str:
-    """The release's output as a path on the driver's filesystem: a plain path as given, a
-    ``file://`` URI as its path. Spark then writes it by its ``file://`` URI
-    (:func:`~optnoise.publish.spark.local_file`), never on the session's default filesystem
-    (HDFS on many clusters) where a bare path would land. A path naming another filesystem is
-    refused (exit 2): the output's part files are hashed into the manifest, renamed into place
-    and checked before any work on the driver's filesystem."""
-    text = os.fspath(path)
-    found = SCHEME.match(text)
-    if found is None:
-        return text
-    rest = text[len(found.group(0)):]
-    if found.group(1).lower() == "file" and rest.startswith("/"):
-        return rest
-    raise InvalidParameterError("output", text, "a path on the driver's filesystem (Spark writes it as file://...; "
-                                "write the release there, then copy it to another filesystem)")
-
-
 def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, ColumnPlan], schema, output: Path,
                   out_fmt: str, src: RandomSource, finish: Callable[[list, int], dict], manifest_path: Path, *,
                   master: str | None = None) -> dict:
@@ -154,5 +131,5 @@ def _job_error(exc: Exception, df) -> Exception:
     return bad_value(exc, BAD_CELL, locate)
 
 
-__all__ = ["BAD_CELL", "QUERY_CONTEXT_LOGGERS", "SCHEME", "configured_master", "driver_output", "jvm_last_line", "jvm_stderr_captured",
+__all__ = ["BAD_CELL", "QUERY_CONTEXT_LOGGERS", "configured_master", "jvm_last_line", "jvm_stderr_captured",
            "local_file", "marked_failure", "quiet_failures", "release_spark", "spark_session"]
