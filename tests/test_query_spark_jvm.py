@@ -166,9 +166,14 @@ def _cells_only(monkeypatch) -> list:
 
 
 def _cells_bound(spec: dict) -> int:
-    """One row per (layout, cell) and one per layout for what is not counted."""
+    """Per branch of layouts, one row per (group, key of each keyed layout), a missing one
+    included: a bound set by the declared keys and groups alone."""
     from optnoise.query.aggregate import layouts
-    return sum(group[0].shape[0] * group[0].shape[1] + 1 for group in layouts(parse_query_spec(spec).statistics))
+    from optnoise.query.spark_units import branches
+    shared = layouts(parse_query_spec(spec).statistics)
+    return sum((shared[ids[0]][0].shape[0] + 1) * int(np.prod([shared[i][0].keys.size + 1 for i in ids
+                                                                if shared[i][0].key is not None]))
+               for ids in branches(shared))
 
 
 def test_units_one_row_over_max_rows(tmp_path, spark, monkeypatch):
@@ -219,10 +224,18 @@ def test_units_in_many_cells_ties_and_scattered_rows(tmp_path, spark, monkeypatc
              "keys": [0, 1, 2], "by": "g", "groups": GROUPS}, "m": STATS["m"],
              "mb": {"kind": "mode", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": GROUPS, "epsilon": 1.0}}
     sizes = _cells_only(monkeypatch)
-    for m in (1, 4, 9):
+    import optnoise.query.spark_units as jvm
+    passes: list = []
+    rank = jvm.ranked
+    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
+                        rank(keyed, spec, rank_rows))
+    most = int(frame.groupby("u").size().max())
+    for m in (most, 1, 4, 9):   # no unit over max_rows: one pass, no row ranked; else a second, ranked
         spec = {"unit": {"id": "u", "max_rows": m}, "statistics": stats}
+        passes.clear()
         local = _same(spec, tmp_path / "spread.parquet")
         assert max(sizes) <= _cells_bound(spec)
+        assert passes == ([False] if m == most else [False, True]), (m, passes)
     assert local.counts["h"]["units_with_rows_in_several_cells"] > 50 and local.rows > local.kept
     assert local.counts["s"]["rows_outside_the_units_group"] > 50
     # text ids, the same units

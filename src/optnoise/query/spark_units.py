@@ -111,14 +111,18 @@ def per_row(rows: Any, spec: QuerySpec) -> tuple[list[Any], list[list[Statistic]
     return [rows.select(*base, F.lit(i).alias("layout"), *f) for i, f in enumerate(fields)], shared, width
 
 
-def ranked(keyed: Any, spec: QuerySpec) -> Any:
+def ranked(keyed: Any, spec: QuerySpec, rank: bool = True) -> Any:
     """``keyed`` with :data:`KEPT`: among its unit's first ``max_rows`` rows by the read index
-    (a window partitioned by unit), or every row when there is no id or no ``max_rows``."""
+    (a window partitioned by unit), or every row when there is no id, no ``max_rows`` or no
+    ``rank`` (the first pass: every unit within ``max_rows``, checked by its result). With an
+    id the rows are partitioned by unit either way (the later steps reuse it)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     m = spec.unit.rows_bound
-    if spec.unit.id is None or m is None:
+    if spec.unit.id is None:
         return keyed.withColumn(KEPT, F.lit(True))
+    if m is None or not rank:
+        return keyed.repartition(UNIT).withColumn(KEPT, F.lit(True))
     return keyed.withColumn(KEPT, F.row_number().over(Window.partitionBy(UNIT).orderBy(ROW)) <= m)
 
 
@@ -130,42 +134,152 @@ def _slots(width: int, values: bool = True) -> list[Any]:
                                               [F.sum(f"cl{j}").alias(f"cl{j}"), F.min(f"b{j}").alias(f"b{j}")])]
 
 
-def unit_cells(rows: Any, width: int, group: list[Statistic]) -> Any:
-    """Steps 3 and 4 (module docstring) for one layout: per cell, the units at home
-    (``units``), the rows and values of the units whose home group holds it (``rows``,
-    ``v*``), the counted rows (``n``), the rows outside their unit's group (``outside``), the
-    units at home there with rows in several cells (``several``), the counts (``nw``, ``ud``,
-    ``cl*``, the least bad row ``b*``, ``total``, ``kept``), the units (``nunits``: one row of
-    each) and whether a row had no id (``noid``). Only the windows the layout's kinds read
-    are computed (a home cell for a kind that counts units, a home group under ``by`` for
-    one that sums)."""
+#: A branch of layouts is split into one branch per layout beyond this many (group, keys) combinations.
+BRANCH_CELLS = 1 << 20
+
+
+def branches(shared: list[list[Statistic]]) -> list[list[int]]:
+    """The layouts (their indices) that share ``where`` and ``by``: one branch, one pass over
+    the rows (each branch reads the rows and shuffles them by unit once), its aggregate per
+    (unit, group, key of each keyed layout). A branch whose combinations of group and keys
+    pass :data:`BRANCH_CELLS` is split into single layouts."""
+    out: dict[tuple, list[int]] = {}
+    for i, group in enumerate(shared):
+        out.setdefault((group[0].where, group[0].by, group[0].groups), []).append(i)
+    split: list[list[int]] = []
+    for ids in out.values():
+        size = (shared[ids[0]][0].shape[0] + 1) * int(np.prod([shared[i][0].keys.size + 1 for i in ids
+                                                                 if shared[i][0].key is not None], dtype=float))
+        split += [ids] if size <= BRANCH_CELLS else [[i] for i in ids]
+    return split
+
+
+def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types: dict[str, str]) -> tuple[Any, list]:
+    """One row per input row for a branch: the unit, ``G`` (the group's index when the row is
+    kept, passes ``where`` and its group is declared; else null), ``K{i}`` per keyed layout
+    (its key's index when ``G`` is set), ``ok`` (kept), ``w`` (kept and passes ``where``),
+    ``nw`` (kept, fails ``where``) and per value slot of the branch ``v``, ``cl``, ``b`` (the
+    clamped, rounded value, clamped, the read index of a bad value; where ``G`` is set). And
+    the branch's value slots (``(column, clamp, resolution)`` -> slot)."""
+    from pyspark.sql import functions as F
+
+    from .spark_rules import INTEGER, declared_index, matches, scaled_value
+    first = shared[ids[0]][0]
+    kept = F.col(KEPT)
+    where = F.lit(True)
+    for cond in first.where:
+        where = where & matches(cond)
+    zero = F.lit(0).cast("long")
+    g = declared_index(first.by, first.groups, types[first.by] in INTEGER) if first.by else zero
+    inw = kept & where
+    G = F.when(inw, g)
+    fields = [F.col(UNIT), G.alias("G"), kept.cast("long").alias("ok"), inw.cast("long").alias("w"),
+              (kept & ~where).cast("long").alias("nw")]
+    for i in ids:
+        lead = shared[i][0]
+        if lead.key is not None:
+            fields.append(F.when(G.isNotNull(), declared_index(lead.key, lead.keys, types[lead.key] in INTEGER))
+                          .alias(f"K{i}"))
+    slots: dict[tuple, int] = {}
+    for i in ids:
+        for stat in value_slots(shared[i])[0]:
+            key = (stat.value_column, stat.clamp, stat.resolution)
+            if key in slots:
+                continue
+            s = slots[key] = len(slots)
+            value, clamped, bad = scaled_value(stat)
+            good = G.isNotNull() & ~bad
+            fields += [F.when(good, value).otherwise(zero).alias(f"v{s}"), (good & clamped).cast("long").alias(f"cl{s}"),
+                       F.when(G.isNotNull() & bad, F.col(ROW)).alias(f"b{s}")]
+    return keyed.select(*fields), slots
+
+
+def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots: dict[tuple, int],
+                 max_rows: int | None = None) -> Any:
+    """Steps 3 and 4 (module docstring) for a branch: per (group, key of each keyed layout),
+    per layout ``i`` of the branch: the units at home (``units_i``), the rows and values of the
+    units whose home group holds it (``rows_i``, ``v{j}_i`` for the layout's slot ``j``), the
+    counted rows (``n_i``), the rows outside their unit's group (``outside_i``), the units at
+    home there with rows in several cells (``several_i``), the rows not counted that pass
+    ``where`` (``ud_i``), ``cl{j}_i``, the least bad row ``b{j}_i``; and for the branch ``nw``,
+    ``total``, ``kept``, the units (``nunits``: one row of each), ``noid`` and the units over
+    ``max_rows`` (``over``: when given). Only the windows
+    the layouts' kinds read are computed."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    homes = any(kind_of(s).counts_units(s) for s in group)
-    grouped = group[0].by is not None and not all(kind_of(s).counts_units(s) for s in group)
-    cells = rows.groupBy(UNIT, "layout", "cell").agg(F.count(F.lit(1)).alias("total"), F.sum("ok").alias("kept"),
-                                                     F.min("grp").alias("grp"), *_slots(width))
-    c, kept = F.col("cell"), F.col("kept")
-    counted = F.when(c.isNotNull(), kept)
-    unit = Window.partitionBy(UNIT)
+    keyed = [i for i in ids if shared[i][0].key is not None]
+    dims = ["G"] + [f"K{i}" for i in keyed]
+    sums = [F.sum(c).alias(c) for c in ("ok", "w", "nw")] + [
+        agg for s in range(len(slots)) for agg in (F.sum(f"v{s}").alias(f"v{s}"), F.sum(f"cl{s}").alias(f"cl{s}"),
+                                                   F.min(f"b{s}").alias(f"b{s}"))]
+    t = rows.groupBy(UNIT, *dims).agg(F.count(F.lit(1)).alias("total"), *sums)
+    unit, G, w = Window.partitionBy(UNIT), F.col("G"), F.col("w")
+    code = F.lit(0).cast("long")
+    for d, size in zip(dims, [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed]):
+        code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
+    t = t.withColumn("code", code)
+    measures: list = []
+    for i in ids:
+        group, lead = shared[i], shared[i][0]
+        counted = G.isNotNull() & (F.col(f"K{i}").isNotNull() if lead.key is not None else F.lit(True))
+        cell = G * lead.keys.size + F.col(f"K{i}") if lead.key is not None else G
+        cells = [UNIT, "G"] + ([f"K{i}"] if lead.key is not None else [])
+        homes = any(kind_of(s).counts_units(s) for s in group)
+        grouped = lead.by is not None and not all(kind_of(s).counts_units(s) for s in group)
+        n = F.when(counted, w)
+        if homes:
+            t = t.withColumn(f"crows{i}", F.sum(n).over(Window.partitionBy(*cells)))
+            t = t.withColumns({f"home{i}": -F.max(F.when(counted, F.struct(F.col(f"crows{i}").alias("a"),
+                                                                           (-cell).alias("b")))).over(unit)["b"],
+                               f"lo{i}": F.min(F.when(counted, cell)).over(unit),
+                               f"hi{i}": F.max(F.when(counted, cell)).over(unit)})
+        if grouped:
+            t = t.withColumn(f"grows{i}", F.sum(n).over(Window.partitionBy(UNIT, "G")))
+            t = t.withColumn(f"hgrp{i}", -F.max(F.when(counted, F.struct(F.col(f"grows{i}").alias("a"),
+                                                                         (-G).alias("b")))).over(unit)["b"])
+        if homes:   # the unit once, on one row of its home cell (the other keyed layouts split a cell in rows)
+            t = t.withColumn(f"hrow{i}", F.min(F.when(counted & (cell == F.col(f"home{i}")), F.col("code"))).over(unit))
+        at_home = (F.col("code") == F.col(f"hrow{i}")) if homes else F.lit(False)
+        in_group = (counted & (G == F.col(f"hgrp{i}"))) if grouped else counted
+        several = (at_home & (F.col(f"lo{i}") != F.col(f"hi{i}"))) if homes else F.lit(False)
+        mine = value_slots(group)[0]
+        measures += [F.sum(at_home.cast("long")).alias(f"units_{i}"), F.sum(F.when(in_group, w)).alias(f"rows_{i}"),
+                     F.sum(n).alias(f"n_{i}"), F.sum(F.when(counted & ~in_group, w)).alias(f"outside_{i}"),
+                     F.sum(several.cast("long")).alias(f"several_{i}"), F.sum(F.when(~counted, w)).alias(f"ud_{i}")]
+        for j, stat in enumerate(mine):
+            s = slots[(stat.value_column, stat.clamp, stat.resolution)]
+            measures += [F.sum(F.when(in_group, F.col(f"v{s}"))).alias(f"v{j}_{i}"),
+                         F.sum(F.when(counted, F.col(f"cl{s}"))).alias(f"cl{j}_{i}"),
+                         F.min(F.when(counted, F.col(f"b{s}"))).alias(f"b{j}_{i}")]
+    t = t.withColumns({"one": F.col("code") == F.min("code").over(unit), "utotal": F.sum("total").over(unit)})
+    one = F.col("one")
+    over = one & (F.col("utotal") > max_rows) if max_rows is not None else F.lit(False)
+    return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
+                                F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
+                                F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"),
+                                F.sum(over.cast("long")).alias("over"))
 
-    def best(score: Any, index: Any) -> Any:   # the index of most score, ties to the least
-        return -F.max(F.when(c.isNotNull(), F.struct(score.alias("a"), (-index).alias("b")))).over(unit)["b"]
-    t = cells.withColumn("grows", F.sum(counted).over(Window.partitionBy(UNIT, "grp"))) if grouped else cells
-    t = t.withColumns({"first": F.min(F.coalesce(c, F.lit(-1))).over(unit),
-                       **({"home": best(kept, c), "ncells": F.count(c).over(unit)} if homes else {}),
-                       **({"hgrp": best(F.col("grows"), F.col("grp"))} if grouped else {})})
-    at_home = (c.isNotNull() & (c == F.col("home"))) if homes else F.lit(False)
-    in_group = (c.isNotNull() & (F.col("grp") == F.col("hgrp"))) if grouped else c.isNotNull()
-    several = (at_home & (F.col("ncells") > 1)) if homes else F.lit(False)
-    one = F.coalesce(c, F.lit(-1)) == F.col("first")
-    return t.groupBy("layout", "cell").agg(
-        F.sum(at_home.cast("long")).alias("units"), F.sum(F.when(in_group, kept)).alias("rows"),
-        *[F.sum(F.when(in_group, F.col(f"v{j}"))).alias(f"v{j}") for j in range(width)],
-        F.sum(counted).alias("n"), F.sum(F.when(c.isNotNull() & ~in_group, kept)).alias("outside"),
-        F.sum(several.cast("long")).alias("several"), *_slots(width, values=False),
-        F.sum("total").alias("total"), F.sum("kept").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
-        F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"))
+
+def by_layout(got: Any, shared: list[list[Statistic]], ids: list[int]) -> list[Any]:
+    """A branch's table (:func:`branch_cells`) as one frame per layout, per cell, with the
+    columns :func:`assemble` reads: each layout's cell from the group and its key, the other
+    layouts' keys summed out."""
+    import pandas as pd
+    out = []
+    for i in ids:
+        lead = shared[i][0]
+        g = got["G"]
+        cell = g * lead.keys.size + got[f"K{i}"] if lead.key is not None else g
+        width = len(value_slots(shared[i])[0])
+        names = ["units", "rows", "n", "outside", "several", "ud"] + [f"{c}{j}" for j in range(width) for c in ("v", "cl")]
+        frame = pd.DataFrame({"cell": cell, **{c: got[f"{c}_{i}"] for c in names},
+                              **{f"b{j}": got[f"b{j}_{i}"] for j in range(width)},
+                              **{c: got[c] for c in ("nw", "total", "kept", "nunits", "noid")}})
+        agg = {c: "sum" for c in names + ["nw", "total", "kept", "nunits"]}
+        agg.update({f"b{j}": "min" for j in range(width)}, noid="max")
+        part = frame.groupby("cell", dropna=False, sort=False).agg(agg).reset_index()
+        out.append(part.assign(layout=i))
+    return out
 
 
 def row_cells(rows: Any, width: int) -> Any:
@@ -187,22 +301,52 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     """
     from pyspark.sql import functions as F
     uid = spec.unit.id
-    keyed = ranked(raw.withColumn(UNIT, F.col(f"`{uid}`")) if uid is not None else raw, spec)
-    frames, shared, width = per_row(keyed, spec)
-    union = None
-    for rows, group in zip(frames, shared):
-        used = len(value_slots(group)[0])
-        table = unit_cells(rows, used, group) if uid is not None else row_cells(rows, used)
-        table = table.withColumns({name: F.lit(None if name[0] == "b" else 0).cast("long") for j in range(used, width)
-                                   for name in (f"v{j}", f"cl{j}", f"b{j}")})
-        union = table if union is None else union.unionByName(table)   # the rows' shuffle by unit: one, reused
-    got = to_frame(union)
+    if uid is not None:
+        base = raw.withColumn(UNIT, F.col(f"`{uid}`"))
+        got, keyed = by_unit(ranked(base, spec, False), spec, first_pass=spec.unit.rows_bound is not None)
+        if got is None:   # a unit over max_rows: its first rows ranked by the read index
+            got, keyed = by_unit(ranked(base, spec), spec)
+    else:
+        keyed = ranked(raw, spec)
+        got = by_row(keyed, spec)
+    shared = layouts(spec.statistics)
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
     first = got[got["layout"] == 0]
     out.rows, out.kept, out.units = (int(first[c].sum()) for c in ("total", "kept", "nunits"))
     noid = first_without_id(keyed) if bool((got["noid"] > 0).any()) else None
     refuse_bad(noid, got, shared, keyed, spec)
     return assemble(out, got, shared)
+
+
+def by_unit(keyed: Any, spec: QuerySpec, first_pass: bool = False) -> tuple[Any, Any]:
+    """The per-cell frames of every layout, one job per branch, and ``keyed``; on a
+    ``first_pass`` (no row ranked), ``None`` as soon as a branch finds a unit over
+    ``max_rows``: the caller ranks the rows and runs again. (Most units are within
+    ``max_rows``: the first pass saves the sort of every row by unit and read index.)"""
+    import pandas as pd
+    shared = layouts(spec.statistics)
+    types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
+    parts = []
+    for ids in branches(shared):
+        rows, slots = branch_rows(keyed, shared, ids, types)
+        got = to_frame(branch_cells(rows, shared, ids, slots, spec.unit.rows_bound))
+        if first_pass and int(got["over"].sum()):
+            return None, keyed
+        parts += by_layout(got, shared, ids)
+    return pd.concat(parts, ignore_index=True), keyed
+
+
+def by_row(keyed: Any, spec: QuerySpec) -> Any:
+    """Without an id: the per-cell frames of every layout, each row a unit (one job)."""
+    from pyspark.sql import functions as F
+    frames, shared, width = per_row(keyed, spec)
+    union = None
+    for rows, group in zip(frames, shared):
+        used = len(value_slots(group)[0])
+        table = row_cells(rows, used).withColumns({name: F.lit(None if name[0] == "b" else 0).cast("long")
+                                                   for j in range(used, width) for name in (f"v{j}", f"cl{j}", f"b{j}")})
+        union = table if union is None else union.unionByName(table)
+    return to_frame(union)
 
 
 def assemble(out: Aggregated, got: Any, shared: list[list[Statistic]]) -> Aggregated:
