@@ -2,32 +2,40 @@
 
 Used by :func:`.spark.aggregate_spark` for a Parquet file whose columns have the types of
 :func:`.spark_rules.eligible`. No unit's rows reach the driver, whatever the units: the
-driver receives one row per (layout, cell) -- at most ``groups x keys + 1`` rows per layout
--- so its memory does not depend on the number of rows or units (issue 38). One Spark job,
-one shuffle of the rows (by unit), in four steps:
+driver receives, per *branch* (:func:`branches`: the layouts -- :func:`.aggregate.layouts`,
+statistics sharing ``where``, ``by`` and ``key`` -- that share ``where`` and ``by``), one row
+per (group, key of each keyed layout), missing ones included: a number set by the declared
+groups and keys, so its memory does not depend on the number of rows or units (issue 38).
+One job per branch, one shuffle of the rows (by unit) each, in four steps:
 
 1. *Rank* (with an id and ``max_rows``): ``row_number() over (partition by unit order by
    read index)``; a row is kept when its rank is at most ``max_rows`` (the local engine's
    first-``max_rows``-rows rule). The rows are then partitioned by unit, which every later
-   step reuses (no second shuffle of the rows).
-2. *Per row and layout* (:func:`layout_fields`; a layout is :func:`.aggregate.layouts`'s:
-   statistics sharing ``where``, ``by`` and ``key``): the kept, counted row's cell and group,
-   its clamped, rounded values (the column rules of :mod:`.spark_rules`), the flags of what
-   is not counted and of clamped values, its read index when its value is bad.
-3. *Per (unit, layout, cell)*: a hash aggregation -- the per-(unit, cell) aggregate of the
-   local engine (counted rows, values) with the counts of what was left out.
-4. *Per unit* (windows over the unit's cells in one layout): its home cell (most counted
-   rows, ties to the least cell: :func:`.cells.units_at_home`), its home group (most counted
-   rows, ties to the least group: :func:`.cells.summed_cells` under ``by``), whether its rows
-   lie in several cells; then per (layout, cell) the units at home, the rows and values of the
-   units whose home group it is, and the counts. Each unit counts once, in its own partition.
+   step reuses (no second shuffle of the rows). A first pass skips the rank (the rows only
+   partitioned by unit, every row kept) and counts the units over ``max_rows``: when there
+   is none -- the usual case -- its result is the answer, else the pass is run again ranked
+   (:func:`by_unit`).
+2. *Per row* (:func:`branch_rows`): ``G``, the row's group when it is kept, passes ``where``
+   and its group is declared, and per keyed layout its key ``K{i}``; its clamped, rounded
+   values (the column rules of :mod:`.spark_rules`), the flags of what is not counted and of
+   clamped values, its read index when its value is bad.
+3. *Per (unit, G, K...)*: a hash aggregation -- summed over the other layouts' keys, the
+   per-(unit, cell) aggregate of the local engine (counted rows, values) for each layout,
+   with the counts of what was left out.
+4. *Per unit* (windows over the unit's rows of step 3, :func:`branch_cells`): per layout its
+   home cell (most counted rows, ties to the least cell: :func:`.cells.units_at_home`), its
+   home group (most counted rows, ties to the least group: :func:`.cells.summed_cells` under
+   ``by``), whether its rows lie in several cells; then per (G, K...) and layout the units at
+   home (each on one row of its home cell), the rows and values of the units whose home group
+   it is, and the counts. Each unit counts once, in its own partition.
 
 The driver (:func:`assemble`) makes each statistic's grid from its column: the units at home
 for a kind that counts units (``Kind.counts_units``), else the rows or the values summed in
 the home group, and ``from_cells`` (the kind's ``from_grid``) -- the kinds' rules, as
 :func:`.aggregate.answers` applies them to the same per-(unit, cell) aggregate.
 
-Without an id each row is a unit (one row, one cell): step 3 groups by (layout, cell) alone.
+Without an id each row is a unit (one row, one cell): per layout the rows grouped by cell
+(:func:`by_row`, one job).
 """
 
 from __future__ import annotations
