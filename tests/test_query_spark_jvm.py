@@ -338,3 +338,23 @@ def test_float_keys_past_2_53(tmp_path, spark):
                                                              "epsilon": 1.0}}}, tmp_path / "f.parquet")
     assert answers(local, parse_query_spec({"unit": {"id": "u"}, "statistics": {"h": {
         "kind": "histogram", "key": "f", "keys": keys, "epsilon": 1.0}}}).statistics[0]).cells.tolist() == [[0, 2, 0]]
+
+
+def test_an_input_an_executor_cannot_see_is_named(tmp_path, spark, monkeypatch):
+    # the file is read on the driver (columns, hash), then an executor cannot open it: one line
+    # with its path and the rule (Spark's own message, not a copy of it)
+    import optnoise.query.spark as engine
+    from optnoise.errors import OptnoiseError
+    _over_by_one().to_parquet(tmp_path / "gone.parquet", index=False)
+    read = engine.read_input
+
+    def then_gone(*args, **kwargs):
+        df = read(*args, **kwargs)
+        (tmp_path / "gone.parquet").unlink()
+        return df
+    monkeypatch.setattr(engine, "read_input", then_gone)
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}})
+    with pytest.raises(OptnoiseError, match=f"an executor cannot read file:{tmp_path}/gone.parquet; every executor "
+                                            "must see the input at the same path as the driver") as info:
+        aggregate_spark(tmp_path / "gone.parquet", "parquet", spec)
+    assert "\n" not in str(info.value)

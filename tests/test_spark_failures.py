@@ -49,7 +49,7 @@ MISSING = ("Job aborted due to stage failure: Task 0 in stage 0.0 failed 1 times
     (DRIVER_OOM, ["the driver ran out of memory", "spark.driver.memory"]),
     (LOST, ["an executor was lost after 4 tries (spark.task.maxFailures)"]),
     (MISSING, ["an executor cannot read file:/data/readings.parquet;", "every executor must see the input at the same"
-               " path"]),
+               " path as the driver"]),
     ("An error occurred while calling o7.getResult.\n: something else", ["the Spark job failed: An error occurred"]),
 ])
 def test_a_failed_job_says_why_in_one_line(text, words):

@@ -220,9 +220,9 @@ def job_failure(exc: BaseException) -> OptnoiseError:
                              " (and spark.executor.memoryOverhead for the Python workers), or use more partitions")
     missing = MISSING_FILE.search(text)
     if missing:
-        return OptnoiseError(f"the Spark job failed: an executor cannot read {missing.group(1).rstrip('.,;:')}; every executor must "
-                             "see the input at the same path (a shared filesystem), or give a path every node "
-                             "reads (hdfs://, s3a://)")
+        path = missing.group(1).rstrip(".,;:")
+        return OptnoiseError(f"the Spark job failed: an executor cannot read {path}; every executor must "
+                             "see the input at the same path as the driver (a filesystem shared by every node)")
     if LOST.search(text):
         return OptnoiseError(f"the Spark job failed: an executor was lost{tries or ' and the task was not retried'} "
                              "(a worker died, ran out of memory or was killed; see the worker's log)")

@@ -441,5 +441,6 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
                                                        "is not imputed)")
 
 
-__all__ = ["value_slots", "BAD_VALUE", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble", "first_without_id",
-           "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "unit_cells"]
+__all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble",
+           "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "first_without_id",
+           "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "value_slots"]

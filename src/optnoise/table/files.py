@@ -176,6 +176,7 @@ def driver_output(path: str | os.PathLike) -> str:
                                 "write the release there, then copy it to another filesystem)")
 
 
-__all__ = ["SCHEME", "driver_output", "BatchWriter", "CSV_BLOCK", "FORMATS", "PARQUET_BATCH", "PARQUET_ROW_GROUP", "Progress", "check_destination",
+__all__ = ["SCHEME", "driver_output",
+           "BatchWriter", "CSV_BLOCK", "FORMATS", "PARQUET_BATCH", "PARQUET_ROW_GROUP", "Progress", "check_destination",
            "column_names", "file_format", "file_sha256", "files_sha256", "input_schema", "move_dir_atomic",
            "read_batches", "select_columns", "temp_dir_beside", "unreadable"]
