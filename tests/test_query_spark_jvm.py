@@ -354,7 +354,7 @@ def test_an_input_an_executor_cannot_see_is_named(tmp_path, spark, monkeypatch):
         return df
     monkeypatch.setattr(engine, "read_input", then_gone)
     spec = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}})
-    with pytest.raises(OptnoiseError, match=f"an executor cannot read file:{tmp_path}/gone.parquet; every executor "
+    with pytest.raises(OptnoiseError, match=f"an executor cannot read file://{tmp_path}/gone.parquet; every executor "
                                             "must see the input at the same path as the driver") as info:
         aggregate_spark(tmp_path / "gone.parquet", "parquet", spec)
     assert "\n" not in str(info.value)
