@@ -82,19 +82,28 @@ def test_an_unreachable_master_is_named_at_once(tmp_path):
 
 
 INTERRUPTED = r'''
-import sys
+import sys, threading, time
 from optnoise.publish.spark import spark_session
-spark_session(sys.argv[1] if len(sys.argv) > 1 else None).range(1).count()
+spark = spark_session(sys.argv[1] or None)
+spark.range(1).count()
 print("ready", flush=True)
+tracker = spark.sparkContext.statusTracker()
+
+def job_started():   # the query's first Spark job under way
+    while not tracker.getActiveJobsIds():
+        time.sleep(0.05)
+    print("job", flush=True)
+threading.Thread(target=job_started, daemon=True).start()
 from optnoise.cli import main
 sys.argv = ["optnoise", "query", "--input", sys.argv[2], "--spec", sys.argv[3], "--engine", "spark"]
 main()
 '''
 
 
-def interrupted_query(tmp_path: Path, master: str = "") -> tuple[subprocess.Popen, str]:
+def interrupted_query(tmp_path: Path, master: str = "", delay: float = 0.5) -> tuple[subprocess.Popen, str]:
     """A query on Spark in a process group of its own, interrupted as Ctrl-C does (SIGINT to
-    the group, the JVM included) once the session is up; its exit code and stderr."""
+    the group, the JVM included) ``delay`` seconds after its first Spark job started; its exit
+    code and stderr. (Before issue 38 this exited 1, "the Spark job failed".)"""
     import numpy as np
     import pandas as pd
     n = 400_000
@@ -106,7 +115,8 @@ def interrupted_query(tmp_path: Path, master: str = "") -> tuple[subprocess.Pope
                           str(tmp_path / "q.toml")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=ENV, start_new_session=True)
     assert p.stdout.readline().strip() == "ready"
-    time.sleep(2.0)   # the query under way: its plan built, its job started
+    assert p.stdout.readline().strip() == "job"
+    time.sleep(delay)
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=120)
     return p, err
