@@ -39,6 +39,7 @@ from ..errors import InvalidParameterError
 from ..publish.spec import parse_budget, read_toml, section
 from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
+from .autobound import AutoRows, parse_auto, split_auto
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
@@ -62,6 +63,10 @@ class QuerySpec:
     alpha: float = 0.05
     #: The dataset's privacy ledger to charge (``ledger = "PATH"``; ``--ledger`` overrides it).
     ledger: str | None = None
+    #: ``unit.max_rows = "auto"``: the bound to choose privately (:mod:`.autobound`).
+    auto_rows: AutoRows | None = None
+    #: The bounds chosen privately (:class:`.autobound.ChosenBound`), once chosen.
+    bounds: tuple[Any, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -80,7 +85,8 @@ def parse_query_spec(data: Any) -> QuerySpec:
     if isinstance(data, QuerySpec):
         return data
     stats = section(data, TOP_KEYS, "statistics", "statistic")
-    unit = parse_unit(data.get("unit", {}))
+    unit_table, auto = split_auto(data.get("unit", {}))
+    unit = parse_unit(unit_table)
     budget = None
     if "budget" in data:
         budget = parse_budget(data["budget"])
@@ -96,7 +102,19 @@ def parse_query_spec(data: Any) -> QuerySpec:
     ledger = data.get("ledger")
     if ledger is not None and (not isinstance(ledger, str) or not ledger):
         raise InvalidParameterError("ledger", ledger, "the path of the dataset's ledger (optnoise ledger init), as text")
-    return QuerySpec(unit, tuple(out), budget, float(alpha), ledger)
+    auto_rows = parse_auto(auto, budget, [float(s.target.epsilon) for s in out if s.target.epsilon is not None])
+    if auto_rows is not None:
+        open_target = next((s.name for s in out if s.target.epsilon is None), None)
+        if open_target is not None:
+            raise InvalidParameterError("unit.max_rows", "auto", f"a declared max_rows, or an epsilon for "
+                                        f"statistics.{open_target} (a bound chosen privately composes every "
+                                        "statistic by its declared epsilon)")
+        found = next((s.name for s in out if s.keys_from_data), None)
+        if found is not None:
+            raise InvalidParameterError("unit.max_rows", "auto", f"a declared max_rows with keys = \"from-data\" "
+                                        f"(statistics.{found}: a bound chosen privately is not yet composed with a "
+                                        "selection of keys)")
+    return QuerySpec(unit, tuple(out), budget, float(alpha), ledger, auto_rows)
 
 
 def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statistic:
