@@ -1,4 +1,4 @@
-"""Bounds chosen privately (issue 36 item 5): ``unit.max_rows = "auto"``.
+"""Bounds chosen privately (issue 36 item 5): ``unit.max_rows = "auto"`` and ``clamp = "auto"``.
 
 Nobody knows what ``max_rows`` to declare without looking at the data, which is not allowed.
 With ``max_rows = "auto"`` the unit's bound is chosen from a **private histogram of the units'
@@ -15,6 +15,14 @@ row counts** on a public log grid ``1, 2, 4, ..., cap`` (``max_rows_cap``, defau
    :class:`~optnoise.randomness.RandomSource`) at ``bound_epsilon`` per cell under
    add-remove (one unit moves one cell by 1) and ``bound_epsilon / 2`` under replace (one
    unit moves two cells by 1: out of its old cell, into its new one);
+   A statistic's ``clamp = "auto"`` (a sum, mean, variance, std, quantile or median: the
+   kinds with a clamp, :data:`CLAMP_KINDS`) is chosen the same way from a histogram of each
+   unit's *largest value* of the column among the rows its ``where`` keeps (a quantile's,
+   its *total* of them: the value a quantile ranks), on the grid ``resolution x (1, 2, 4, ...,
+   clamp_cap / resolution)``; the clamp is then ``[0, chosen]`` (values below 0 are clamped to
+   0), and the histogram spends ``clamp_epsilon`` (default :data:`DEFAULT_SHARE` of the
+   statistic's epsilon) *out of* the statistic's epsilon: the statistic is released at the
+   rest, so its declared epsilon stays what it spends in all;
 3. the chosen bound (:func:`choose_bound`) is the smallest grid point whose noisy cumulative
    count reaches ``coverage`` (default 0.99) of the noisy total; the cap when none does
    (``reached_cap``): post-processing of the histogram;
@@ -45,11 +53,17 @@ if TYPE_CHECKING:
     from ..target import Target
     from .mechanisms import Cell
     from .spec import QuerySpec
+    from .statistic import Statistic
 
-#: ``max_rows = "auto"``.
+#: ``max_rows = "auto"``, ``clamp = "auto"``.
 AUTO = "auto"
 #: The keys of ``unit = { ... }`` that an auto bound adds.
 AUTO_KEYS: tuple[str, ...] = ("bound_epsilon", "coverage", "max_rows_cap")
+#: The keys of a statistic that ``clamp = "auto"`` adds.
+CLAMP_KEYS: tuple[str, ...] = ("clamp_epsilon", "clamp_coverage", "clamp_cap")
+#: The kinds whose clamp may be chosen privately; a quantile's unit value is its total.
+CLAMP_KINDS: tuple[str, ...] = ("sum", "mean", "variance", "std", "quantile", "median")
+TOTAL_KINDS: tuple[str, ...] = ("quantile", "median")
 #: The largest grid point by default (the grid 1, 2, 4, ..., 1024: 11 cells).
 DEFAULT_CAP = 1024
 #: The largest cap accepted (the grid 1 .. 2^20: 21 cells).
@@ -65,12 +79,13 @@ MIN_CELL_EPSILON = 1e-3
 
 @dataclass(frozen=True)
 class AutoRows:
-    """What ``max_rows = "auto"`` asks: the histogram's epsilon (``None``: the default share,
-    set once the statistics are read), the coverage and the grid's cap."""
+    """What an auto bound asks: the histogram's epsilon, the coverage and the grid's cap (in
+    units of ``resolution``: a clamp's grid is ``resolution x grid``)."""
 
-    epsilon: float | None
+    epsilon: float
     coverage: float = DEFAULT_COVERAGE
     cap: int = DEFAULT_CAP
+    resolution: Fraction = Fraction(1)
 
     @property
     def grid(self) -> tuple[int, ...]:
@@ -83,16 +98,19 @@ class AutoRows:
 
 @dataclass(frozen=True, eq=False)
 class ChosenBound:
-    """A bound chosen privately: the request, the chosen value, the released (noisy) counts of
-    the grid's cells, the cell's certified mechanism and how many cells one unit moves."""
+    """A bound chosen privately: where it goes (``key``: ``unit.max_rows`` or
+    ``statistics.NAME.clamp``), what each unit is counted by (``counted``, in words), the
+    request, the chosen grid point, the released (noisy) counts of the grid's cells, the
+    cell's certified mechanism, how many cells one unit moves, and whether a grid point below
+    the cap reached the coverage."""
 
     key: str
+    counted: str
     request: AutoRows
     chosen: int
     noisy: tuple[int, ...]
     cell: Cell
     moved: int
-    #: Whether a grid point below the cap reached the coverage.
     covered: bool = True
 
     @property
@@ -100,18 +118,38 @@ class ChosenBound:
         """No grid point below the cap reached the coverage: the cap was chosen."""
         return not self.covered
 
+    @property
+    def value(self) -> Fraction:
+        """The chosen bound in the data's units (a grid point times the resolution)."""
+        return self.chosen * self.request.resolution
+
     def to_json(self) -> dict[str, Any]:
-        eps = self.request.epsilon
-        return {"chosen": self.chosen, "epsilon": eps, "delta": 0.0, "grid": list(self.request.grid),
+        res = self.request.resolution
+        return {"chosen": plain(self.value), "epsilon": self.request.epsilon, "delta": 0.0,
+                "grid": [plain(g * res) for g in self.request.grid], "unit_value": self.counted,
                 "coverage": self.request.coverage, "reached_cap": self.reached_cap,
-                "noisy_counts": list(self.noisy), "cells_per_unit": self.moved,
-                "mechanism": self.cell.to_json(),
-                "rule": "each unit counted in the grid cell of its number of rows (cell j: grid[j-1] < rows <= "
-                        "grid[j]; the last cell every count above); each cell's count released with the certified "
-                        "noise above; the chosen bound is the smallest grid point whose noisy cumulative count "
-                        "reaches coverage x the noisy total (the cap if none): post-processing of the released "
-                        "counts. The statistics are computed with the chosen bound and composed with the "
-                        "histogram in the unit's total (docs/proofs/private-bounds.md)"}
+                "noisy_counts": list(self.noisy), "cells_per_unit": self.moved, "mechanism": self.cell.to_json(),
+                "rule": f"each unit counted in the grid cell of {self.counted} (cell j: grid[j-1] < value <= "
+                        "grid[j]; cell 0 every value up to grid[0], the last every value above); each cell's count "
+                        "released with the certified noise above; the chosen bound is the smallest grid point whose "
+                        "noisy cumulative count reaches coverage x the noisy total (the cap if none): post-processing "
+                        "of the released counts. The statistics are computed with the chosen bound and composed with "
+                        "the histogram in the unit's total (docs/proofs/private-bounds.md)"}
+
+    def words(self) -> str:
+        """The choice in words, for the statement."""
+        what = "max_rows" if self.key == "unit.max_rows" else f"{self.key} = [0, {plain(self.value)}]"
+        value = f" = {plain(self.value)}" if self.key == "unit.max_rows" else ""
+        res = self.request.resolution
+        return (f"; {what}{value} was chosen privately from a noisy histogram of the units (each by {self.counted}) on the "
+                f"grid {plain(self.request.grid[0] * res)}..{plain(self.request.grid[-1] * res)} (pure eps "
+                f"{self.request.epsilon:g}, included above), to cover {self.request.coverage:g} of the units"
+                + (" (it reached the grid's cap)" if self.reached_cap else ""))
+
+
+def plain(value: Fraction) -> int | float:
+    """A grid value as JSON writes it: an integer when it is one."""
+    return int(value) if Fraction(value).denominator == 1 else float(value)
 
 
 # ------------------------------------------------------------------ reading the spec
@@ -144,9 +182,7 @@ def parse_auto(auto: dict, budget: Target | None, epsilons: list[float]) -> Auto
     composition); ``coverage`` in ``(0, 1)``."""
     if not auto:
         return None
-    coverage = number(auto.get("coverage", DEFAULT_COVERAGE), "unit.coverage")
-    if not 0 < coverage < 1:
-        raise InvalidParameterError("unit.coverage", coverage, "a share 0 < coverage < 1 of the units")
+    coverage = _coverage(auto.get("coverage", DEFAULT_COVERAGE), "unit.coverage")
     by_budget = budget is not None and budget.epsilon is not None
     if "bound_epsilon" in auto:
         eps = number(auto["bound_epsilon"], "unit.bound_epsilon")
@@ -163,43 +199,157 @@ def parse_auto(auto: dict, budget: Target | None, epsilons: list[float]) -> Auto
             raise InvalidParameterError("unit.bound_epsilon", eps, f"a share of the budget left beside the statistics' "
                                         f"epsilons (budget {budget.epsilon:g}, statistics {sum(epsilons):g}: at most "
                                         f"{max(room, 0):g}); lower the statistics' epsilons or bound_epsilon")
-    return AutoRows(float(eps), float(coverage), int(auto["max_rows_cap"]))
+    return AutoRows(float(eps), coverage, int(auto["max_rows_cap"]))
+
+
+def _coverage(value: Any, key: str) -> float:
+    coverage = number(value, key)
+    if not 0 < coverage < 1:
+        raise InvalidParameterError(key, coverage, "a share 0 < coverage < 1 of the units")
+    return float(coverage)
+
+
+def split_clamp(t: Any, kind: str) -> tuple[Any, dict]:
+    """A statistic's table with ``clamp = "auto"`` replaced by ``[0, clamp_cap]`` (public), and
+    the clamp keys read (``{}`` without ``"auto"``). Errors name the statistic's key."""
+    if not isinstance(t, Mapping) or t.get("clamp") != AUTO:
+        extra = [k for k in CLAMP_KEYS if isinstance(t, Mapping) and k in t]
+        if extra:
+            raise InvalidParameterError(extra[0], t[extra[0]], "only with clamp = \"auto\"")
+        return t, {}
+    if kind not in CLAMP_KINDS:
+        raise InvalidParameterError("clamp", AUTO, f"no clamp for a {kind} (clamp = \"auto\" is for a "
+                                    f"{', '.join(CLAMP_KINDS)})")
+    if "clamp_cap" not in t:
+        raise InvalidParameterError("clamp_cap", None, "a public cap for clamp = \"auto\": the grid's largest value")
+    cap = Fraction(str(number(t["clamp_cap"], "clamp_cap")))
+    res = Fraction(str(number(t.get("resolution", 1), "resolution")))
+    if res <= 0 or cap <= 0 or (cap / res).denominator != 1 or cap / res > MAX_CAP:
+        raise InvalidParameterError("clamp_cap", t["clamp_cap"], f"a multiple of the resolution {res}, above 0 and "
+                                    f"at most {MAX_CAP:,} times it")
+    rest = {k: v for k, v in t.items() if k not in CLAMP_KEYS}
+    rest["clamp"] = {"lower": 0, "upper": t["clamp_cap"]}
+    return rest, {"epsilon": t.get("clamp_epsilon"), "coverage": t.get("clamp_coverage", DEFAULT_COVERAGE),
+                  "cap": int(cap / res), "resolution": res}
+
+
+def clamp_target(auto: dict, target: Target) -> tuple[Target, AutoRows | None]:
+    """The statistic's target less ``clamp_epsilon`` (default :data:`DEFAULT_SHARE` of its
+    epsilon, below it), and the clamp's request; ``(target, None)`` without ``"auto"``."""
+    if not auto:
+        return target, None
+    from ..target import Target as Made
+    if target.epsilon is None:
+        raise InvalidParameterError("clamp", AUTO, "a declared clamp with an attack target (the clamp's share is an "
+                                    "epsilon)")
+    eps = DEFAULT_SHARE * target.epsilon if auto["epsilon"] is None else number(auto["epsilon"], "clamp_epsilon")
+    if not 2 * MIN_CELL_EPSILON <= eps < target.epsilon:
+        raise InvalidParameterError("clamp_epsilon", eps, f"an epsilon from {2 * MIN_CELL_EPSILON:g} to below the "
+                                    f"statistic's epsilon {target.epsilon:g} (its share spent on choosing the clamp)")
+    request = AutoRows(float(eps), _coverage(auto["coverage"], "clamp_coverage"), auto["cap"], auto["resolution"])
+    return Made(target.epsilon - eps, target.delta, target.notion), request
+
+
+def check_auto(auto_rows: AutoRows | None, stats: list[Statistic]) -> None:
+    """With a bound chosen privately, every statistic has an epsilon (the total composes each by
+    its declared target) and no keys found in the data (not yet composed with a choice)."""
+    if auto_rows is None and not any(s.auto_clamp for s in stats):
+        return
+    key = "unit.max_rows" if auto_rows is not None else "clamp"
+    for s in stats:
+        if s.target.epsilon is None:
+            raise InvalidParameterError(key, AUTO, f"a declared bound, or an epsilon for statistics.{s.name} (a bound "
+                                        "chosen privately composes every statistic by its declared epsilon)")
+        if s.keys_from_data:
+            raise InvalidParameterError(key, AUTO, f"a declared bound with keys = \"from-data\" (statistics.{s.name}: "
+                                        "a bound chosen privately is not yet composed with a selection of keys)")
+
+
+def has_auto(spec: QuerySpec) -> bool:
+    """Whether the spec asks for a bound chosen privately."""
+    return spec.auto_rows is not None or any(s.auto_clamp for s in spec.statistics)
+
+
+def auto_key(spec: QuerySpec) -> str:
+    """The first key asking for a bound chosen privately (for a refusal that names it)."""
+    return next(key for key, _, _, _ in requests(spec))
 
 
 # ------------------------------------------------------------------ the pre-pass
-def row_counts_histogram(batches: Iterable[Any], spec: QuerySpec, grid: tuple[int, ...]) -> tuple[np.ndarray, int]:
-    """``(counts, units)``: how many units have their number of rows in each grid cell (module
-    docstring), and the number of units. One pass over the id column, batch by batch (pandas
-    frames or Arrow batches): a dense index per unit id (:class:`.units.UnitIndex`, the ids
-    the aggregation uses) and one row counter per unit, so memory grows with the units, never
-    with the rows."""
+def requests(spec: QuerySpec) -> list[tuple[str, str, AutoRows, Statistic | None]]:
+    """The bounds to choose, in a fixed order (the draws' order): ``(key, counted, request,
+    statistic)``, max_rows first, then the clamps in the spec's order."""
+    out: list[tuple[str, str, AutoRows, Statistic | None]] = []
+    if spec.auto_rows is not None:
+        out.append(("unit.max_rows", "its number of rows", spec.auto_rows, None))
+    for s in spec.statistics:
+        if s.auto_clamp is not None:
+            counted = "its total" if s.kind in TOTAL_KINDS else "its largest value"
+            out.append((f"statistics.{s.name}.clamp", f"{counted} of {s.value_column}", s.auto_clamp, s))
+    return out
+
+
+def unit_values(batches: Iterable[Any], spec: QuerySpec) -> tuple[list[np.ndarray], int]:
+    """Each request's value per unit (:func:`requests`' order; NaN: a unit with no value) and
+    the number of units, from one pass over the batches (pandas frames or Arrow batches): a
+    dense index per unit id (:class:`.units.UnitIndex`, the ids the aggregation uses) and one
+    number per unit and request, so memory grows with the units, never with the rows."""
     import pandas as pd
 
-    from .rows import arrow_to_pandas, unit_ids
+    from .rows import arrow_to_pandas, matches, numbers, unit_ids
     from .units import UnitIndex
+    asked = requests(spec)
     index = UnitIndex()
-    rows_of = np.zeros(0, np.int64)
+    acc = [np.zeros(0) for _ in asked]
     seen = 0
     for batch in batches:
         df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
         codes = index.codes(unit_ids(df, spec, rows=np.arange(seen + 1, seen + 1 + len(df))))
         seen += len(df)
-        if index.size > len(rows_of):
-            rows_of = np.concatenate([rows_of, np.zeros(index.size - len(rows_of), np.int64)])
-        rows_of += np.bincount(codes, minlength=index.size)
-    cell = np.minimum(np.searchsorted(np.asarray(grid), rows_of, side="left"), len(grid) - 1)
-    return np.bincount(cell, minlength=len(grid)).astype(np.int64), int(index.size)
+        for i, (_, _, request, stat) in enumerate(asked):
+            fill = 0.0 if stat is None else np.nan if stat.kind in TOTAL_KINDS else -np.inf
+            acc[i] = np.concatenate([acc[i], np.full(index.size - len(acc[i]), fill)])
+            if stat is None:
+                acc[i] += np.bincount(codes, minlength=index.size)
+                continue
+            x = numbers(df[stat.value_column]) / float(request.resolution)
+            keep = np.isfinite(x)
+            for cond in stat.where:
+                keep &= matches(df[cond.column], cond)
+            if stat.kind in TOTAL_KINDS:   # a total; a unit without a kept row has none (NaN)
+                has = np.bincount(codes[keep], minlength=index.size) > 0
+                add = np.bincount(codes[keep], weights=x[keep], minlength=index.size)
+                acc[i][has] = np.nan_to_num(acc[i][has]) + add[has]
+            else:
+                np.maximum.at(acc[i], codes[keep], x[keep])
+    return [np.where(np.isneginf(a), np.nan, a) for a in acc], int(index.size)
+
+
+def grid_histogram(values: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
+    """How many units have their value in each grid cell (cell ``j``: ``grid[j-1] < value <=
+    grid[j]``; cell 0 every value up to ``grid[0]``, the last every value above); units
+    without a value (NaN) are in none."""
+    v = values[~np.isnan(values)]
+    cell = np.minimum(np.searchsorted(np.asarray(grid, float), v, side="left"), len(grid) - 1)
+    return np.bincount(cell, minlength=len(grid)).astype(np.int64)
+
+
+def row_counts_histogram(batches: Iterable[Any], spec: QuerySpec, grid: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """``(counts, units)``: the units per grid cell of their number of rows (the first of
+    :func:`unit_values`), and the number of units."""
+    values, units = unit_values(batches, spec)
+    return grid_histogram(values[0], grid), units
 
 
 # ------------------------------------------------------------------ the histogram and the choice
-def histogram_cell(request: AutoRows, change: str, n: int) -> tuple[Cell, int]:
+def histogram_cell(request: AutoRows, change: str, n: int, key: str = "max_rows") -> tuple[Cell, int]:
     """The certified noise of one cell of the histogram on ``{0..n}`` and the number of cells
     one unit moves (module docstring, item 2)."""
-    from ..target import Target
+    from ..target import Target as Made
     from .mechanisms import count_cell
     moved = 1 if change == "add-remove" else 2
-    eps = request.epsilon / moved  # type: ignore[operator]
-    return count_cell("max_rows histogram", max(1, n), 0, 1, Target(eps, 0.0), "clamped-geometric"), moved
+    cell = count_cell(f"{key} histogram", max(1, n), 0, 1, Made(request.epsilon / moved, 0.0), "clamped-geometric")
+    return cell, moved
 
 
 def choose_bound(noisy_cumulative: Any, grid: tuple[int, ...], coverage: float) -> tuple[int, bool]:
@@ -214,55 +364,61 @@ def choose_bound(noisy_cumulative: Any, grid: tuple[int, ...], coverage: float) 
     return int(grid[-1]), False
 
 
-def choose_max_rows(spec: QuerySpec, counts: np.ndarray, units: int, source: RandomSource) -> ChosenBound:
-    """Release the histogram of row counts (``counts``, from :func:`row_counts_histogram`) and
-    choose ``max_rows`` (module docstring).
+def choose(key: str, counted: str, request: AutoRows, counts: np.ndarray, spec: QuerySpec, units: int,
+           source: RandomSource) -> ChosenBound:
+    """Release one histogram (``counts``: :func:`grid_histogram`) and choose its bound (module
+    docstring).
 
     Proof: docs/proofs/private-bounds.md
     """
-    request = spec.auto_rows
     unit = spec.unit
     n = units if unit.change == "replace" else int(unit.max_units)  # type: ignore[arg-type]
-    cell, moved = histogram_cell(request, unit.change, n)
+    cell, moved = histogram_cell(request, unit.change, n, key)
     noisy = cell.release(np.asarray(counts, np.int64), source) + cell.offset
     bound, reached = choose_bound(np.cumsum(noisy), request.grid, request.coverage)
-    return ChosenBound("unit.max_rows", request, bound, tuple(int(v) for v in noisy), cell, moved, reached)
+    return ChosenBound(key, counted, request, bound, tuple(int(v) for v in noisy), cell, moved, reached)
 
 
-def with_chosen_bounds(spec: QuerySpec, chosen: ChosenBound | None) -> QuerySpec:
-    """The spec with ``max_rows`` the chosen bound, the choice kept in ``spec.bounds``."""
-    if chosen is None:
-        return spec
-    return replace(spec, unit=replace(spec.unit, max_rows=chosen.chosen), bounds=(chosen,))
+def with_chosen_bounds(spec: QuerySpec, chosen: list[ChosenBound]) -> QuerySpec:
+    """The spec with each chosen bound in place (``max_rows``; a clamp ``[0, chosen]``), the
+    choices kept in ``spec.bounds``."""
+    unit, stats = spec.unit, list(spec.statistics)
+    for b in chosen:
+        if b.key == "unit.max_rows":
+            unit = replace(unit, max_rows=b.chosen)
+        else:
+            stats = [replace(s, clamp=(Fraction(0), b.value)) if f"statistics.{s.name}.clamp" == b.key else s
+                     for s in stats]
+    return replace(spec, unit=unit, statistics=tuple(stats), bounds=tuple(chosen))
 
 
 def chosen_in_batches(batches: Iterable[Any], spec: QuerySpec, source: RandomSource) -> QuerySpec:
-    """The pre-pass, the histogram and the choice: the spec to release with (unchanged without
-    an auto bound)."""
-    if spec.auto_rows is None:
+    """The pre-pass, the histograms and the choices: the spec to release with (unchanged, and
+    no pass, without an auto bound)."""
+    if not has_auto(spec):
         return spec
-    counts, units = row_counts_histogram(batches, spec, spec.auto_rows.grid)
+    values, units = unit_values(batches, spec)
     if spec.unit.change == "add-remove" and units > int(spec.unit.max_units):  # type: ignore[arg-type]
         raise InvalidParameterError("unit.max_units", spec.unit.max_units, f"a public bound at least the number of "
                                     f"units in the data ({units})")
-    return with_chosen_bounds(spec, choose_max_rows(spec, counts, units, source))
+    chosen = [choose(key, counted, request, grid_histogram(v, request.grid), spec, units, source)
+              for (key, counted, request, _), v in zip(requests(spec), values)]
+    return with_chosen_bounds(spec, chosen)
 
 
 # ------------------------------------------------------------------ in the unit's total
 def bound_parts(spec: QuerySpec) -> list[tuple[Any, int, tuple[float, float]]]:
-    """The histogram's parts in the unit's total: its cell, moved ``moved`` times (one cell by
-    1 under add-remove; two under replace), each at its certified ``(epsilon, 0)``."""
+    """The histograms' parts in the unit's total: each one's cell, moved ``moved`` times (one
+    cell by 1 under add-remove; two under replace), at its certified ``(epsilon, 0)``."""
     return [(b.cell, b.moved, b.cell.epsilon_delta) for b in spec.bounds]
 
 
 def bound_words(spec: QuerySpec) -> str:
     """The chosen bounds in words, for the statement."""
-    return "".join(f"; max_rows = {b.chosen} was chosen privately from a noisy histogram of the units' row counts "
-                   f"on the grid {b.request.grid[0]}..{b.request.grid[-1]} (pure eps {b.request.epsilon:g}, "
-                   f"included above), to cover {b.request.coverage:g} of the units"
-                   + (" (it reached the grid's cap)" if b.reached_cap else "") for b in spec.bounds)
+    return "".join(b.words() for b in spec.bounds)
 
 
-__all__ = ["AUTO", "AUTO_KEYS", "AutoRows", "ChosenBound", "DEFAULT_CAP", "DEFAULT_COVERAGE", "DEFAULT_SHARE",
-           "bound_parts", "bound_words", "choose_bound", "choose_max_rows", "chosen_in_batches", "histogram_cell",
-           "parse_auto", "row_counts_histogram", "split_auto", "with_chosen_bounds"]
+__all__ = ["AUTO", "AUTO_KEYS", "AutoRows", "CLAMP_KEYS", "CLAMP_KINDS", "ChosenBound", "DEFAULT_CAP",
+           "DEFAULT_COVERAGE", "DEFAULT_SHARE", "auto_key", "bound_parts", "bound_words", "check_auto", "choose", "choose_bound",
+           "chosen_in_batches", "clamp_target", "grid_histogram", "has_auto", "histogram_cell", "parse_auto", "plain",
+           "requests", "row_counts_histogram", "split_auto", "split_clamp", "unit_values", "with_chosen_bounds"]

@@ -28,7 +28,7 @@ from ..publish.document import statement as document_statement
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from .aggregate import Aggregated, aggregate, answers
-from .autobound import bound_parts, bound_words, chosen_in_batches
+from .autobound import bound_parts, bound_words, chosen_in_batches, has_auto
 from .cells import Answers
 from .found import found_in_frame, with_found_keys
 from .intervals import unbiased_price
@@ -464,9 +464,9 @@ def refuse_found_keys(spec: QuerySpec) -> None:
     """A ledger records mechanisms it composes; a selection's shift (keys found in the data) and
     a bound chosen privately are not among them yet: such a spec is refused with a ledger
     rather than under-counted."""
-    if spec.auto_rows is not None:
-        raise InvalidParameterError("ledger", "with max_rows = \"auto\"", "a declared unit.max_rows with a ledger (a "
-                                    "ledger does not yet record a bound chosen privately)")
+    if has_auto(spec):
+        raise InvalidParameterError("ledger", "with a bound = \"auto\"", "declared bounds (max_rows, clamp) with a "
+                                    "ledger (a ledger does not yet record a bound chosen privately)")
     for s in spec.statistics:
         if s.keys_from_data:
             raise InvalidParameterError("ledger", "with keys = \"from-data\"", f"declared keys for "

@@ -39,7 +39,7 @@ from ..errors import InvalidParameterError
 from ..publish.spec import parse_budget, read_toml, section
 from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
-from .autobound import AutoRows, parse_auto, split_auto
+from .autobound import AutoRows, check_auto, clamp_target, parse_auto, split_auto, split_clamp
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
@@ -103,17 +103,7 @@ def parse_query_spec(data: Any) -> QuerySpec:
     if ledger is not None and (not isinstance(ledger, str) or not ledger):
         raise InvalidParameterError("ledger", ledger, "the path of the dataset's ledger (optnoise ledger init), as text")
     auto_rows = parse_auto(auto, budget, [float(s.target.epsilon) for s in out if s.target.epsilon is not None])
-    if auto_rows is not None:
-        open_target = next((s.name for s in out if s.target.epsilon is None), None)
-        if open_target is not None:
-            raise InvalidParameterError("unit.max_rows", "auto", f"a declared max_rows, or an epsilon for "
-                                        f"statistics.{open_target} (a bound chosen privately composes every "
-                                        "statistic by its declared epsilon)")
-        found = next((s.name for s in out if s.keys_from_data), None)
-        if found is not None:
-            raise InvalidParameterError("unit.max_rows", "auto", f"a declared max_rows with keys = \"from-data\" "
-                                        f"(statistics.{found}: a bound chosen privately is not yet composed with a "
-                                        "selection of keys)")
+    check_auto(auto_rows, out)
     return QuerySpec(unit, tuple(out), budget, float(alpha), ledger, auto_rows)
 
 
@@ -123,11 +113,13 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     if not isinstance(t, Mapping):
         raise InvalidParameterError("spec", f"statistics.{name}", "a table of statistic keys")
     kind = KINDS.get(t.get("kind"))
+    t, auto_clamp = split_clamp(t, kind.name)
     allowed = set(COMMON_KEYS) | set(kind.keys)
     unknown = sorted(set(t) - allowed)
     if unknown:
         raise InvalidParameterError(unknown[0], t[unknown[0]], f"keys of a {kind.name}: {', '.join(sorted(allowed))}")
     target, share = _target(t, budget)
+    target, clamp_request = clamp_target(auto_clamp, target)
     if target.epsilon is not None:
         check_epsilon(target.epsilon, parameter="epsilon", within=EPSILON_RANGE,
                       accepted=f"an epsilon from {EPSILON_RANGE[0]:g} to {EPSILON_RANGE[1]:g} for a statistic (the "
@@ -136,7 +128,7 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     fields: dict[str, Any] = {"where": where(t.get("where", {})), **kind.read(t)}
     fields["mechanism"] = choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
     fields["unbiased"] = _unbiased(t.get("unbiased", False), kind, fields["mechanism"])
-    stat = Statistic(name, kind.name, target, share, **fields)
+    stat = Statistic(name, kind.name, target, share, **fields, auto_clamp=clamp_request)
     what = kind.rows_needed(stat)
     if what is not None and unit.rows_bound is None:
         raise InvalidParameterError("unit.max_rows", None, f"max_rows in the unit for {what} (without it one unit "
