@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 import optnoise
 from optnoise.cli.app import app
 from optnoise.errors import InvalidParameterError
-from optnoise.query.autobound import (AutoRows, choose, choose_bound, grid_histogram, row_counts_histogram,
-                                      unit_values)
+from optnoise.query.auto_spec import AutoRows
+from optnoise.query.autobound import choose, choose_bound, grid_histogram, row_counts_histogram, unit_values
 from optnoise.query.spec import parse_query_spec
 from optnoise.randomness import random_source
 
@@ -126,6 +126,8 @@ def test_choose_bound_by_hand():
     assert choose_bound([10, 60, 99, 100], grid, 0.99) == (4, True)        # 99 >= 0.99 * 100
     assert choose_bound([10, 60, 98, 100], grid, 0.99) == (8, False)       # only the cap
     assert choose_bound([0, 0, 0, 0], grid, 0.5) == (1, True)              # an empty histogram: the least
+    assert choose_bound([10, 60, 99, 130], grid, 0.99, total=100) == (4, True)   # the public total, not 130
+    assert choose_bound([10, 60, 98, 100], grid, 0.99, total=98) == (4, True)    # 98 >= 0.99 * 98
 
 
 # ------------------------------------------------------------------ the total and the document

@@ -39,7 +39,7 @@ from ..errors import InvalidParameterError
 from ..publish.spec import parse_budget, read_toml, section
 from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
-from .autobound import AutoRows, check_auto, clamp_target, parse_auto, split_auto, split_clamp
+from .auto_spec import AutoRows, check_auto, clamp_target, parse_auto, split_auto, split_clamp
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
