@@ -196,7 +196,8 @@ def histogram_cell(request: AutoRows, change: str, n: int, key: str = "max_rows"
     from ..target import Target as Made
     from .mechanisms import count_cell
     moved = 1 if change == "add-remove" else 2
-    cell = count_cell(f"{key} histogram", max(1, n), 0, 1, Made(request.epsilon / moved, 0.0), "clamped-geometric")
+    cell = count_cell(f"{key} histogram", max(1, n), 0, 1, Made(request.epsilon / moved, 0.0), "clamped-geometric",
+                      gap=False)
     return cell, moved
 
 
