@@ -158,6 +158,18 @@ def test_clamp_spend_is_taken_from_the_statistic():
     assert doc["total"]["basic"]["epsilon"] == 1.0    # 0.75 + 2 x 0.125
 
 
+def test_a_statistic_with_a_delta_is_composed_by_its_declared_target():
+    """(eps, delta) = (0.5, 1e-7) for the sum: basic 1 + 0.5 + 0.25 with delta 1e-7; the pld
+    bound at delta 1e-6 reads the pure items at 1e-6 - 1e-7 and adds 0.5."""
+    doc = _query(_frame(), _spec(s={"kind": "sum", "column": "kwh", "clamp": {"lower": 0, "upper": 4},
+                                    "epsilon": 0.5, "delta": 1e-7}))
+    total = doc["total"]
+    assert total["basic"] == {"epsilon": 1.75, "delta": 1e-7}
+    assert total["declared_targets"]["epsilon"] == 0.5 and total["declared_targets"]["delta"] == 1e-7
+    assert "selection" not in total
+    assert 1.75 <= total["pld"]["epsilon"] <= 1.75 * (1 + 1e-8)
+
+
 def test_the_document_states_the_choice():
     doc = _query(_frame(), _spec({"coverage": 0.95}))
     b = doc["bounds"]["unit.max_rows"]

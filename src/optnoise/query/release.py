@@ -180,7 +180,11 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     the composed privacy profile. With a bound chosen privately, :func:`bounded_parts`.
     """
     if spec.bounds:
-        return ACCOUNTANT.total(bounded_parts(planned, spec), spec.budget, lambda worst: spec.unit.subject())
+        out = ACCOUNTANT.total(bounded_parts(planned, spec), spec.budget, lambda worst: spec.unit.subject())
+        if "selection" in out:   # the shifts here are statistics with a delta, by their declared targets
+            out["declared_targets"] = {**out.pop("selection"), "about": "statistics with a delta, composed by their "
+                                       "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"}
+        return out
     parts = Parts([(p.composition_profile(), k) for item in planned for p, k in item.distinct()],
                   [p.epsilon_delta for item in planned for p in item.parts], shifts=selections(planned))
     return ACCOUNTANT.total(parts, spec.budget, lambda worst: spec.unit.subject())

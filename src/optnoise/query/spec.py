@@ -24,6 +24,10 @@ for an unbiased release, on the integers, with its price; default ``false``); ``
 (a histogram of units under ``replace``: ``true`` makes its cells add up to the public number
 of units, :mod:`.consistent`; default ``false``).
 
+Bounds chosen privately (:mod:`.auto_spec`, :mod:`.autobound`): ``unit.max_rows = "auto"``
+(with ``bound_epsilon``, ``coverage``, ``max_rows_cap``) and a statistic's ``clamp = "auto"``
+(with ``clamp_cap``, ``clamp_epsilon``, ``clamp_coverage``).
+
 Errors name the key path (``statistics.kwh.clamp``) under the parameter ``spec``.
 """
 
