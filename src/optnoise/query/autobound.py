@@ -137,6 +137,14 @@ def requests(spec: QuerySpec) -> list[tuple[str, str, AutoRows, Statistic | None
     return out
 
 
+def prepass_columns(spec: QuerySpec) -> list[str]:
+    """The columns the pre-pass reads: the unit's id, and each auto clamp's column and its
+    ``where`` columns."""
+    cols = [spec.unit.id] + [c for _, _, _, s in requests(spec) if s is not None
+                             for c in (s.value_column, *(w.column for w in s.where))]
+    return list(dict.fromkeys(c for c in cols if c))
+
+
 def unit_values(batches: Iterable[Any], spec: QuerySpec) -> tuple[list[np.ndarray], int]:
     """Each request's value per unit (:func:`requests`' order; NaN: a unit with no value) and
     the number of units, from one pass over the batches (pandas frames or Arrow batches): a
@@ -275,5 +283,5 @@ def bound_words(spec: QuerySpec) -> str:
 
 
 __all__ = ["ChosenBound", "auto_key", "bound_parts", "bound_words", "choose", "choose_bound", "chosen_in_batches",
-           "grid_histogram", "has_auto", "histogram_cell", "plain", "requests", "row_counts_histogram", "unit_values",
-           "with_chosen_bounds"]
+           "grid_histogram", "has_auto", "histogram_cell", "plain", "prepass_columns", "requests",
+           "row_counts_histogram", "unit_values", "with_chosen_bounds"]

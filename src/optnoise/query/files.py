@@ -26,7 +26,7 @@ from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
 from .aggregate import aggregate
 from .kinds import KINDS
-from .autobound import auto_key, chosen_in_batches, has_auto
+from .autobound import auto_key, chosen_in_batches, has_auto, prepass_columns
 from .found import found_in_batches, wanted, with_found_keys
 from .release import build_documents, charge, delivered, ledger_unit, refuse_found_keys
 from .spec import QuerySpec, load_query_spec, parse_query_spec
@@ -133,7 +133,7 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query_file")
     if has_auto(parsed):   # a bound = "auto": one pass over its columns, the histograms first
-        parsed = chosen_in_batches(read_batches(input_path, fmt, list(parsed.columns)), parsed, src)
+        parsed = chosen_in_batches(read_batches(input_path, fmt, prepass_columns(parsed)), parsed, src)
     with ThreadPoolExecutor(max_workers=2) as pool:   # hashing and an import beside the aggregation
         digest = pool.submit(file_sha256, input_path)
         warm = warm_modules(parsed)
