@@ -99,10 +99,10 @@ class ChosenBound:
 
     def words(self) -> str:
         """The choice in words, for the statement."""
-        what = "max_rows" if self.key == "unit.max_rows" else f"{self.key} = [0, {plain(self.value)}]"
-        value = f" = {plain(self.value)}" if self.key == "unit.max_rows" else ""
+        what = f"max_rows = {plain(self.value)}" if self.key == "unit.max_rows" else \
+            f"{self.key} = [0, {plain(self.value)}]"
         res = self.request.resolution
-        return (f"; {what}{value} was chosen privately from a noisy histogram of the units (each by {self.counted}) on the "
+        return (f"; {what} was chosen privately from a noisy histogram of the units (each by {self.counted}) on the "
                 f"grid {plain(self.request.grid[0] * res)}..{plain(self.request.grid[-1] * res)} (pure eps "
                 f"{self.request.epsilon:g}, included above), to cover {self.request.coverage:g} of the units"
                 + (" (it reached the grid's cap)" if self.reached_cap else ""))
