@@ -40,6 +40,8 @@ def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray
     """``(low, high, method)``: a ``1 - alpha`` interval of the true index for each released
     index (``None`` for categories: a set of keys, not an interval)."""
     y = np.asarray(released, dtype=np.int64)
+    if cell.space == "channel" and cell.noise.blocks is not None:
+        return _block_interval(cell, y, alpha)
     if cell.space == "channel":
         ivs = neyman_intervals(cell.noise.quantize().weights, alpha)
         return ivs.low[y], ivs.high[y], f"exact Neyman interval of the quantized channel (coverage >= " \
@@ -81,6 +83,8 @@ CLAMPED_ERROR_MAX_N = 1_000_000
 def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
     """The expected absolute error of a released value (answer index units), worst case over
     the true value; for keys on a cycle, the circular distance."""
+    if cell.space == "channel" and cell.noise.blocks is not None:
+        return _block_abs_error(cell), "worst case over the true value of E|released - true|"
     if cell.space == "channel":
         return channel_abs_error(cell.noise.quantize().weights).worst, "worst case over the true value of " \
                                                                         "E|released - true|"
@@ -104,6 +108,36 @@ def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
         k = np.arange(p.size)
         return float(np.sum(p * np.minimum(k, p.size - k))), "E of the circular distance (the same for every truth)"
     return None, "none for categories"
+
+
+def _block_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
+    """A block-map channel (answers in intervals, one core row each; docs/proofs/record-blocks.md):
+    the exact Neyman intervals of the quantized core, over its rows, widened to the answers of
+    the rows they hold. The true answer ``a`` is in the interval iff its row is, so the
+    coverage is the core's for every true value."""
+    b = cell.noise.blocks
+    column = {v: i for i, v in enumerate(b.values)}
+    ivs = neyman_intervals(cell.noise.quantize().weights, alpha)
+    cols = np.array([column[int(v)] for v in y], dtype=np.int64)
+    starts = np.asarray(b.starts, dtype=np.int64)
+    return starts[ivs.low[cols]], starts[ivs.high[cols] + 1] - 1, \
+        f"exact Neyman interval of the quantized core over its blocks of answers (coverage >= " \
+        f"{float(ivs.coverage):.6g} for every true value)"
+
+
+def _block_abs_error(cell: Cell) -> float:
+    """The worst ``E|released - true|`` of a block-map channel: per block, ``sum_c P[r, c] |v_c -
+    a|`` is convex in ``a``, so its largest is at an end of the block."""
+    b = cell.noise.blocks
+    q = cell.noise.quantize()
+    w = np.asarray(q.weights, dtype=np.float64)
+    p = w / w.sum(axis=1, keepdims=True)
+    values = np.asarray(b.values, dtype=np.float64)
+    worst = 0.0
+    for r in range(p.shape[0]):
+        for a in (b.starts[r], b.starts[r + 1] - 1):
+            worst = max(worst, float(np.sum(p[r] * np.abs(values - a))))
+    return worst
 
 
 def unbiased_price(cell: Cell, scale: float = 1.0) -> dict:

@@ -130,7 +130,7 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
                                "range every mechanism of a query certifies exactly: below, the noise's integer weights "
                                "cannot hold its ratios; above, no randomized response stands in for it in the total)")
     fields: dict[str, Any] = {"where": where(t.get("where", {})), **kind.read(t)}
-    fields["mechanism"] = choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
+    fields.update(_mechanism(t.get("mechanism", "optimal"), kind))
     fields["unbiased"] = _unbiased(t.get("unbiased", False), kind, fields["mechanism"])
     stat = Statistic(name, kind.name, target, share, **fields, auto_clamp=clamp_request)
     what = kind.rows_needed(stat)
@@ -141,6 +141,25 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     if stat.method == "report-noisy-max" and target is not None and not target.pure:
         raise InvalidParameterError("delta", target.delta, "no delta with report-noisy-max (pure DP by theorem)")
     return stat
+
+
+#: The kinds whose cells a mechanism file may release (:mod:`.filecell`).
+FILE_KINDS = ("count", "histogram", "sum")
+
+
+def _mechanism(value: Any, kind: Kind) -> dict[str, Any]:
+    """``mechanism``: one of :data:`MECHANISMS`, or ``{ file = "PATH" }`` (a count, histogram or
+    sum whose cells the file's mechanism releases, re-certified: :mod:`.filecell`)."""
+    if isinstance(value, Mapping):
+        path = value.get("file")
+        if set(value) != {"file"} or not isinstance(path, str) or not path:
+            raise InvalidParameterError("mechanism", dict(value), "{ file = \"PATH\" } (a mechanism file written by "
+                                        "optnoise design or save) or one of " + ", ".join(MECHANISMS))
+        if kind.name not in FILE_KINDS:
+            raise InvalidParameterError("mechanism", dict(value), f"one of {', '.join(MECHANISMS)} for a {kind.name} "
+                                        f"(a mechanism file releases the cells of a {', '.join(FILE_KINDS)})")
+        return {"mechanism": "file", "mechanism_file": path}
+    return {"mechanism": choice(value, "mechanism", MECHANISMS)}
 
 
 def _unbiased(value: Any, kind: Kind, mechanism: str) -> bool:

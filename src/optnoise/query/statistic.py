@@ -87,6 +87,8 @@ class Statistic:
     #: ``keys = "from-data"``: the keys are the values found in the data (:mod:`.found`), each
     #: released only when its noisy count passes a threshold (:mod:`.threshold`).
     keys_from_data: bool = False
+    #: ``mechanism = { file = "PATH" }``: the file whose mechanism releases the cells (:mod:`.filecell`).
+    mechanism_file: str | None = None
     #: ``clamp = "auto"``: the clamp's upper bound to choose privately (:mod:`.autobound`).
     auto_clamp: Any = None
 

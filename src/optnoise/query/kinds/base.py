@@ -132,6 +132,9 @@ class Kind:
         value one unit moves by at most ``distance`` (:mod:`..mechanisms`)."""
         if stat.unbiased:
             return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
+        if stat.mechanism_file is not None:
+            from ..filecell import file_cell
+            return file_cell(stat.name, stat.mechanism_file, n, offset, int(distance), target)  # type: ignore[arg-type]
         return count_cell(stat.name, n, offset, int(distance), target, stat.mechanism)  # type: ignore[arg-type]
 
     def parts_for(self, stat: Statistic, unit: UnitRules, units: int) -> list[Cell] | None:
@@ -145,7 +148,7 @@ class Kind:
     def design_key(self, stat: Statistic) -> tuple:
         """Every field of ``stat`` that :meth:`mechanism` reads (besides the domain and the
         derived distances): statistics with equal keys share one designed mechanism."""
-        return self.name, stat.target, stat.mechanism, stat.unbiased
+        return self.name, stat.target, stat.mechanism, stat.mechanism_file, stat.unbiased
 
     def selection(self, item: Planned) -> Any:
         """The threshold of a statistic whose keys are found in the data
