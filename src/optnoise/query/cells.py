@@ -65,6 +65,14 @@ def bump(counts: dict[str, int], key: str, n: int) -> None:
         counts[key] = counts.get(key, 0) + int(n)
 
 
+def pair_sums(u: np.ndarray, c: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ``r`` summed over equal ``(u, c)`` of entries sorted by unit, then code."""
+    start = np.ones(len(u), dtype=bool)
+    start[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])
+    at = np.flatnonzero(start)
+    return u[at], c[at], np.add.reduceat(r, at)
+
+
 def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's cell ``code`` with the most rows (summed over equal ``(unit, code)``), ties
     to the least code (the first declared): ``(units, codes)``, sorted by unit. Integer sorts
@@ -77,10 +85,7 @@ def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np
     if not ordered.all():                        # the aggregate comes sorted: usually skipped
         order = np.lexsort((code, unit))
         u, c, r = unit[order], code[order], rows[order]
-    start = np.ones(len(u), dtype=bool)
-    start[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])
-    at = np.flatnonzero(start)
-    u, c, r = u[at], c[at], np.add.reduceat(r, at)
+    u, c, r = pair_sums(u, c, r)
     if (u[1:] > u[:-1]).all():                  # one cell per unit (a group fixed per unit)
         return u, c
     first = np.ones(len(u), dtype=bool)
@@ -108,11 +113,7 @@ def top_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray,
     if len(unit) == 0:
         return unit[:0], code[:0]
     order = np.lexsort((code, unit))
-    u, c, r = unit[order], code[order], rows[order]
-    start = np.ones(len(u), dtype=bool)
-    start[1:] = (u[1:] != u[:-1]) | (c[1:] != c[:-1])
-    at = np.flatnonzero(start)
-    u, c, r = u[at], c[at], np.add.reduceat(r, at)
+    u, c, r = pair_sums(unit[order], code[order], rows[order])
     rank_by = -r if rules.source is None else rules.source.words(len(u))
     order = np.lexsort((c, rank_by, u))          # by unit, then most rows (or priority), then code
     u, c = u[order], c[order]
@@ -181,5 +182,5 @@ def in_kept(unit: np.ndarray, group: np.ndarray, rows: np.ndarray, rules: GroupR
     return (kept[at] == code) if len(kept) else np.zeros(len(code), dtype=bool)
 
 
-__all__ = ["Answers", "GroupRules", "ONE", "bump", "columns", "home_cells", "in_kept", "summed_cells", "top_cells",
+__all__ = ["Answers", "GroupRules", "ONE", "bump", "columns", "home_cells", "in_kept", "pair_sums", "summed_cells", "top_cells",
            "units_at_home"]
