@@ -267,7 +267,7 @@ class Folding:
         others compete with the unit's ``m`` slots (:meth:`.units.Slots.merge`): each unit
         keeps its ``m`` rows of smallest priority, whatever the input's order.
 
-        Proof: docs/proofs/contribution-bounding.md (item 6)
+        Proof: docs/proofs/contribution-bounding.md (item 7)
         """
         rank, _ = self.ranks(codes)
         assert rank is not None and self.slots is not None and self.source is not None and self.m is not None

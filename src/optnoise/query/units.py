@@ -25,8 +25,8 @@ under ``bounding = "random"`` the rows' random priorities.
 
 **``bounding = "random"``.** Each row gets an independent uniform 64-bit priority from the
 injected source, kept in one more lane; a unit keeps its ``m`` rows of *smallest* priority
-(a bottom-``m`` sample, :meth:`Slots.merge`): a row past a unit's ``m``-th competes with the
-unit's ``m`` slots and the ``m`` smallest stay. The state is the same ``units x m`` slots
+(a bottom-``m`` sample, :meth:`Slots.merge`): a row past a unit's ``m``-th replaces the
+unit's slot of largest priority when its own is smaller. The state is the same ``units x m`` slots
 (plus 8 bytes each for the priority), whatever the input's length or order.
 """
 
@@ -221,23 +221,33 @@ class Slots:
     def merge(self, unit: np.ndarray, rows: dict[str, np.ndarray]) -> None:
         """Rows past their unit's ``m``-th (``bounding = "random"``; every lane's values in
         ``rows``, the ``"priority"`` lane's among them): each unit touched keeps, among its ``m``
-        full slots and these rows, the ``m`` of smallest priority (ties: the slots first).
+        full slots and these rows, the ``m`` of smallest priority (ties: the slots first). The
+        rows are taken in rounds, each unit's ``j``-th smallest in round ``j`` (at most ``m``
+        rounds): a row replaces its unit's slot of largest priority when it is smaller, and a
+        unit's later rows, larger, cannot enter once one does not.
 
-        Proof: docs/proofs/contribution-bounding.md (item 6)
+        Proof: docs/proofs/contribution-bounding.md (item 7)
         """
-        touched = np.unique(unit)
-        width = self.width
-        held = np.repeat(touched, width)
-        cand_unit = np.concatenate([held, unit])
-        cand = {lane: np.concatenate([self.lanes[lane][touched].ravel(), rows[lane]]) for lane in self.spec}
-        order = np.lexsort((cand["priority"], cand_unit))
-        ordered = cand_unit[order]
-        start = np.ones(len(ordered), dtype=bool)
-        start[1:] = ordered[1:] != ordered[:-1]
-        pos = np.arange(len(ordered)) - np.maximum.accumulate(np.where(start, np.arange(len(ordered)), 0))
-        keep = pos < width
-        for lane in self.spec:
-            self.lanes[lane][ordered[keep], pos[keep]] = cand[lane][order][keep]
+        order = np.lexsort((rows["priority"], unit))
+        unit = unit[order]
+        rows = {lane: values[order] for lane, values in rows.items()}
+        start = np.ones(len(unit), dtype=bool)
+        start[1:] = unit[1:] != unit[:-1]
+        pos = np.arange(len(unit)) - np.maximum.accumulate(np.where(start, np.arange(len(unit)), 0))
+        at = np.flatnonzero(start)   # round 0: each unit's smallest row
+        for _ in range(self.width):
+            if len(at) == 0:
+                return
+            u = unit[at]
+            held = self.lanes["priority"][u]
+            worst = held.argmax(axis=1)
+            enters = rows["priority"][at] < held[np.arange(len(u)), worst]
+            u, worst, at = u[enters], worst[enters], at[enters]
+            for lane in self.spec:
+                self.lanes[lane][u, worst] = rows[lane][at]
+            at = at + 1   # the same units' next rows
+            at = at[(at < len(unit)) & ~start[np.minimum(at, len(unit) - 1)]]
+            at = at[pos[at] < self.width]
 
     def capped(self, cell: np.ndarray, value: np.ndarray | None, lo: int, hi: int,
                cap: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
