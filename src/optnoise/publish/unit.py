@@ -46,7 +46,9 @@ class PrivacyUnit:
     row with a missing id is refused), at most
     ``max_rows`` of them counted (the unit's first rows in the input's order), and how a
     neighbouring table differs (``replace``: one unit's rows replaced by any other's, the
-    number of units public; ``add-remove``: one unit added or removed, at most ``max_units``)."""
+    number of units public; ``add-remove``: one unit added or removed, at most ``max_units``);
+    ``max_groups``, ``max_rows_per_group`` and ``bounding`` (a person in several groups, and
+    which rows are kept: docs/statistics.md, "The unit and its contribution bounds")."""
 
     id: str | None = None
     max_rows: int | None = None
