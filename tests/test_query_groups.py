@@ -326,6 +326,13 @@ def test_bad_unit_keys_are_refused_naming_the_key(unit, key):
     assert exc.value.parameter == key
 
 
+def test_a_consistent_histogram_is_refused_when_a_unit_counts_in_several_cells():
+    with pytest.raises(InvalidParameterError) as exc:
+        parse_query_spec({"unit": {"id": "u", "max_rows": 2, "max_groups": 2}, "statistics": {
+            "h": {"kind": "histogram", "key": "k", "keys": [0, 1], "consistent": True, "epsilon": 1.0}}})
+    assert exc.value.parameter == "statistics.h.consistent" and "max_groups" in str(exc.value)
+
+
 def test_the_spark_engine_refuses_the_new_keys_before_any_work(tmp_path):
     path = tmp_path / "t.csv"
     pd.DataFrame({"u": [1, 2], "k": [0, 1]}).to_csv(path, index=False)

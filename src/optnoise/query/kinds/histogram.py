@@ -63,6 +63,9 @@ class Histogram(Kind):
         if stat.of != "units":
             raise InvalidParameterError("consistent", True, "false for a histogram of rows (its total, the number of "
                                         "rows kept, is not public; consistent = true needs of = 'units')")
+        if groups_of(unit) > 1:
+            raise InvalidParameterError("consistent", True, "false with unit.max_groups above 1 (a unit counted in "
+                                        "several cells: the cells' total is not the public number of units)")
         if stat.unbiased:
             raise InvalidParameterError("consistent", True, "false with unbiased = true (adding up to the total is "
                                         "a projection that brings the bias back: choose one)")
