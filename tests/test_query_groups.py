@@ -169,6 +169,42 @@ def test_the_document_names_the_new_unit_keys_only_when_given():
     assert doc["unit"]["max_groups"] == 2 and doc["unit"]["bounding"] == "random" and doc["private"] is False
 
 
+def _by_hand(frame: pd.DataFrame, m: int, r: int, g: int, keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first rule by hand, unit by unit: a sum by group and a histogram of units by
+    (group, key): the first ``m`` rows, the first ``r`` of each group, the ``g`` groups (cells)
+    of most rows, ties to the least index."""
+    sums, hist = np.zeros(4, np.int64), np.zeros((4, keys), np.int64)
+    for _, rows in frame.groupby("u", sort=False):
+        rows = rows.head(m)
+        rows = rows[rows.groupby("g").cumcount() < r]
+        per_group = rows.groupby("g").size()
+        kept = sorted(per_group.index, key=lambda x: (-per_group[x], x))[:g]
+        sums[kept] += [int(rows.loc[rows["g"] == x, "v"].sum()) for x in kept]
+        per_cell = rows.groupby(["g", "k"]).size()
+        for x, k in sorted(per_cell.index, key=lambda c: (-per_cell[c], c[0] * keys + c[1]))[:g]:
+            hist[x, k] += 1
+    return sums, hist
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_first_rule_with_groups_and_rows_per_group_equals_a_computation_by_hand(seed):
+    rng = np.random.default_rng(seed)
+    n = 400
+    frame = pd.DataFrame({"u": rng.integers(0, 40, n), "g": rng.integers(0, 4, n), "k": rng.integers(0, 3, n),
+                          "v": rng.integers(0, 3, n)})
+    m, r, g = int(rng.integers(2, 8)), int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": m, "max_rows_per_group": r, "max_groups": g},
+                             "statistics": {
+        "s": {"kind": "sum", "column": "v", "clamp": {"lower": 0, "upper": 2}, "by": "g", "groups": [0, 1, 2, 3],
+              "epsilon": 1.0},
+        "h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": [0, 1, 2, 3], "epsilon": 1.0}}})
+    sums, hist = _by_hand(frame, m, r, g, 3)
+    for size in (n, 7):
+        agg = aggregate([frame.iloc[i:i + size] for i in range(0, n, size)], spec)
+        assert answers(agg, spec.statistics[0]).cells[:, 0].tolist() == sums.tolist()
+        assert answers(agg, spec.statistics[1]).cells.tolist() == hist.tolist()
+
+
 # ------------------------------------------------------------------ random bounding
 def _kept_keys(frame: pd.DataFrame, unit: dict, seed: int, stat: dict) -> pd.DataFrame:
     spec = parse_query_spec({"unit": unit, "statistics": {"x": {**stat, "epsilon": 1.0}}})
