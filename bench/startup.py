@@ -58,6 +58,9 @@ def write_inputs(folder: Path) -> tuple[Path, Path]:
     rows = [f"{h},{1 + h % 3},{t},{(h * 7 + t * 3) % 50 / 10:.1f}" for h in (1, 2) for t in range(24)]
     data.write_text("household,circuit,hour,kwh\n" + "\n".join(rows) + "\n")
     spec.write_text(SPEC)
+    # the same statistics with calibrated cells: no optimal channel, so no LP (scipy.optimize)
+    (folder / "query_calibrated.toml").write_text(SPEC.replace('epsilon = 1.0\n', 'epsilon = 1.0\n'
+                                                             'mechanism = "clamped-geometric"\n'))
     return data, spec
 
 
@@ -77,6 +80,8 @@ def commands(folder: Path) -> dict[str, list[str]]:
         "pandas: import, read the 48-row CSV (query baseline)": [sys.executable, "-c", PANDAS_READ, str(data)],
         "optnoise query, 48 rows (--json)": optnoise + ["query", "--spec", str(spec), "--input", str(data),
                                                         "--json"],
+        "  the same, calibrated cells (no LP)": optnoise + ["query", "--spec", str(folder / "query_calibrated.toml"),
+                                                            "--input", str(data), "--json"],
     }
 
 

@@ -67,10 +67,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+        if "spark_cluster" in getattr(item, "fixturenames", ()):
+            for mark in (pytest.mark.spark, pytest.mark.slow, pytest.mark.spark_cluster):
+                item.add_marker(mark)
     if hasattr(config, "workerinput"):   # an xdist worker: the longest groups first (a stable sort)
         spark = spark_modules()
         rank = {name: i for i, name in enumerate(FIRST)}
         items.sort(key=lambda item: rank.get(group_of(item.nodeid, spark), len(FIRST)))
+
+
+@pytest.fixture(scope="module")
+def spark_cluster():
+    """A Spark standalone cluster on loopback (a master and one worker of 1 core and 1 GB, free
+    ports), started from the installed pyspark by ``bench/spark_cluster.py`` and stopped after
+    the module (marked ``spark``, ``slow``, ``spark_cluster``)."""
+    import sys
+    sys.path.insert(0, str(TESTS.parent / "bench"))
+    from spark_cluster import start
+    cluster = start(workers=1, cores=1, memory="1g")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

@@ -173,3 +173,42 @@ def test_spark_gives_the_local_document(tmp_path):
         assert r.exit_code == 0, r.output
         docs.append(json.loads(r.stdout)["statistics"]["p"])
     assert docs[0]["values"] == docs[1]["values"] and set(docs[0]["values"]) <= {"apple", "pear", "fig"}
+
+
+def test_at_a_small_epsilon_the_truncated_geometric_gives_the_lower_threshold_and_no_selection_delta():
+    """At eps 0.1, delta 1e-6 (add-remove: one cell per unit) the geometric on [-T, T] needs a
+    threshold of T + 2 = 111 against the tail's 133 (docs/statistics.md): it is chosen, a key of
+    one unit alone can never show (its largest noisy count is 1 + T), and the selection adds
+    nothing -- the cells' own delta is the statistic's; at eps 1 the geometric's tail is lower."""
+    from optnoise.query.aggregate import aggregate
+    from optnoise.query.kinds import kind_of
+    from optnoise.query.release import plan
+    frame = _frame(n=600)
+    spec = _spec(epsilon=0.1)
+    spec["unit"] = {"id": "c", "max_rows": 3, "change": "add-remove", "max_units": 10 ** 6}
+    parsed = parse_query_spec(spec)
+    parsed = with_found_keys(parsed, found_in_frame(frame, parsed))
+    item = plan(parsed, aggregate([frame], parsed))[0]
+    t = kind_of(item.stat).selection(item)
+    q = item.cell.noise.quantize()
+    assert item.cell.design["method"] == "truncated" and q.left is None and q.right is None
+    assert t.tau == q.hi + 2 and upper_tail(q, t.tau - 1) == 0 and t.delta == 0 and t.epsilon_shift == 0
+    geometric = smallest_threshold_of(item.cell.n, 0.1, 1e-6)
+    assert t.tau < geometric
+    assert q.certificate.meets(item.cell.noise.target) and item.cell.epsilon_delta == (0.1, 1e-6)
+    doc = _query(frame, spec, 2)
+    assert doc["statistics"]["p"]["keys"]["threshold"] == t.tau
+    assert doc["only_if_unseeded"]["total"]["selection"]["delta"] == 0
+    spec1 = _spec(epsilon=1.0)
+    spec1["unit"] = spec["unit"]
+    parsed1 = parse_query_spec(spec1)
+    parsed1 = with_found_keys(parsed1, found_in_frame(frame, parsed1))
+    assert plan(parsed1, aggregate([frame], parsed1))[0].cell.design.get("method") != "truncated"
+
+
+def smallest_threshold_of(n: int, epsilon: float, delta: float) -> int:
+    from optnoise.query.mechanisms import count_cell
+    from optnoise.query.threshold import smallest_threshold
+    from optnoise.target import Target
+    return smallest_threshold(count_cell("x", n, 0, 1, Target(epsilon), "clamped-geometric").noise.quantize(),
+                              1, delta).tau

@@ -105,13 +105,6 @@ def test_jvm_path_matches_local(tmp_path, spark, monkeypatch):
     frame.assign(u="id" + frame["u"].astype(str)).to_parquet(tmp_path / "text.parquet", index=False)
     _same({"unit": {"id": "u", "max_rows": 2}, "statistics": {k: STATS[k] for k in ("n", "hr", "s2")}},
           tmp_path / "text.parquet")
-    # the units that are not simple ranked on Spark (a window), not on the driver: by an IN filter, by a join
-    import optnoise.query.spark as engine
-    monkeypatch.setattr(engine, "DRIVER_ROWS", 0)
-    _same(spec, tmp_path / "in.parquet")
-    monkeypatch.setattr(engine, "IN_FILTER_UNITS", 0)
-    _same({"unit": {"id": "u", "max_rows": 10}, "statistics": STATS}, tmp_path / "full.parquet")
-    monkeypatch.undo()
     # the whole document: the same as the local engine's, same seed
     small = {"unit": {"id": "u", "max_rows": 3}, "statistics": {k: STATS[k] for k in ("n", "p")}}
     doc, doc_audit = query_file_audited(tmp_path / "in.parquet", small, engine="spark", source=SeededRandomSource(1))
@@ -158,31 +151,96 @@ def _over_by_one() -> pd.DataFrame:
     return pd.DataFrame([rows[i] for i in order], columns=["u", "k", "g", "v"])
 
 
-def test_units_one_row_over_max_rows_need_no_second_job(tmp_path, spark, monkeypatch):
-    import optnoise.query.spark as engine
+def _cells_only(monkeypatch) -> list:
+    """Record the size of every table the driver collects in the JVM path."""
+    import optnoise.query.spark_units as jvm
+    sizes: list = []
+    collect = jvm.to_frame
 
-    def second_job(*args, **kwargs):
-        raise AssertionError("a second job ran")
+    def recorded(df):
+        got = collect(df)
+        sizes.append(len(got))
+        return got
+    monkeypatch.setattr(jvm, "to_frame", recorded)
+    return sizes
+
+
+def _cells_bound(spec: dict) -> int:
+    """Per branch of layouts, one row per (group, key of each keyed layout), a missing one
+    included: a bound set by the declared keys and groups alone."""
+    from optnoise.query.aggregate import layouts
+    from optnoise.query.spark_units import branches
+    shared = layouts(parse_query_spec(spec).statistics)
+    return sum((shared[ids[0]][0].shape[0] + 1) * int(np.prod([shared[i][0].keys.size + 1 for i in ids
+                                                                if shared[i][0].key is not None]))
+               for ids in branches(shared))
+
+
+def test_units_one_row_over_max_rows(tmp_path, spark, monkeypatch):
     frame = _over_by_one()
     frame.to_parquet(tmp_path / "over.parquet", index=False)
     stats = {"n": STATS["n"], "h": STATS["h"], "hr": STATS["hr"], "s": STATS["s"],
              "sn": {**STATS["s"], "where": {"k": {"lower": 0, "upper": 1}}}}
     spec = {"unit": {"id": "u", "max_rows": 3}, "statistics": stats}
-    monkeypatch.setattr(engine, "_on_driver", second_job)
-    monkeypatch.setattr(engine, "_rows_of", second_job)
-    local = _same(spec, tmp_path / "over.parquet")   # several layouts: the window decides
+    sizes = _cells_only(monkeypatch)
+    local = _same(spec, tmp_path / "over.parquet")   # several layouts
     assert local.rows - local.kept == 7 and local.counts["s"].get("values_clamped", 0) == 0
+    assert sizes and max(sizes) <= _cells_bound(spec)
     _same({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}}, tmp_path / "over.parquet")
-    # a unit whose 4th row lies in another cell is not simple: the second job takes it
     frame.loc[len(frame)] = (0, 2, 3, 1.0)   # unit 0's 5th row: over by two
     frame.to_parquet(tmp_path / "over2.parquet", index=False)
-    with pytest.raises(AssertionError, match="a second job ran"):
-        aggregate_spark(tmp_path / "over2.parquet", "parquet", parse_query_spec(spec))
-    monkeypatch.undo()
     _same(spec, tmp_path / "over2.parquet")
-    # an id without max_rows (counts of units): every unit in one cell is simple, whatever its rows
+    # an id without max_rows (counts of units)
     _same({"unit": {"id": "u"}, "statistics": {"n": STATS["n"], "h": STATS["h"], "m": {
         "kind": "mode", "key": "k", "keys": [0, 1, 2], "epsilon": 1.0}}}, tmp_path / "over2.parquet")
+
+
+def _spread(units: int, seed: int) -> pd.DataFrame:
+    """Units with rows in many cells and groups, tied counts between cells and between groups
+    (the first declared wins), 1 to 9 rows (over ``max_rows = 4`` by up to 5), the rows of
+    every unit scattered through the file (never contiguous)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for u in range(units):
+        n = int(rng.integers(1, 10))
+        if u % 3 == 0:   # ties: two cells (and two groups) with as many rows each among the first 4
+            pick = [(2, 1), (0, 3), (2, 1), (0, 3)] + [(int(rng.integers(0, 3)), int(rng.integers(1, 4)))
+                                                       for _ in range(n)]
+        else:
+            pick = [(int(rng.integers(-1, 3)), int(rng.integers(0, 4))) for _ in range(n)]
+        rows += [(u, k, g, float(np.round(rng.uniform(-1, 6), 2)), rng.choice(["a", "b", "c"])) for k, g in pick]
+    frame = pd.DataFrame(rows, columns=["u", "k", "g", "v", "t"])
+    place = rng.permutation(len(frame))   # each row's new position, in its unit's order
+    for idx in frame.groupby("u").indices.values():
+        place[idx] = np.sort(place[idx])
+    return frame.iloc[np.argsort(place)].reset_index(drop=True)
+
+
+def test_units_in_many_cells_ties_and_scattered_rows(tmp_path, spark, monkeypatch):
+    frame = _spread(300, 5)
+    assert (np.diff(frame.index[frame["u"] == 0]) > 1).any()   # a unit's rows are not contiguous
+    frame.to_parquet(tmp_path / "spread.parquet", index=False, row_group_size=211)
+    stats = {"n": STATS["n"], "h": STATS["h"], "hr": STATS["hr"], "s": STATS["s"], "p": {**STATS["p"], "key": "k",
+             "keys": [0, 1, 2], "by": "g", "groups": GROUPS}, "m": STATS["m"],
+             "mb": {"kind": "mode", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": GROUPS, "epsilon": 1.0}}
+    sizes = _cells_only(monkeypatch)
+    import optnoise.query.spark_units as jvm
+    passes: list = []
+    rank = jvm.ranked
+    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
+                        rank(keyed, spec, rank_rows))
+    most = int(frame.groupby("u").size().max())
+    for m in (most, 1, 4, 9):   # no unit over max_rows: one pass, no row ranked; else a second, ranked
+        spec = {"unit": {"id": "u", "max_rows": m}, "statistics": stats}
+        passes.clear()
+        local = _same(spec, tmp_path / "spread.parquet")
+        assert max(sizes) <= _cells_bound(spec)
+        assert passes == ([False] if m == most else [False, True]), (m, passes)
+    assert local.counts["h"]["units_with_rows_in_several_cells"] > 50 and local.rows > local.kept
+    assert local.counts["s"]["rows_outside_the_units_group"] > 50
+    # text ids, the same units
+    frame.assign(u="unit-" + frame["u"].astype(str)).to_parquet(tmp_path / "text.parquet", index=False)
+    _same({"unit": {"id": "u", "max_rows": 4}, "statistics": stats}, tmp_path / "text.parquet")
 
 
 def test_a_bad_value_among_the_first_rows_of_a_unit_over_by_one_is_refused(tmp_path, spark):
@@ -267,3 +325,36 @@ def test_spark_reads_the_drivers_file(tmp_path, spark, monkeypatch):
     assert len(files) == 1 and files[0].startswith("file:") and files[0].endswith("in%20put.parquet")
     assert df.count() == len(_over_by_one())
     _same({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}}, folder / "in put.parquet")
+
+
+def test_float_keys_past_2_53(tmp_path, spark):
+    # doubles past 2^53 against integer keys: the range test on doubles rounds outwards, the
+    # index is checked as an integer (2^53 + 4.0 is no key of 2^53 + 1 .. 2^53 + 3, nor 2^53)
+    big = 2.0 ** 53
+    pd.DataFrame({"u": [1, 2, 3, 4, 5], "f": [big, big + 2, big + 4, big + 2, big + 8]}).to_parquet(
+        tmp_path / "f.parquet", index=False)
+    keys = [2**53 + 1, 2**53 + 2, 2**53 + 3]
+    local = _same({"unit": {"id": "u"}, "statistics": {"h": {"kind": "histogram", "key": "f", "keys": keys,
+                                                             "epsilon": 1.0}}}, tmp_path / "f.parquet")
+    assert answers(local, parse_query_spec({"unit": {"id": "u"}, "statistics": {"h": {
+        "kind": "histogram", "key": "f", "keys": keys, "epsilon": 1.0}}}).statistics[0]).cells.tolist() == [[0, 2, 0]]
+
+
+def test_an_input_an_executor_cannot_see_is_named(tmp_path, spark, monkeypatch):
+    # the file is read on the driver (columns, hash), then an executor cannot open it: one line
+    # with its path and the rule (Spark's own message, not a copy of it)
+    import optnoise.query.spark as engine
+    from optnoise.errors import OptnoiseError
+    _over_by_one().to_parquet(tmp_path / "gone.parquet", index=False)
+    read = engine.read_input
+
+    def then_gone(*args, **kwargs):
+        df = read(*args, **kwargs)
+        (tmp_path / "gone.parquet").unlink()
+        return df
+    monkeypatch.setattr(engine, "read_input", then_gone)
+    spec = parse_query_spec({"unit": {"id": "u", "max_rows": 3}, "statistics": {"s": STATS["s"]}})
+    with pytest.raises(OptnoiseError, match=f"an executor cannot read file://{tmp_path}/gone.parquet; every executor "
+                                            "must see the input at the same path as the driver") as info:
+        aggregate_spark(tmp_path / "gone.parquet", "parquet", spec)
+    assert "\n" not in str(info.value)

@@ -95,3 +95,24 @@ def test_jvm_start_up_lines_stay_off_the_terminal(capfd):
     sys.stderr.write("ours\n")
     captured = capfd.readouterr()
     assert "loopback" not in captured.err and "no java" not in captured.err and "ours" in captured.err
+
+
+def test_spark_release_writes_on_the_drivers_filesystem(tmp_path, spark):
+    # issue 38: the output goes where the user said, by its file:// URI, even on a session
+    # whose default filesystem is another one (HDFS on many clusters); the manifest says where
+    (tmp_path / "in.csv").write_text("id,hour\n" + "".join(f"{i},{i % 24}\n" for i in range(50)))
+    spec = {"columns": {"hour": {"domain": {"lower": 0, "upper": N, "cyclic": True}, "epsilon": 1.0}}}
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    saved = conf.get("fs.defaultFS")
+    conf.set("fs.defaultFS", "hdfs://127.0.0.1:1")   # nothing listens there
+    try:
+        manifest = release_file(tmp_path / "in.csv", f"file://{tmp_path}/out.csv", spec, engine="spark",
+                                source=SeededRandomSource(1))
+    finally:
+        conf.set("fs.defaultFS", saved)
+    assert manifest["output"]["uri"] == f"file://{tmp_path}/out.csv"
+    assert manifest["output"]["path"] == str(tmp_path / "out.csv")
+    assert sum(len(pd.read_csv(p)) for p in (tmp_path / "out.csv").glob("part-*.csv")) == 50
+    assert (tmp_path / "out.csv.manifest.json").exists()
+    with pytest.raises(InvalidParameterError, match="driver's filesystem"):
+        release_file(tmp_path / "in.csv", "hdfs://namenode/out.csv", spec, engine="spark")

@@ -62,6 +62,31 @@ def local_file(path: str | os.PathLike) -> str:
     return "file://" + str(Path(path).resolve())
 
 
+#: Seconds to wait for a standalone master to accept a connection before giving up.
+CONNECT_SECONDS = 10.0
+
+
+def check_master(master: str, timeout: float = CONNECT_SECONDS) -> None:
+    """Refuse a standalone master (``spark://host:port[,host:port...]``) that no address
+    accepts within ``timeout`` seconds each: one line naming the URL (exit 1), not the JVM's
+    retries for a minute and more (issue 38). Other masters are left to Spark."""
+    import socket
+    if not master.startswith("spark://"):
+        return
+    why = ""
+    for address in master[len("spark://"):].split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host or "localhost", int(port)), timeout=timeout):
+                return
+        except ValueError:
+            why = f"no port in {address!r}"
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+    raise OptnoiseError(f"Spark could not start: no Spark master answers at {master} ({why}); start it or correct "
+                        "--spark-master")
+
+
 def spark_session(master: str | None = None):
     """The active SparkSession, or a new one (see the module docstring)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -75,6 +100,8 @@ def spark_session(master: str | None = None):
     if active is not None:
         return active
     chosen = master or configured_master()
+    if chosen:
+        check_master(chosen)
     builder = SparkSession.builder.appName("optnoise-release").master(chosen or "local[*]")
     if chosen is None:  # local: no web UI, and no console progress (the command line draws its own bar)
         builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
@@ -152,8 +179,7 @@ def marked_failure(exc: Exception, marker: str) -> dict | OptnoiseError:
     text = str(exc)
     found = re.search(re.escape(marker) + r"(\{.*?\})\s*$", text, flags=re.MULTILINE)
     if found is None:
-        first = next((line for line in text.splitlines() if line.strip()), type(exc).__name__)
-        return OptnoiseError(f"the Spark job failed: {first.strip()[:300]}")
+        return job_failure(exc)
     return json.loads(found.group(1))
 
 
@@ -168,5 +194,77 @@ def bad_value(exc: Exception, marker: str, locate: Callable[[dict], str]) -> Exc
     return InvalidParameterError(info.get("parameter", "input"), locate(info), info["accepted"])
 
 
-__all__ = ["QUERY_CONTEXT_LOGGERS", "bad_value", "configured_master", "jvm_last_line", "jvm_stderr_captured",
+#: What a failed job's text says, and the one line that says why (``{path}``: the file).
+MISSING_FILE = re.compile(r"(?:FileNotFoundException|FAILED_READ_FILE|PATH_NOT_FOUND|does not exist)[^\n]*?"
+                          r"(file:[^\s'\"\]\)]+)")
+OOM = re.compile(r"OutOfMemoryError|Java heap space|GC overhead limit|Not enough memory to build and broadcast|"
+                 r"\bMemoryError\b|exceeding memory limits|exited with code 52\b|Container killed .* memory")
+ON_EXECUTOR = re.compile(r"stage failure|Task \S+ in stage|ExecutorLostFailure|Python worker")
+LOST = re.compile(r"ExecutorLostFailure|executor \S+ lost|Executor heartbeat timed out|worker lost", re.IGNORECASE)
+
+
+def job_failure(exc: BaseException) -> OptnoiseError:
+    """A failed Spark job as one line that says why (issue 38): out of memory (on the driver
+    or the executors, and the setting that raises it), an executor lost after the task's
+    retries, the input missing on an executor (its path, and the rule), else the job's own
+    first line."""
+    text = str(exc)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    retries = re.search(r"failed (\d+) times", text)
+    tries = f" after {retries.group(1)} tries (spark.task.maxFailures)" if retries else ""
+    if OOM.search(text):
+        if "broadcast" in text or not ON_EXECUTOR.search(text):
+            return OptnoiseError("the Spark job failed: the driver ran out of memory; raise spark.driver.memory "
+                                 "(--driver-memory, or spark-defaults.conf)")
+        return OptnoiseError(f"the Spark job failed: an executor ran out of memory{tries}; raise spark.executor.memory"
+                             " (and spark.executor.memoryOverhead for the Python workers), or use more partitions")
+    missing = MISSING_FILE.search(text)
+    if missing:
+        path = missing.group(1).rstrip(".,;:")
+        return OptnoiseError(f"the Spark job failed: an executor cannot read {path}; every executor must "
+                             "see the input at the same path as the driver (a filesystem shared by every node)")
+    if LOST.search(text):
+        return OptnoiseError(f"the Spark job failed: an executor was lost{tries or ' and the task was not retried'} "
+                             "(a worker died, ran out of memory or was killed; see the worker's log)")
+    return OptnoiseError(f"the Spark job failed: {first[:300]}")
+
+
+@contextmanager
+def interruptible(spark) -> Iterator[None]:
+    """Run the body (Spark jobs) so that Ctrl-C is an interrupt: the jobs cancelled, the Spark
+    application stopped and ``KeyboardInterrupt`` raised (the command line exits 130), even
+    when the JVM, which shares the terminal's process group, fails the job first."""
+    import signal
+    import threading
+    hit: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        hit.append(True)
+        raise KeyboardInterrupt
+    saved = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    except BaseException as exc:
+        if hit or isinstance(exc, KeyboardInterrupt):
+            stop_quietly(spark)
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, saved)
+
+
+def stop_quietly(spark) -> None:
+    """Stop the session's Spark application (its jobs cancelled), whatever state it is in."""
+    import contextlib
+    with contextlib.suppress(BaseException):
+        spark.sparkContext.cancelAllJobs()
+    with contextlib.suppress(BaseException):
+        spark.stop()
+
+
+__all__ = ["CONNECT_SECONDS", "QUERY_CONTEXT_LOGGERS", "bad_value", "check_master", "configured_master",
+           "interruptible", "job_failure", "stop_quietly", "jvm_last_line", "jvm_stderr_captured",
            "local_file", "marked_failure", "quiet_failures", "spark_session"]

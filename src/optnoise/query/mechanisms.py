@@ -183,9 +183,11 @@ def _report(found: Any) -> dict:
     return out
 
 
-def count_cell(name: str, n: int, offset: int, distance: int, target: Target, choice: str = "optimal") -> Cell:
+def count_cell(name: str, n: int, offset: int, distance: int, target: Target, choice: str = "optimal", *,
+               gap: bool = True) -> Cell:
     """The mechanism of a count or a sum cell on ``offset + {0..n}`` whose answer moves by
-    at most ``distance`` (module docstring)."""
+    at most ``distance`` (module docstring); ``gap=False`` leaves out the calibrated geometric's
+    proven distance from the best channel (a report only: seconds at a large ``n``)."""
     nb = Neighbourhood.bd(distance)
     if choice == "optimal" and channel_fits(n, distance, target):
         try:
@@ -211,9 +213,10 @@ def count_cell(name: str, n: int, offset: int, distance: int, target: Target, ch
     mech.quantize()   # certified exactly now, refused here if it cannot be
     why = "" if choice != "optimal" else f" (the optimal channel is designed up to n * distance = {CHANNEL_MAX_WORK})"
     from ..design.large_channel import proven_gap   # E|y - q| above the best channel's (issue 23)
-    gap = proven_gap(mech.pmf, n, target.epsilon) if fam == "geometric" and target.pure and distance == 1 else {}
+    bound = proven_gap(mech.pmf, n, target.epsilon) if gap and fam == "geometric" and target.pure and distance == 1 \
+        else {}
     return Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
-                + (f"; {note}" if note else ""), {**_report(found), **gap})
+                + (f"; {note}" if note else ""), {**_report(found), **bound})
 
 
 def family_designs(target: Target, nb: Neighbourhood, families: tuple[str, ...], n: int | None,

@@ -28,6 +28,7 @@ from ..publish.document import statement as document_statement
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from .aggregate import Aggregated, aggregate, answers, bounding_source
+from .autobound import bound_parts, bound_words, chosen_in_batches, has_auto
 from .cells import Answers
 from .found import found_in_frame, with_found_keys
 from .intervals import unbiased_price
@@ -178,11 +179,45 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     ``basic`` sums the cells' certified targets (rounded up); ``pld`` composes the exact
     profiles of every cell one unit can move, each statistic's cell once with its count, so
     that a mechanism moved twice is profiled once; ``attack`` bounds the best attacker from
-    the composed privacy profile.
+    the composed privacy profile. With a bound chosen privately, :func:`bounded_parts`.
     """
+    if spec.bounds:
+        out = ACCOUNTANT.total(bounded_parts(planned, spec), spec.budget, lambda worst: spec.unit.subject())
+        if "selection" in out:   # the shifts here are statistics with a delta, by their declared targets
+            out["declared_targets"] = {**out.pop("selection"), "about": "statistics with a delta, composed by their "
+                                       "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"}
+        return out
     parts = Parts([(p.composition_profile(), k) for item in planned for p, k in item.distinct()],
                   [p.epsilon_delta for item in planned for p in item.parts], shifts=selections(planned))
     return ACCOUNTANT.total(parts, spec.budget, lambda worst: spec.unit.subject())
+
+
+def bounded_parts(planned: list[Planned], spec: QuerySpec) -> Parts:
+    """The unit's parts when a bound was chosen privately (:mod:`.autobound`): the histogram's
+    cells (exact profile, moved once under add-remove, twice under replace), then each
+    statistic by what holds *whatever bound was chosen* -- its declared target: a pure one by
+    binary randomized response certified at no less than its epsilon (it dominates every
+    mechanism with that pure epsilon), one with a delta as a shift ``(epsilon, delta)`` (basic
+    composition with the rest). The exact profiles of the chosen bound's mechanisms are not
+    composed: they depend on the histogram's output (adaptive composition).
+
+    Proof: docs/proofs/private-bounds.md
+    """
+    from ..design.standin import dominating_rr
+    items: list[tuple[Any, int]] = []
+    eds: list[tuple[float, float]] = []
+    shifts = []
+    for cell, moved, epsilon_delta in bound_parts(spec):
+        items.append((cell.composition_profile(), moved))
+        eds += [epsilon_delta] * moved
+    for item in planned:
+        t = item.stat.target
+        if t.pure:
+            items.append((TheoremPart(item.stat.name, dominating_rr(t.epsilon), t.epsilon).composition_profile(), 1))
+            eds.append((t.epsilon, 0.0))
+        else:
+            shifts.append((t.epsilon, t.delta))
+    return Parts(items, eds, shifts=shifts)
 
 
 def selections(planned: list[Planned]) -> list[tuple[float, float]]:
@@ -332,7 +367,9 @@ def _document(spec: QuerySpec, agg: Aggregated, source: RandomSource, *, engine:
                            "public mechanisms: they cost no budget",
         **provenance(source, engine),
     }
-    doc["statement"] = statement(doc)
+    if spec.bounds:
+        doc["bounds"] = {b.key: b.to_json() for b in spec.bounds}
+    doc["statement"] = statement(doc) + bound_words(spec)
     return doc
 
 
@@ -422,6 +459,7 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
             runs.append(charge(ledger, parsed, planned))
 
     parsed = with_found_keys(parsed, found_in_frame(data, parsed))
+    parsed = chosen_in_batches([data], parsed, src)   # max_rows = "auto": the histogram first
     agg = aggregate([data], parsed, source=bounding_source(parsed, src))
     doc, audit = build_documents(parsed, agg, src, engine="python", before_draw=record)
     if runs:
@@ -430,8 +468,12 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
 
 
 def refuse_found_keys(spec: QuerySpec) -> None:
-    """A ledger records mechanisms it composes; a selection's shift (keys found in the data) is
-    not one of them yet: such a spec is refused with a ledger rather than under-counted."""
+    """A ledger records mechanisms it composes; a selection's shift (keys found in the data) and
+    a bound chosen privately are not among them yet: such a spec is refused with a ledger
+    rather than under-counted."""
+    if has_auto(spec):
+        raise InvalidParameterError("ledger", "with a bound = \"auto\"", "declared bounds (max_rows, clamp) with a "
+                                    "ledger (a ledger does not yet record a bound chosen privately)")
     for s in spec.statistics:
         if s.keys_from_data:
             raise InvalidParameterError("ledger", "with keys = \"from-data\"", f"declared keys for "

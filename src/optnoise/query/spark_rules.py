@@ -17,7 +17,8 @@ local engine's, bit for bit:
 
 :func:`eligible` says when these apply: every column the rules read as a number is an
 integer or floating-point column, every column compared as text is a string column, and the
-unit's id is an integer or string column. Anything else (a CSV, read as text and parsed by
+unit's id is an integer or string column, and every kind is one of :data:`UNIT_RULE_KINDS`.
+Anything else (a CSV, read as text and parsed by
 pandas; booleans; decimals) keeps the engine's other path, the local engine on the
 executors.
 """
@@ -28,6 +29,11 @@ from typing import Any
 
 from .spec import Condition, Keys, QuerySpec, Statistic
 
+#: The kinds whose answers are one of the two unit rules of :mod:`.cells` on the counted rows
+#: or values (units at home, or summed in the home group): the rules :mod:`.spark_units`
+#: runs in Spark. Another kind keeps the engine's other path (the local engine on the
+#: executors), which applies its own rules.
+UNIT_RULE_KINDS = ("count", "histogram", "sum", "peak", "mode", "mean")
 NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
 INTEGER = ("tinyint", "smallint", "int", "bigint")
 
@@ -40,7 +46,7 @@ def eligible(types: dict[str, str], spec: QuerySpec) -> bool:
     if uid is not None and types.get(uid) not in INTEGER + ("string",):
         return False
     for stat in spec.statistics:
-        if kind_of(stat).per_unit:   # each unit's own value: the local engine on the executors
+        if stat.kind not in UNIT_RULE_KINDS or kind_of(stat).per_unit:   # each unit's own value: the Python path
             return False
         for cond in stat.where:
             values = cond.values or ()
@@ -103,8 +109,9 @@ def declared_index(name: str, keys: Keys, integral: bool) -> Any:
         x = number(name)
         inside = present(x) & (x % 1.0 == 0.0) & (x >= F.lit(float(lo))) & (x <= F.lit(float(hi)))
         whole = F.when(inside, x).cast("long")   # |x| <= max |key| here: exact, no overflow
-    if keys.values == tuple(range(lo, lo + keys.size)):
-        return whole - F.lit(lo)
+    if keys.values == tuple(range(lo, lo + keys.size)):   # within the range as integers (past 2^53 the
+        idx = whole - F.lit(lo)                              # doubles' range test above may round outwards)
+        return F.when((idx >= 0) & (idx < keys.size), idx)
     lookup = F.create_map(*[F.lit(x) for i, v in enumerate(keys.values) for x in (v, i)])
     return lookup[whole].cast("long")
 
@@ -124,4 +131,4 @@ def scaled_value(stat: Statistic) -> tuple[Any, Any, Any]:
     return value, clamped, bad
 
 
-__all__ = ["eligible", "matches", "declared_index", "scaled_value", "number", "present"]
+__all__ = ["UNIT_RULE_KINDS", "eligible", "matches", "declared_index", "scaled_value", "number", "present"]

@@ -25,6 +25,10 @@ for an unbiased release, on the integers, with its price; default ``false``); ``
 (a histogram of units under ``replace``: ``true`` makes its cells add up to the public number
 of units, :mod:`.consistent`; default ``false``).
 
+Bounds chosen privately (:mod:`.auto_spec`, :mod:`.autobound`): ``unit.max_rows = "auto"``
+(with ``bound_epsilon``, ``coverage``, ``max_rows_cap``) and a statistic's ``clamp = "auto"``
+(with ``clamp_cap``, ``clamp_epsilon``, ``clamp_coverage``).
+
 Errors name the key path (``statistics.kwh.clamp``) under the parameter ``spec``.
 """
 
@@ -40,6 +44,7 @@ from ..errors import InvalidParameterError
 from ..publish.spec import parse_budget, read_toml, section
 from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
+from .auto_spec import AutoRows, check_auto, clamp_target, parse_auto, split_auto, split_clamp
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
@@ -63,6 +68,10 @@ class QuerySpec:
     alpha: float = 0.05
     #: The dataset's privacy ledger to charge (``ledger = "PATH"``; ``--ledger`` overrides it).
     ledger: str | None = None
+    #: ``unit.max_rows = "auto"``: the bound to choose privately (:mod:`.autobound`).
+    auto_rows: AutoRows | None = None
+    #: The bounds chosen privately (:class:`.autobound.ChosenBound`), once chosen.
+    bounds: tuple[Any, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -81,7 +90,8 @@ def parse_query_spec(data: Any) -> QuerySpec:
     if isinstance(data, QuerySpec):
         return data
     stats = section(data, TOP_KEYS, "statistics", "statistic")
-    unit = parse_unit(data.get("unit", {}))
+    unit_table, auto = split_auto(data.get("unit", {}))
+    unit = parse_unit(unit_table)
     budget = None
     if "budget" in data:
         budget = parse_budget(data["budget"])
@@ -97,7 +107,9 @@ def parse_query_spec(data: Any) -> QuerySpec:
     ledger = data.get("ledger")
     if ledger is not None and (not isinstance(ledger, str) or not ledger):
         raise InvalidParameterError("ledger", ledger, "the path of the dataset's ledger (optnoise ledger init), as text")
-    return QuerySpec(unit, tuple(out), budget, float(alpha), ledger)
+    auto_rows = parse_auto(auto, budget, [float(s.target.epsilon) for s in out if s.target.epsilon is not None])
+    check_auto(auto_rows, out)
+    return QuerySpec(unit, tuple(out), budget, float(alpha), ledger, auto_rows)
 
 
 def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statistic:
@@ -106,11 +118,13 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     if not isinstance(t, Mapping):
         raise InvalidParameterError("spec", f"statistics.{name}", "a table of statistic keys")
     kind = KINDS.get(t.get("kind"))
+    t, auto_clamp = split_clamp(t, kind.name)
     allowed = set(COMMON_KEYS) | set(kind.keys)
     unknown = sorted(set(t) - allowed)
     if unknown:
         raise InvalidParameterError(unknown[0], t[unknown[0]], f"keys of a {kind.name}: {', '.join(sorted(allowed))}")
     target, share = _target(t, budget)
+    target, clamp_request = clamp_target(auto_clamp, target)
     if target.epsilon is not None:
         check_epsilon(target.epsilon, parameter="epsilon", within=EPSILON_RANGE,
                       accepted=f"an epsilon from {EPSILON_RANGE[0]:g} to {EPSILON_RANGE[1]:g} for a statistic (the "
@@ -119,7 +133,7 @@ def _statistic(name: str, t: Any, budget: Target | None, unit: Unit) -> Statisti
     fields: dict[str, Any] = {"where": where(t.get("where", {})), **kind.read(t)}
     fields["mechanism"] = choice(t.get("mechanism", "optimal"), "mechanism", MECHANISMS)
     fields["unbiased"] = _unbiased(t.get("unbiased", False), kind, fields["mechanism"])
-    stat = Statistic(name, kind.name, target, share, **fields)
+    stat = Statistic(name, kind.name, target, share, **fields, auto_clamp=clamp_request)
     what = kind.rows_needed(stat)
     if what is not None and unit.rows_bound is None:
         raise InvalidParameterError("unit.max_rows", None, f"max_rows in the unit for {what} (without it one unit "

@@ -87,6 +87,8 @@ class Statistic:
     #: ``keys = "from-data"``: the keys are the values found in the data (:mod:`.found`), each
     #: released only when its noisy count passes a threshold (:mod:`.threshold`).
     keys_from_data: bool = False
+    #: ``clamp = "auto"``: the clamp's upper bound to choose privately (:mod:`.autobound`).
+    auto_clamp: Any = None
 
     @property
     def columns(self) -> tuple[str, ...]:

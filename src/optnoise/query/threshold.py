@@ -19,13 +19,13 @@ are -- and the event that one of its own keys shows; both directions; add-remove
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 from ..analysis.exact import float_up, log_up
 from ..errors import InvalidParameterError
 from ..sampling.quantized import QuantizedInteger
+from ..target import check_delta
 
 #: The largest threshold searched (a noisy count of units beyond it is never needed: the
 #: geometric's tail at eps = 0.001 drops by e^-1 every 1,000 steps).
@@ -144,10 +144,8 @@ def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float
     InvalidParameterError
         ``delta`` is not in (0, 1), or no threshold up to :data:`MAX_THRESHOLD` meets it.
     """
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1 and math.isfinite(delta)):
-        raise InvalidParameterError("delta", delta, "a delta in (0, 1): keys found in the data need one (a key "
-                                    "held by one unit alone is shown with a small probability)")
-    goal = Fraction(delta)
+    goal = Fraction(check_delta(delta, positive=True, accepted="a delta in (0, 1): keys found in the data need one "
+                                "(a key held by one unit alone is shown with a small probability)"))
     m = int(keys_per_unit)
 
     def meets(tau: int) -> bool:   # exact: 1 - (1 - p)^m <= delta

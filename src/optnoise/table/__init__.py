@@ -37,7 +37,7 @@ from ..seeded import warn_not_private
 from ..target import Target
 from .batches import output_schema, privatize_batch
 from .domain import Domain
-from .files import BatchWriter, check_destination, files_sha256, select_columns
+from .files import BatchWriter, check_destination, driver_output, files_sha256, select_columns
 from .manifest import build_manifest, record_subject, words
 from .plan import ACCOUNTANT, ColumnPlan, plan_column, plan_key, record_parts
 from .spec import ColumnSpec, TableSpec, column_spec, load_spec, parse_table_spec
@@ -224,7 +224,7 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
         raise InvalidParameterError("engine", engine, "'local' or 'spark'")
     table = spec if isinstance(spec, TableSpec) else parse_table_spec(spec)
     in_fmt, out_fmt = file_format(input_path, "input"), file_format(output_path, "output")
-    output = Path(output_path)
+    output = Path(driver_output(output_path) if engine == "spark" else output_path)   # Spark: file:// URIs
     manifest_path = Path(str(output) + ".manifest.json")
     reads = [Path(input_path)] + [Path(f) for f in table.files()] + ([Path(spec_file)] if spec_file else [])
     check_destination(output, manifest_path, reads, force=force, dataset=engine == "spark")
@@ -242,13 +242,13 @@ def release_file(input_path: str | os.PathLike, output_path: str | os.PathLike,
 
     warn_not_private(src, "release_file")
 
-    def finish(written: list[Path], rows: int) -> dict:
+    def finish(written: list[Path], rows: int, uri: str | None = None) -> dict:
         manifest = build_manifest(
             unit=table.unit, plans=list(prepared.plans), total=prepared.total, keep=table.keep, rows=rows,
             source=src, engine=engine, spec_file=spec_info,
             input_info=input_record(input_path, in_fmt),
-            output_info={"path": str(output), "format": out_fmt, "sha256": files_sha256(written),
-                         "files": len(written), "columns": schema.names})
+            output_info={"path": str(output), **({"uri": uri} if uri else {}), "format": out_fmt, "sha256":
+                         files_sha256(written), "files": len(written), "columns": schema.names})
         manifest, record = split_audit(manifest, [("input", "sha256")])
         if audit is not None:
             write_text_atomic(audit, dumps(record), parameter="audit", replace=force)

@@ -18,6 +18,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -153,6 +154,29 @@ def temp_dir_beside(target: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=directory))
 
 
-__all__ = ["BatchWriter", "CSV_BLOCK", "FORMATS", "PARQUET_BATCH", "PARQUET_ROW_GROUP", "Progress", "check_destination",
+#: A path that names its filesystem (``hdfs://``, ``s3a://``, ``file://``...).
+SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def driver_output(path: str | os.PathLike) -> str:
+    """The release's output as a path on the driver's filesystem: a plain path as given, a
+    ``file://`` URI as its path. Spark then writes it by its ``file://`` URI
+    (:func:`optnoise.publish.spark.local_file`), never on the session's default filesystem
+    (HDFS on many clusters) where a bare path would land. A path naming another filesystem is
+    refused (exit 2): the output's part files are hashed into the manifest, renamed into place
+    and checked before any work on the driver's filesystem."""
+    text = os.fspath(path)
+    found = SCHEME.match(text)
+    if found is None:
+        return text
+    rest = text[len(found.group(0)):]
+    if found.group(1).lower() == "file" and rest.startswith("/"):
+        return rest
+    raise InvalidParameterError("output", text, "a path on the driver's filesystem (Spark writes it as file://...; "
+                                "write the release there, then copy it to another filesystem)")
+
+
+__all__ = ["SCHEME", "driver_output",
+           "BatchWriter", "CSV_BLOCK", "FORMATS", "PARQUET_BATCH", "PARQUET_ROW_GROUP", "Progress", "check_destination",
            "column_names", "file_format", "file_sha256", "files_sha256", "input_schema", "move_dir_atomic",
            "read_batches", "select_columns", "temp_dir_beside", "unreadable"]

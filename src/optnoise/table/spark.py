@@ -33,6 +33,7 @@ from ..io import dumps, write_text_atomic
 from ..publish.spark import (
     QUERY_CONTEXT_LOGGERS,
     bad_value,
+    interruptible,
     configured_master,
     jvm_last_line,
     jvm_stderr_captured,
@@ -48,17 +49,24 @@ from .plan import ColumnPlan
 
 #: Marks a bad value in the error text of a failed Spark task.
 BAD_CELL = "OPTNOISE_BAD_CELL"
-
-
 def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, ColumnPlan], schema, output: Path,
                   out_fmt: str, src: RandomSource, finish: Callable[[list, int], dict], manifest_path: Path, *,
                   master: str | None = None) -> dict:
-    """Run the release on Spark; returns the manifest written beside the output."""
+    """Run the release on Spark; returns the manifest written beside the output, which
+    records where Spark wrote it (``output.uri``: ``file://`` and the absolute path)."""
+    spark = spark_session(master)
+    with interruptible(spark):   # Ctrl-C: the application stopped, exit 130
+        return _release(spark, input_path, in_fmt, columns, plans, schema, output, out_fmt, src, finish,
+                        manifest_path)
+
+
+def _release(spark, input_path, in_fmt: str, columns: list[str], plans: dict[str, ColumnPlan], schema,
+             output: Path, out_fmt: str, src: RandomSource, finish: Callable[..., dict], manifest_path: Path) -> dict:
+    """:func:`release_spark`'s body."""
     from pyspark import TaskContext
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import StringType, StructField, StructType
 
-    spark = spark_session(master)
     if in_fmt == "csv":  # every column as text, named from the header already read: no schema job
         from .files import column_names
         text = StructType([StructField(c, StringType()) for c in column_names(input_path, in_fmt)])
@@ -92,13 +100,13 @@ def release_spark(input_path, in_fmt: str, columns: list[str], plans: dict[str, 
         try:
             with quiet_failures():
                 if out_fmt == "csv":
-                    writer.option("header", True).csv(str(tmp))
+                    writer.option("header", True).csv(local_file(tmp))
                 else:
-                    writer.parquet(str(tmp))
+                    writer.parquet(local_file(tmp))
         except Exception as exc:  # a failed Spark job: a bad value, or something else
             raise _job_error(exc, df) from None
         parts = sorted(p for p in tmp.iterdir() if p.name.startswith("part-"))
-        manifest = finish(parts, rows.value)
+        manifest = finish(parts, rows.value, local_file(output))
         write_text_atomic(manifest_path, dumps(manifest))
         try:
             move_dir_atomic(tmp, output)

@@ -16,18 +16,24 @@ adds up, key by key, to the overall consistent histogram of the same key
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Mapping
 
 import numpy as np
 
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
-from ...target import Target
+from ...target import Target, check_delta
 from ..cells import ONE, Answers, GroupRules, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
 from ..statistic import FROM_DATA, Statistic, column
 from ..threshold import Threshold, smallest_threshold
+from ..truncated import truncated_cell
 from .base import Kind, Planned, UnitRules, group_rows, groups_of, read_groups, read_keys, read_of, rows_of
+
+
+#: Keys one unit holds in a histogram of units: its one home cell.
+KEYS_PER_UNIT = 1
 
 
 class Histogram(Kind):
@@ -108,25 +114,38 @@ class Histogram(Kind):
 
     def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
         """Keys found in the data: the clamped geometric at the cell's epsilon (pure: the
-        statistic's delta is the selection's, :meth:`selection`); else as every count."""
+        statistic's delta is the selection's), or the truncated geometric at the cell's
+        ``(epsilon, delta)`` (no selection delta) where its threshold is smaller
+        (:mod:`..truncated`); else as every count."""
         if not stat.keys_from_data:
             return super().mechanism(stat, target, distance, n, offset)
-        return count_cell(stat.name, n, offset, int(distance), Target(target.epsilon), "clamped-geometric")  # type: ignore[arg-type]
+        geometric = count_cell(stat.name, n, offset, int(distance), Target(target.epsilon),  # type: ignore[arg-type]
+                               "clamped-geometric")
+        truncated = truncated_cell(stat.name, n, offset, target) if int(distance) == 1 else None  # type: ignore[arg-type]
+        if truncated is None:
+            return geometric
+        by_tail = smallest_threshold(geometric.noise.quantize(), KEYS_PER_UNIT, stat.target.delta).tau  # type: ignore[union-attr]
+        return truncated if truncated.design["half_width"] + 2 < by_tail else geometric
 
     def design_key(self, stat: Statistic) -> tuple:
         return (*super().design_key(stat), stat.keys_from_data)
 
     def selection(self, item: Planned) -> Threshold | None:
-        """The threshold of keys found in the data (:func:`..threshold.smallest_threshold`: the
-        least whose delta, over the ``g = max_groups`` keys one unit can hold, is the
-        statistic's delta); ``None`` otherwise.
+        """The threshold of keys found in the data: with the truncated geometric on ``[-T, T]``,
+        ``T + 2`` (a key held by one unit alone never shows: nothing added); with the geometric,
+        the least whose delta, over the ``g = max_groups`` keys one unit can hold (one by
+        default), is the statistic's delta (:func:`..threshold.smallest_threshold`); ``None``
+        for declared keys.
 
         Proof: docs/proofs/key-selection.md
         """
         if not item.stat.keys_from_data:
             return None
-        keys = int(getattr(item, "groups_per_unit", 1))
-        return smallest_threshold(item.cell.noise.quantize(), keys, item.stat.target.delta)  # type: ignore[union-attr]
+        keys = int(getattr(item, "groups_per_unit", KEYS_PER_UNIT))
+        cell = item.cell
+        if cell.design.get("method") == "truncated":  # type: ignore[union-attr]
+            return Threshold(cell.design["half_width"] + 2, Fraction(0), keys, 0.0, 0.0)  # type: ignore[union-attr]
+        return smallest_threshold(cell.noise.quantize(), keys, item.stat.target.delta)  # type: ignore[union-attr]
 
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """The released cells; ``consistent``: projected onto the public number of units, with
@@ -160,9 +179,9 @@ def check_found(stat: Statistic) -> None:
     if stat.of != "units":
         raise InvalidParameterError(key, FROM_DATA, "declared keys for a histogram of rows (keys found in the data "
                                     "are released for a histogram of units: one key per unit)")
-    if stat.target is not None and not stat.target.delta > 0:
-        raise InvalidParameterError("delta", 0, "a delta > 0 with keys = \"from-data\": a key held by one unit "
-                                    "alone is shown with a small probability, which is this delta (e.g. 1e-6)")
+    if stat.target is not None:
+        check_delta(stat.target.delta, positive=True, accepted="a delta > 0 with keys = \"from-data\": a key held "
+                    "by one unit alone is shown with a small probability, which is this delta (e.g. 1e-6)")
     if stat.target is not None and stat.target.notion != "dp":
         raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
     for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):

@@ -1,0 +1,287 @@
+"""Bounds chosen privately (issue 36 item 5): ``unit.max_rows = "auto"`` and ``clamp = "auto"``.
+
+Nobody knows what ``max_rows`` to declare without looking at the data, which is not allowed.
+With ``max_rows = "auto"`` the unit's bound is chosen from a **private histogram of the units'
+row counts** on a public log grid ``1, 2, 4, ..., cap`` (``max_rows_cap``, default
+:data:`DEFAULT_CAP`), paid for by a declared share of the budget, ``bound_epsilon``:
+
+1. the pre-pass (:func:`row_counts_histogram`): one pass over the unit id column before the
+   statistics (as keys found in the data are read first, :mod:`.found`) counts each unit's
+   rows (one counter per unit: memory bounded by the units, not the rows) and puts every unit
+   in the grid cell of its count: cell ``j`` holds the units with ``grid[j-1] < rows <=
+   grid[j]`` (cell 0: one row; the last cell every count above the previous grid point);
+2. each cell's count of units gets independent certified noise, the clamped geometric of
+   :func:`.mechanisms.count_cell` (calibrated and quantized, sampled with the injected
+   :class:`~optnoise.randomness.RandomSource`) at ``bound_epsilon`` per cell under
+   add-remove (one unit moves one cell by 1) and ``bound_epsilon / 2`` under replace (one
+   unit moves two cells by 1: out of its old cell, into its new one);
+   A statistic's ``clamp = "auto"`` (a sum, mean, variance, std, quantile or median: the
+   kinds with a clamp, :data:`CLAMP_KINDS`) is chosen the same way from a histogram of each
+   unit's *largest value* of the column among the rows its ``where`` keeps (a quantile's,
+   its *total* of them: the value a quantile ranks), on the grid ``resolution x (1, 2, 4, ...,
+   clamp_cap / resolution)``; the clamp is then ``[0, chosen]`` (values below 0 are clamped to
+   0), and the histogram spends ``clamp_epsilon`` (default :data:`DEFAULT_SHARE` of the
+   statistic's epsilon) *out of* the statistic's epsilon: the statistic is released at the
+   rest, so its declared epsilon stays what it spends in all;
+3. the chosen bound (:func:`choose_bound`) is the smallest grid point whose noisy cumulative
+   count reaches ``coverage`` (default 0.99) of the units -- their public number under
+   replace, the noisy total under add-remove; the cap when none does (``reached_cap``):
+   post-processing of the histogram and public numbers;
+4. the statistics are planned and released with ``max_rows`` = the chosen bound
+   (:func:`with_chosen_bounds`), and the unit's total composes the histogram's cells with the
+   statistics (:func:`bound_parts`; the accountant, :mod:`optnoise.publish.accountant`).
+
+Because the statistics' mechanisms depend on the chosen bound, the composition is adaptive:
+the total composes each statistic by a stand-in valid *for every* bound the histogram could
+choose (its declared target), never by the exact profile of the mechanisms of the chosen one.
+
+Proof: docs/proofs/private-bounds.md
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from .auto_spec import AutoRows, TOTAL_KINDS
+
+if TYPE_CHECKING:
+    from ..randomness import RandomSource
+    from .mechanisms import Cell
+    from .spec import QuerySpec
+    from .statistic import Statistic
+
+
+@dataclass(frozen=True, eq=False)
+class ChosenBound:
+    """A bound chosen privately: where it goes (``key``: ``unit.max_rows`` or
+    ``statistics.NAME.clamp``), what each unit is counted by (``counted``, in words), the
+    request, the chosen grid point, the released (noisy) counts of the grid's cells, the
+    cell's certified mechanism, how many cells one unit moves, and whether a grid point below
+    the cap reached the coverage."""
+
+    key: str
+    counted: str
+    request: AutoRows
+    chosen: int
+    noisy: tuple[int, ...]
+    cell: Cell
+    moved: int
+    covered: bool = True
+
+    @property
+    def reached_cap(self) -> bool:
+        """No grid point below the cap reached the coverage: the cap was chosen."""
+        return not self.covered
+
+    @property
+    def value(self) -> Fraction:
+        """The chosen bound in the data's units (a grid point times the resolution)."""
+        return self.chosen * self.request.resolution
+
+    def to_json(self) -> dict[str, Any]:
+        res = self.request.resolution
+        return {"chosen": plain(self.value), "epsilon": self.request.epsilon, "delta": 0.0,
+                "grid": [plain(g * res) for g in self.request.grid], "unit_value": self.counted,
+                "coverage": self.request.coverage, "reached_cap": self.reached_cap,
+                "noisy_counts": list(self.noisy), "cells_per_unit": self.moved, "mechanism": self.cell.to_json(),
+                "rule": f"each unit counted in the grid cell of {self.counted} (cell j: grid[j-1] < value <= "
+                        "grid[j]; cell 0 every value up to grid[0], the last every value above); each cell's count "
+                        "released with the certified noise above; the chosen bound is the smallest grid point whose "
+                        "noisy cumulative count reaches coverage x the number of units (public under replace; the "
+                        "noisy total under add-remove), the cap if none: post-processing of the released counts. "
+                        "The statistics are computed with the chosen bound and composed with the histogram in the "
+                        "unit's total (docs/proofs/private-bounds.md)"}
+
+    def words(self) -> str:
+        """The choice in words, for the statement."""
+        what = f"max_rows = {plain(self.value)}" if self.key == "unit.max_rows" else \
+            f"{self.key} = [0, {plain(self.value)}]"
+        res = self.request.resolution
+        return (f"; {what} was chosen privately from a noisy histogram of the units (each by {self.counted}) on the "
+                f"grid {plain(self.request.grid[0] * res)}..{plain(self.request.grid[-1] * res)} (pure eps "
+                f"{self.request.epsilon:g}, included above), to cover {self.request.coverage:g} of the units"
+                + (" (it reached the grid's cap)" if self.reached_cap else ""))
+
+
+def plain(value: Fraction) -> int | float:
+    """A grid value as JSON writes it: an integer when it is one."""
+    return int(value) if Fraction(value).denominator == 1 else float(value)
+
+
+def has_auto(spec: QuerySpec) -> bool:
+    """Whether the spec asks for a bound chosen privately."""
+    return spec.auto_rows is not None or any(s.auto_clamp for s in spec.statistics)
+
+
+def auto_key(spec: QuerySpec) -> str:
+    """The first key asking for a bound chosen privately (for a refusal that names it)."""
+    return next(key for key, _, _, _ in requests(spec))
+
+
+# ------------------------------------------------------------------ the pre-pass
+def requests(spec: QuerySpec) -> list[tuple[str, str, AutoRows, Statistic | None]]:
+    """The bounds to choose, in a fixed order (the draws' order): ``(key, counted, request,
+    statistic)``, max_rows first, then the clamps in the spec's order."""
+    out: list[tuple[str, str, AutoRows, Statistic | None]] = []
+    if spec.auto_rows is not None:
+        out.append(("unit.max_rows", "its number of rows", spec.auto_rows, None))
+    for s in spec.statistics:
+        if s.auto_clamp is not None:
+            counted = "its total" if s.kind in TOTAL_KINDS else "its largest value"
+            out.append((f"statistics.{s.name}.clamp", f"{counted} of {s.value_column}", s.auto_clamp, s))
+    return out
+
+
+def prepass_columns(spec: QuerySpec) -> list[str]:
+    """The columns the pre-pass reads: the unit's id, and each auto clamp's column and its
+    ``where`` columns."""
+    cols = [spec.unit.id] + [c for _, _, _, s in requests(spec) if s is not None
+                             for c in (s.value_column, *(w.column for w in s.where))]
+    return list(dict.fromkeys(c for c in cols if c))
+
+
+def unit_values(batches: Iterable[Any], spec: QuerySpec) -> tuple[list[np.ndarray], int]:
+    """Each request's value per unit (:func:`requests`' order; NaN: a unit with no value) and
+    the number of units, from one pass over the batches (pandas frames or Arrow batches): a
+    dense index per unit id (:class:`.units.UnitIndex`, the ids the aggregation uses) and one
+    number per unit and request, so memory grows with the units, never with the rows."""
+    import pandas as pd
+
+    from .rows import arrow_to_pandas, matches, numbers, unit_ids
+    from .units import UnitIndex
+    asked = requests(spec)
+    index = UnitIndex()
+    acc = [np.zeros(0) for _ in asked]
+    seen = 0
+    for batch in batches:
+        df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
+        codes = index.codes(unit_ids(df, spec, rows=np.arange(seen + 1, seen + 1 + len(df))))
+        seen += len(df)
+        for i, (_, _, request, stat) in enumerate(asked):
+            fill = 0.0 if stat is None else np.nan if stat.kind in TOTAL_KINDS else -np.inf
+            acc[i] = np.concatenate([acc[i], np.full(index.size - len(acc[i]), fill)])
+            if stat is None:
+                acc[i] += np.bincount(codes, minlength=index.size)
+                continue
+            x = numbers(df[stat.value_column]) / float(request.resolution)
+            keep = np.isfinite(x)
+            for cond in stat.where:
+                keep &= matches(df[cond.column], cond)
+            if stat.kind in TOTAL_KINDS:   # a total; a unit without a kept row has none (NaN)
+                has = np.bincount(codes[keep], minlength=index.size) > 0
+                add = np.bincount(codes[keep], weights=x[keep], minlength=index.size)
+                acc[i][has] = np.nan_to_num(acc[i][has]) + add[has]
+            else:
+                np.maximum.at(acc[i], codes[keep], x[keep])
+    return [np.where(np.isneginf(a), np.nan, a) for a in acc], int(index.size)
+
+
+def grid_histogram(values: np.ndarray, grid: tuple[int, ...]) -> np.ndarray:
+    """How many units have their value in each grid cell (cell ``j``: ``grid[j-1] < value <=
+    grid[j]``; cell 0 every value up to ``grid[0]``, the last every value above); units
+    without a value (NaN) are in none."""
+    v = values[~np.isnan(values)]
+    cell = np.minimum(np.searchsorted(np.asarray(grid, float), v, side="left"), len(grid) - 1)
+    return np.bincount(cell, minlength=len(grid)).astype(np.int64)
+
+
+def row_counts_histogram(batches: Iterable[Any], spec: QuerySpec, grid: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """``(counts, units)``: the units per grid cell of their number of rows (the first of
+    :func:`unit_values`), and the number of units."""
+    values, units = unit_values(batches, spec)
+    return grid_histogram(values[0], grid), units
+
+
+# ------------------------------------------------------------------ the histogram and the choice
+def histogram_cell(request: AutoRows, change: str, n: int, key: str = "max_rows") -> tuple[Cell, int]:
+    """The certified noise of one cell of the histogram on ``{0..n}`` and the number of cells
+    one unit moves (module docstring, item 2)."""
+    from ..target import Target as Made
+    from .mechanisms import count_cell
+    moved = 1 if change == "add-remove" else 2
+    cell = count_cell(f"{key} histogram", max(1, n), 0, 1, Made(request.epsilon / moved, 0.0), "clamped-geometric",
+                      gap=False)
+    return cell, moved
+
+
+def choose_bound(noisy_cumulative: Any, grid: tuple[int, ...], coverage: float,
+                 total: int | None = None) -> tuple[int, bool]:
+    """``(bound, reached)``: the smallest grid point whose noisy cumulative count is at least
+    ``coverage`` times ``total`` -- the public number of units under replace, else the noisy
+    total (the last cumulative count) -- compared exactly; the cap and ``False`` when only the
+    cap does. Reads nothing but its arguments (post-processing).
+
+    With the public total, the noise of the cells above a grid point does not enter its test:
+    empty cells above the data (their clamped noise is positive on average) cannot push the
+    choice up."""
+    cum = [int(c) for c in noisy_cumulative]
+    need = Fraction(coverage) * (cum[-1] if total is None else int(total))
+    for j, c in enumerate(cum[:-1]):
+        if c >= need:
+            return int(grid[j]), True
+    return int(grid[-1]), False
+
+
+def choose(key: str, counted: str, request: AutoRows, counts: np.ndarray, spec: QuerySpec, units: int,
+           source: RandomSource) -> ChosenBound:
+    """Release one histogram (``counts``: :func:`grid_histogram`) and choose its bound (module
+    docstring).
+
+    Proof: docs/proofs/private-bounds.md
+    """
+    unit = spec.unit
+    n = units if unit.change == "replace" else int(unit.max_units)  # type: ignore[arg-type]
+    cell, moved = histogram_cell(request, unit.change, n, key)
+    noisy = cell.release(np.asarray(counts, np.int64), source) + cell.offset
+    bound, reached = choose_bound(np.cumsum(noisy), request.grid, request.coverage,
+                                  units if unit.change == "replace" else None)
+    return ChosenBound(key, counted, request, bound, tuple(int(v) for v in noisy), cell, moved, reached)
+
+
+def with_chosen_bounds(spec: QuerySpec, chosen: list[ChosenBound]) -> QuerySpec:
+    """The spec with each chosen bound in place (``max_rows``; a clamp ``[0, chosen]``), the
+    choices kept in ``spec.bounds``."""
+    unit, stats = spec.unit, list(spec.statistics)
+    for b in chosen:
+        if b.key == "unit.max_rows":
+            unit = replace(unit, max_rows=b.chosen)
+        else:
+            stats = [replace(s, clamp=(Fraction(0), b.value)) if f"statistics.{s.name}.clamp" == b.key else s
+                     for s in stats]
+    return replace(spec, unit=unit, statistics=tuple(stats), bounds=tuple(chosen))
+
+
+def chosen_in_batches(batches: Iterable[Any], spec: QuerySpec, source: RandomSource) -> QuerySpec:
+    """The pre-pass, the histograms and the choices: the spec to release with (unchanged, and
+    no pass, without an auto bound)."""
+    if not has_auto(spec):
+        return spec
+    values, units = unit_values(batches, spec)
+    if spec.unit.change == "add-remove" and units > int(spec.unit.max_units):  # type: ignore[arg-type]
+        raise InvalidParameterError("unit.max_units", spec.unit.max_units, f"a public bound at least the number of "
+                                    f"units in the data ({units})")
+    chosen = [choose(key, counted, request, grid_histogram(v, request.grid), spec, units, source)
+              for (key, counted, request, _), v in zip(requests(spec), values)]
+    return with_chosen_bounds(spec, chosen)
+
+
+# ------------------------------------------------------------------ in the unit's total
+def bound_parts(spec: QuerySpec) -> list[tuple[Any, int, tuple[float, float]]]:
+    """The histograms' parts in the unit's total: each one's cell, moved ``moved`` times (one
+    cell by 1 under add-remove; two under replace), at its certified ``(epsilon, 0)``."""
+    return [(b.cell, b.moved, b.cell.epsilon_delta) for b in spec.bounds]
+
+
+def bound_words(spec: QuerySpec) -> str:
+    """The chosen bounds in words, for the statement."""
+    return "".join(b.words() for b in spec.bounds)
+
+
+__all__ = ["ChosenBound", "auto_key", "bound_parts", "bound_words", "choose", "choose_bound", "chosen_in_batches",
+           "grid_histogram", "has_auto", "histogram_cell", "plain", "prepass_columns", "requests",
+           "row_counts_histogram", "unit_values", "with_chosen_bounds"]

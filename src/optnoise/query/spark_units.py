@@ -1,0 +1,446 @@
+"""The Spark engine's JVM path: the unit rules of every statistic on the executors.
+
+Used by :func:`.spark.aggregate_spark` for a Parquet file whose columns have the types of
+:func:`.spark_rules.eligible`. No unit's rows reach the driver, whatever the units: the
+driver receives, per *branch* (:func:`branches`: the layouts -- :func:`.aggregate.layouts`,
+statistics sharing ``where``, ``by`` and ``key`` -- that share ``where`` and ``by``), one row
+per (group, key of each keyed layout), missing ones included: a number set by the declared
+groups and keys, so its memory does not depend on the number of rows or units (issue 38).
+One job per branch, one shuffle of the rows (by unit) each, in four steps:
+
+1. *Rank* (with an id and ``max_rows``): ``row_number() over (partition by unit order by
+   read index)``; a row is kept when its rank is at most ``max_rows`` (the local engine's
+   first-``max_rows``-rows rule). The rows are then partitioned by unit, which every later
+   step reuses (no second shuffle of the rows). A first pass skips the rank (the rows only
+   partitioned by unit, every row kept) and counts the units over ``max_rows``: when there
+   is none -- the usual case -- its result is the answer, else the pass is run again ranked
+   (:func:`by_unit`).
+2. *Per row* (:func:`branch_rows`): ``G``, the row's group when it is kept, passes ``where``
+   and its group is declared, and per keyed layout its key ``K{i}``; its clamped, rounded
+   values (the column rules of :mod:`.spark_rules`), the flags of what is not counted and of
+   clamped values, its read index when its value is bad.
+3. *Per (unit, G, K...)*: a hash aggregation -- summed over the other layouts' keys, the
+   per-(unit, cell) aggregate of the local engine (counted rows, values) for each layout,
+   with the counts of what was left out.
+4. *Per unit* (windows over the unit's rows of step 3, :func:`branch_cells`): per layout its
+   home cell (most counted rows, ties to the least cell: :func:`.cells.units_at_home`), its
+   home group (most counted rows, ties to the least group: :func:`.cells.summed_cells` under
+   ``by``), whether its rows lie in several cells; then per (G, K...) and layout the units at
+   home (each on one row of its home cell), the rows and values of the units whose home group
+   it is, and the counts. Each unit counts once, in its own partition.
+
+The driver (:func:`assemble`) makes each statistic's grid from its column: the units at home
+for a kind that counts units (``Kind.counts_units``), else the rows or the values summed in
+the home group, and ``from_cells`` (the kind's ``from_grid``) -- the kinds' rules, as
+:func:`.aggregate.answers` applies them to the same per-(unit, cell) aggregate.
+
+Without an id each row is a unit (one row, one cell): per layout the rows grouped by cell
+(:func:`by_row`, one job).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from .aggregate import Aggregated, carriers, layouts
+from .cells import bump
+from .kinds import from_cells, kind_of
+from .spec import QuerySpec, Statistic
+
+ROW, UNIT, KEPT = "__optnoise_row", "__optnoise_unit", "__optnoise_kept"
+BAD_VALUE = "OPTNOISE_BAD_VALUE"
+#: Where the local engine's errors name a row (:func:`.aggregate.unit_ids`, ``_values``):
+#: on Spark that number is the row's read index, turned into its data row here.
+DATA_ROW = re.compile(r"at data row (\d+)")
+
+
+def value_slots(group: list[Statistic]) -> tuple[list[Statistic], dict[str, int]]:
+    """A layout's summed columns, one per distinct (column, clamp, resolution) -- two peaks of
+    the same column by two methods share one -- and each summing statistic's slot."""
+    first: dict[tuple, int] = {}
+    chosen: list[Statistic] = []
+    slot: dict[str, int] = {}
+    for stat in carriers(group):
+        if stat.value_column:
+            key = (stat.value_column, stat.clamp, stat.resolution)
+            if key not in first:
+                first[key] = len(chosen)
+                chosen.append(stat)
+            slot[stat.name] = first[key]
+    return chosen, slot
+
+
+def layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Statistic]], int, list[list[Any]]]:
+    """The layouts, the number of value slots (the most of one layout: :func:`value_slots`)
+    and per layout the per-row columns: ``cell`` and ``grp`` (null unless the row is kept and
+    counted), ``ok`` (kept), ``nw`` (kept, fails ``where``), ``ud`` (kept, passes ``where``,
+    an undeclared or missing key or group), and per slot ``v`` (the clamped, rounded value),
+    ``cl`` (clamped) and ``b`` (the read index when the value is bad: missing or not finite)."""
+    from pyspark.sql import functions as F
+
+    from .spark_rules import INTEGER, declared_index, matches, scaled_value
+    shared = layouts(spec.statistics)
+    width = max(len(value_slots(group)[0]) for group in shared)
+    kept = F.col(KEPT)
+    zero = F.lit(0).cast("long")
+    out = []
+    for group in shared:
+        first = group[0]
+        where = F.lit(True)
+        for cond in first.where:
+            where = where & matches(cond)
+        g, k = (declared_index(col, keys, types[col] in INTEGER) if col and keys else zero
+                for col, keys in ((first.by, first.groups), (first.key, first.keys)))
+        counted = kept & where & g.isNotNull() & k.isNotNull()
+        fields = [F.when(counted, g * (first.keys.size if first.keys else 1) + k).alias("cell"),
+                  F.when(counted, g).alias("grp"), kept.cast("long").alias("ok"),
+                  (kept & ~where).cast("long").alias("nw"), (kept & where & ~counted).cast("long").alias("ud")]
+        for j, stat in enumerate(value_slots(group)[0]):
+            value, clamped, bad = scaled_value(stat)
+            good = counted & ~bad
+            fields += [F.when(good, value).otherwise(zero).alias(f"v{j}"), (good & clamped).cast("long").alias(f"cl{j}"),
+                       F.when(counted & bad, F.col(ROW)).alias(f"b{j}")]
+        out.append(fields)
+    return shared, width, out
+
+
+def per_row(rows: Any, spec: QuerySpec) -> tuple[list[Any], list[list[Statistic]], int]:
+    """Per layout, one row per input row: the unit (with an id), the layout and
+    :func:`layout_fields`'s columns. (One frame per layout, not one row per (input row,
+    layout) through ``inline``: Spark's generator runs several times slower than the
+    projections it replaces.)"""
+    from pyspark.sql import functions as F
+    shared, width, fields = layout_fields(spec, {f.name: f.dataType.simpleString() for f in rows.schema.fields})
+    base = [F.col(UNIT)] if spec.unit.id is not None else []
+    return [rows.select(*base, F.lit(i).alias("layout"), *f) for i, f in enumerate(fields)], shared, width
+
+
+def ranked(keyed: Any, spec: QuerySpec, rank: bool = True) -> Any:
+    """``keyed`` with :data:`KEPT`: among its unit's first ``max_rows`` rows by the read index
+    (a window partitioned by unit), or every row when there is no id, no ``max_rows`` or no
+    ``rank`` (the first pass: every unit within ``max_rows``, checked by its result). With an
+    id the rows are partitioned by unit either way (the later steps reuse it)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    m = spec.unit.rows_bound
+    if spec.unit.id is None:
+        return keyed.withColumn(KEPT, F.lit(True))
+    if m is None or not rank:
+        return keyed.repartition(UNIT).withColumn(KEPT, F.lit(True))
+    return keyed.withColumn(KEPT, F.row_number().over(Window.partitionBy(UNIT).orderBy(ROW)) <= m)
+
+
+def _slots(width: int, values: bool = True) -> list[Any]:
+    """The sums of ``nw``, ``ud``, ``cl*`` (and ``v*``) and the least ``b*``."""
+    from pyspark.sql import functions as F
+    return [F.sum("nw").alias("nw"), F.sum("ud").alias("ud")] + [
+        agg for j in range(width) for agg in ([F.sum(f"v{j}").alias(f"v{j}")] * values +
+                                              [F.sum(f"cl{j}").alias(f"cl{j}"), F.min(f"b{j}").alias(f"b{j}")])]
+
+
+#: A branch of layouts is split into one branch per layout beyond this many (group, keys) combinations.
+BRANCH_CELLS = 1 << 20
+
+
+def branches(shared: list[list[Statistic]]) -> list[list[int]]:
+    """The layouts (their indices) that share ``where`` and ``by``: one branch, one pass over
+    the rows (each branch reads the rows and shuffles them by unit once), its aggregate per
+    (unit, group, key of each keyed layout). A branch whose combinations of group and keys
+    pass :data:`BRANCH_CELLS` is split into single layouts."""
+    out: dict[tuple, list[int]] = {}
+    for i, group in enumerate(shared):
+        out.setdefault((group[0].where, group[0].by, group[0].groups), []).append(i)
+    split: list[list[int]] = []
+    for ids in out.values():
+        size = (shared[ids[0]][0].shape[0] + 1) * int(np.prod([shared[i][0].keys.size + 1 for i in ids
+                                                                 if shared[i][0].key is not None], dtype=float))
+        split += [ids] if size <= BRANCH_CELLS else [[i] for i in ids]
+    return split
+
+
+def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types: dict[str, str]) -> tuple[Any, list]:
+    """One row per input row for a branch: the unit, ``G`` (the group's index when the row is
+    kept, passes ``where`` and its group is declared; else null), ``K{i}`` per keyed layout
+    (its key's index when ``G`` is set), ``ok`` (kept), ``w`` (kept and passes ``where``),
+    ``nw`` (kept, fails ``where``) and per value slot of the branch ``v``, ``cl``, ``b`` (the
+    clamped, rounded value, clamped, the read index of a bad value; where ``G`` is set). And
+    the branch's value slots (``(column, clamp, resolution)`` -> slot)."""
+    from pyspark.sql import functions as F
+
+    from .spark_rules import INTEGER, declared_index, matches, scaled_value
+    first = shared[ids[0]][0]
+    kept = F.col(KEPT)
+    where = F.lit(True)
+    for cond in first.where:
+        where = where & matches(cond)
+    zero = F.lit(0).cast("long")
+    g = declared_index(first.by, first.groups, types[first.by] in INTEGER) if first.by else zero
+    inw = kept & where
+    G = F.when(inw, g)
+    fields = [F.col(UNIT), G.alias("G"), kept.cast("long").alias("ok"), inw.cast("long").alias("w"),
+              (kept & ~where).cast("long").alias("nw")]
+    for i in ids:
+        lead = shared[i][0]
+        if lead.key is not None:
+            fields.append(F.when(G.isNotNull(), declared_index(lead.key, lead.keys, types[lead.key] in INTEGER))
+                          .alias(f"K{i}"))
+    slots: dict[tuple, int] = {}
+    for i in ids:
+        for stat in value_slots(shared[i])[0]:
+            key = (stat.value_column, stat.clamp, stat.resolution)
+            if key in slots:
+                continue
+            s = slots[key] = len(slots)
+            value, clamped, bad = scaled_value(stat)
+            good = G.isNotNull() & ~bad
+            fields += [F.when(good, value).otherwise(zero).alias(f"v{s}"), (good & clamped).cast("long").alias(f"cl{s}"),
+                       F.when(G.isNotNull() & bad, F.col(ROW)).alias(f"b{s}")]
+    return keyed.select(*fields), slots
+
+
+def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots: dict[tuple, int],
+                 max_rows: int | None = None) -> Any:
+    """Steps 3 and 4 (module docstring) for a branch: per (group, key of each keyed layout),
+    per layout ``i`` of the branch: the units at home (``units_i``), the rows and values of the
+    units whose home group holds it (``rows_i``, ``v{j}_i`` for the layout's slot ``j``), the
+    counted rows (``n_i``), the rows outside their unit's group (``outside_i``), the units at
+    home there with rows in several cells (``several_i``), the rows not counted that pass
+    ``where`` (``ud_i``), ``cl{j}_i``, the least bad row ``b{j}_i``; and for the branch ``nw``,
+    ``total``, ``kept``, the units (``nunits``: one row of each), ``noid`` and the units over
+    ``max_rows`` (``over``: when given). Only the windows
+    the layouts' kinds read are computed."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    keyed = [i for i in ids if shared[i][0].key is not None]
+    dims = ["G"] + [f"K{i}" for i in keyed]
+    sums = [F.sum(c).alias(c) for c in ("ok", "w", "nw")] + [
+        agg for s in range(len(slots)) for agg in (F.sum(f"v{s}").alias(f"v{s}"), F.sum(f"cl{s}").alias(f"cl{s}"),
+                                                   F.min(f"b{s}").alias(f"b{s}"))]
+    t = rows.groupBy(UNIT, *dims).agg(F.count(F.lit(1)).alias("total"), *sums)
+    unit, G, w = Window.partitionBy(UNIT), F.col("G"), F.col("w")
+    code = F.lit(0).cast("long")
+    for d, size in zip(dims, [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed]):
+        code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
+    t = t.withColumn("code", code)
+    measures: list = []
+    for i in ids:
+        group, lead = shared[i], shared[i][0]
+        counted = G.isNotNull() & (F.col(f"K{i}").isNotNull() if lead.key is not None else F.lit(True))
+        cell = G * lead.keys.size + F.col(f"K{i}") if lead.key is not None else G
+        cells = [UNIT, "G"] + ([f"K{i}"] if lead.key is not None else [])
+        homes = any(kind_of(s).counts_units(s) for s in group)
+        grouped = lead.by is not None and not all(kind_of(s).counts_units(s) for s in group)
+        n = F.when(counted, w)
+        if homes:
+            t = t.withColumn(f"crows{i}", F.sum(n).over(Window.partitionBy(*cells)))
+            t = t.withColumns({f"home{i}": -F.max(F.when(counted, F.struct(F.col(f"crows{i}").alias("a"),
+                                                                           (-cell).alias("b")))).over(unit)["b"],
+                               f"lo{i}": F.min(F.when(counted, cell)).over(unit),
+                               f"hi{i}": F.max(F.when(counted, cell)).over(unit)})
+        if grouped:
+            t = t.withColumn(f"grows{i}", F.sum(n).over(Window.partitionBy(UNIT, "G")))
+            t = t.withColumn(f"hgrp{i}", -F.max(F.when(counted, F.struct(F.col(f"grows{i}").alias("a"),
+                                                                         (-G).alias("b")))).over(unit)["b"])
+        if homes:   # the unit once, on one row of its home cell (the other keyed layouts split a cell in rows)
+            t = t.withColumn(f"hrow{i}", F.min(F.when(counted & (cell == F.col(f"home{i}")), F.col("code"))).over(unit))
+        at_home = (F.col("code") == F.col(f"hrow{i}")) if homes else F.lit(False)
+        in_group = (counted & (G == F.col(f"hgrp{i}"))) if grouped else counted
+        several = (at_home & (F.col(f"lo{i}") != F.col(f"hi{i}"))) if homes else F.lit(False)
+        mine = value_slots(group)[0]
+        measures += [F.sum(at_home.cast("long")).alias(f"units_{i}"), F.sum(F.when(in_group, w)).alias(f"rows_{i}"),
+                     F.sum(n).alias(f"n_{i}"), F.sum(F.when(counted & ~in_group, w)).alias(f"outside_{i}"),
+                     F.sum(several.cast("long")).alias(f"several_{i}"), F.sum(F.when(~counted, w)).alias(f"ud_{i}")]
+        for j, stat in enumerate(mine):
+            s = slots[(stat.value_column, stat.clamp, stat.resolution)]
+            measures += [F.sum(F.when(in_group, F.col(f"v{s}"))).alias(f"v{j}_{i}"),
+                         F.sum(F.when(counted, F.col(f"cl{s}"))).alias(f"cl{j}_{i}"),
+                         F.min(F.when(counted, F.col(f"b{s}"))).alias(f"b{j}_{i}")]
+    t = t.withColumns({"one": F.col("code") == F.min("code").over(unit), "utotal": F.sum("total").over(unit)})
+    one = F.col("one")
+    over = one & (F.col("utotal") > max_rows) if max_rows is not None else F.lit(False)
+    return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
+                                F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
+                                F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"),
+                                F.sum(over.cast("long")).alias("over"))
+
+
+def by_layout(got: Any, shared: list[list[Statistic]], ids: list[int]) -> list[Any]:
+    """A branch's table (:func:`branch_cells`) as one frame per layout, per cell, with the
+    columns :func:`assemble` reads: each layout's cell from the group and its key, the other
+    layouts' keys summed out."""
+    import pandas as pd
+    out = []
+    for i in ids:
+        lead = shared[i][0]
+        g = got["G"]
+        cell = g * lead.keys.size + got[f"K{i}"] if lead.key is not None else g
+        width = len(value_slots(shared[i])[0])
+        names = ["units", "rows", "n", "outside", "several", "ud"] + [f"{c}{j}" for j in range(width) for c in ("v", "cl")]
+        frame = pd.DataFrame({"cell": cell, **{c: got[f"{c}_{i}"] for c in names},
+                              **{f"b{j}": got[f"b{j}_{i}"] for j in range(width)},
+                              **{c: got[c] for c in ("nw", "total", "kept", "nunits", "noid")}})
+        agg = {c: "sum" for c in names + ["nw", "total", "kept", "nunits"]}
+        agg.update({f"b{j}": "min" for j in range(width)}, noid="max")
+        part = frame.groupby("cell", dropna=False, sort=False).agg(agg).reset_index()
+        out.append(part.assign(layout=i))
+    return out
+
+
+def row_cells(rows: Any, width: int) -> Any:
+    """:func:`unit_cells` without an id: each row is a unit, at its cell."""
+    from pyspark.sql import functions as F
+    zero = F.lit(0).cast("long")
+    counted = F.when(F.col("cell").isNotNull(), F.col("ok"))
+    return rows.groupBy("layout", "cell").agg(
+        F.sum(counted).alias("units"), F.sum(counted).alias("rows"), *[F.sum(f"v{j}").alias(f"v{j}") for j in range(width)],
+        F.sum(counted).alias("n"), zero.alias("outside"), zero.alias("several"), *_slots(width, values=False),
+        F.count(F.lit(1)).alias("total"), F.sum("ok").alias("kept"), F.count(F.lit(1)).alias("nunits"),
+        zero.alias("noid"))
+
+
+def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
+    """The JVM path (module docstring): one job, one collect of the per-cell table.
+
+    Proof: docs/proofs/spark-bounding.md
+    """
+    from pyspark.sql import functions as F
+    uid = spec.unit.id
+    if uid is not None:
+        base = raw.withColumn(UNIT, F.col(f"`{uid}`"))
+        got, keyed = by_unit(ranked(base, spec, False), spec, first_pass=spec.unit.rows_bound is not None)
+        if got is None:   # a unit over max_rows: its first rows ranked by the read index
+            got, keyed = by_unit(ranked(base, spec), spec)
+    else:
+        keyed = ranked(raw, spec)
+        got = by_row(keyed, spec)
+    shared = layouts(spec.statistics)
+    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
+    first = got[got["layout"] == 0]
+    out.rows, out.kept, out.units = (int(first[c].sum()) for c in ("total", "kept", "nunits"))
+    noid = first_without_id(keyed) if bool((got["noid"] > 0).any()) else None
+    refuse_bad(noid, got, shared, keyed, spec)
+    return assemble(out, got, shared)
+
+
+def by_unit(keyed: Any, spec: QuerySpec, first_pass: bool = False) -> tuple[Any, Any]:
+    """The per-cell frames of every layout, one job per branch, and ``keyed``; on a
+    ``first_pass`` (no row ranked), ``None`` as soon as a branch finds a unit over
+    ``max_rows``: the caller ranks the rows and runs again. (Most units are within
+    ``max_rows``: the first pass saves the sort of every row by unit and read index.)"""
+    import pandas as pd
+    shared = layouts(spec.statistics)
+    types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
+    parts = []
+    for ids in branches(shared):
+        rows, slots = branch_rows(keyed, shared, ids, types)
+        got = to_frame(branch_cells(rows, shared, ids, slots, spec.unit.rows_bound))
+        if first_pass and int(got["over"].sum()):
+            return None, keyed
+        parts += by_layout(got, shared, ids)
+    return pd.concat(parts, ignore_index=True), keyed
+
+
+def by_row(keyed: Any, spec: QuerySpec) -> Any:
+    """Without an id: the per-cell frames of every layout, each row a unit (one job)."""
+    from pyspark.sql import functions as F
+    frames, shared, width = per_row(keyed, spec)
+    union = None
+    for rows, group in zip(frames, shared):
+        used = len(value_slots(group)[0])
+        table = row_cells(rows, used).withColumns({name: F.lit(None if name[0] == "b" else 0).cast("long")
+                                                   for j in range(used, width) for name in (f"v{j}", f"cl{j}", f"b{j}")})
+        union = table if union is None else union.unionByName(table)
+    return to_frame(union)
+
+
+def assemble(out: Aggregated, got: Any, shared: list[list[Statistic]]) -> Aggregated:
+    """The driver's part: each statistic's counts and exact answers from the per-cell table
+    (module docstring)."""
+    for i, group in enumerate(shared):
+        rows = got[got["layout"] == i]
+        counted = rows[rows["cell"].notna()]
+        cell = counted["cell"].to_numpy(np.int64)
+        slot = value_slots(group)[1]
+        for stat in group:
+            counts = out.counts[stat.name]
+            bump(counts, "rows_not_matching_where", int(rows["nw"].sum()))
+            bump(counts, "rows_undeclared_key_or_group", int(rows["ud"].sum()))
+            if stat.name in slot:
+                bump(counts, "values_clamped", int(rows[f"cl{slot[stat.name]}"].sum()))
+            bump(counts, "rows_counted_before_unit_rules", int(counted["n"].sum()))
+        for stat in group:
+            counts, kind = out.counts[stat.name], kind_of(stat)
+            if kind.counts_units(stat):
+                what = counted["units"]
+                bump(counts, "units_with_rows_in_several_cells", int(counted["several"].sum()))
+            else:
+                what = counted[f"v{slot[stat.name]}" if stat.name in slot else "rows"]
+                if stat.by is not None:
+                    bump(counts, "rows_outside_the_units_group", int(counted["outside"].sum()))
+            grid = np.zeros(stat.shape, np.int64)
+            np.add.at(grid.reshape(-1), cell, what.fillna(0).to_numpy(np.int64))
+            out.answered[stat.name] = from_cells(stat, grid)
+    return out
+
+
+def first_without_id(keyed: Any) -> int:
+    """The read index of the first row without an id (a job run only when there is one)."""
+    from pyspark.sql import functions as F
+    return int(to_frame(keyed.filter(F.col(UNIT).isNull()).agg(F.min(ROW).alias("r")))["r"].iloc[0])
+
+
+def to_frame(df: Any) -> Any:
+    """A small Spark result as pandas through Arrow; integer columns as pandas ``Int64``
+    (nullable, exact: no float round trip); a failed job is one line (:func:`arrow`)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    return arrow(df).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
+
+
+def arrow(df: Any) -> Any:
+    """``df.toArrow()``; a failed job (a sum beyond the long range under ANSI mode, a lost
+    executor) is one line (:func:`optnoise.publish.spark.marked_failure`)."""
+    from ..publish.spark import job_failure, marked_failure, quiet_failures
+    try:
+        with quiet_failures():
+            return df.toArrow()
+    except Exception as exc:   # noqa: BLE001 -- every job failure becomes one line
+        info = marked_failure(exc, BAD_VALUE)
+        raise (info if isinstance(info, Exception) else job_failure(exc)) from None
+
+
+def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed: Any, spec: QuerySpec) -> None:
+    """Raise the local engine's error for the first row (in input order) without an id
+    (``noid``: its read index) or with a bad value in a kept, counted row of a summed column
+    (``b*`` of the per-cell table); nothing when none."""
+    from pyspark.sql import functions as F
+    found: list[tuple[int, int, str]] = []   # (row index, 0 id / 1 value, column)
+    if noid is not None:
+        found.append((noid, 0, spec.unit.id or ""))
+    for i, group in enumerate(shared):
+        rows = got[got["layout"] == i]
+        for j, stat in enumerate(value_slots(group)[0]):
+            bad = rows[f"b{j}"].dropna()
+            if len(bad):
+                found.append((int(bad.min()), 1, stat.value_column))   # type: ignore[arg-type]
+    if not found:
+        return
+    at, kind, col = min(found)
+    row = keyed.filter(F.col(ROW) <= at).count()
+    if kind == 0:
+        raise InvalidParameterError("unit.id", f"column '{col}': missing value at data row {row}",
+                                    "an id in every row (a row without one belongs to no unit)")
+    raw = keyed.filter(F.col(ROW) == at).select(f"`{col}`").toPandas()[col].iloc[0]
+    raise InvalidParameterError(f"column '{col}'", f"{'missing value' if raw is None or raw != raw else repr(raw)}"
+                                f" at data row {row}", "numbers in a summed column (a missing or non-numeric value "
+                                                       "is not imputed)")
+
+
+__all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble",
+           "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "first_without_id",
+           "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "value_slots"]
