@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 import warnings
 
 import numpy as np
@@ -57,9 +58,15 @@ def test_frequent_keys_are_released_rare_ones_and_their_number_are_not():
     assert total["basic"]["epsilon"] >= 1.0 + keys["selection_epsilon"] * 0.999
 
 
-def test_the_threshold_is_the_least_meeting_delta_on_the_cells_noise():
+@pytest.mark.parametrize("groups", [None, 3])
+def test_the_threshold_is_the_least_meeting_delta_on_the_cells_noise(groups):
+    """Over the keys one unit can hold: one, or ``unit.max_groups`` (a unit counted in each of
+    its kept keys): the least threshold with ``1 - (1 - p)^m <= delta``."""
     frame = _frame()
-    parsed = parse_query_spec(_spec())
+    spec = _spec()
+    if groups is not None:
+        spec["unit"] = {**spec["unit"], "max_groups": groups}
+    parsed = parse_query_spec(spec)
     parsed = with_found_keys(parsed, found_in_frame(frame, parsed))
     assert "apple" in parsed.statistics[0].keys.values and len(parsed.statistics[0].keys.values) > 100
     from optnoise.query.aggregate import aggregate
@@ -68,7 +75,9 @@ def test_the_threshold_is_the_least_meeting_delta_on_the_cells_noise():
     item = plan(parsed, aggregate([frame], parsed))[0]
     t = kind_of(item.stat).selection(item)
     q = item.cell.noise.quantize()
-    assert upper_tail(q, t.tau - 1) <= 1e-6 < upper_tail(q, t.tau - 2)
+    m = groups or 1
+    assert t.keys_per_unit == m
+    assert 1 - (1 - upper_tail(q, t.tau - 1)) ** m <= Fraction(1e-6) < 1 - (1 - upper_tail(q, t.tau - 2)) ** m
 
 
 def test_a_key_no_unit_counts_is_never_shown_and_a_key_of_one_unit_sometimes_is():

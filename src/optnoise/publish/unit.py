@@ -27,6 +27,10 @@ from .spec import positive_integer
 CHANGES: tuple[str, ...] = ("replace", "add-remove")
 #: The keys of ``unit = { ... }`` in a spec.
 UNIT_KEYS: tuple[str, ...] = ("id", "max_rows", "change", "max_units")
+#: The keys of a person in several groups and of the bounding rule (docs/statistics.md).
+GROUP_KEYS: tuple[str, ...] = ("max_groups", "max_rows_per_group", "bounding")
+#: How a unit's rows (and groups) are chosen when it has more than the bounds keep.
+BOUNDINGS: tuple[str, ...] = ("first", "random")
 
 #: What a unit of rows protects under each change, in words (document ``unit.protects``).
 UNIT_PROTECTS = {
@@ -42,12 +46,32 @@ class PrivacyUnit:
     row with a missing id is refused), at most
     ``max_rows`` of them counted (the unit's first rows in the input's order), and how a
     neighbouring table differs (``replace``: one unit's rows replaced by any other's, the
-    number of units public; ``add-remove``: one unit added or removed, at most ``max_units``)."""
+    number of units public; ``add-remove``: one unit added or removed, at most ``max_units``);
+    ``max_groups``, ``max_rows_per_group`` and ``bounding`` (a person in several groups, and
+    which rows are kept: docs/statistics.md, "The unit and its contribution bounds")."""
 
     id: str | None = None
     max_rows: int | None = None
     change: str = "replace"
     max_units: int | None = None
+    #: At most this many groups (or keys) kept per unit (``None``: one, its majority).
+    max_groups: int | None = None
+    #: At most this many of its rows kept in each group (``None``: ``max_rows``).
+    max_rows_per_group: int | None = None
+    #: ``"first"`` (the input's order) or ``"random"`` (a uniformly random subset).
+    bounding: str = "first"
+
+    @property
+    def groups_bound(self) -> int:
+        """Groups (or cells) a unit is kept in at most: ``max_groups``, else 1."""
+        return self.max_groups or 1
+
+    @property
+    def group_rows_bound(self) -> int | None:
+        """Rows a unit contributes to one group at most: ``max_rows``, or fewer by
+        ``max_rows_per_group``."""
+        m, r = self.rows_bound, self.max_rows_per_group
+        return m if r is None or m is None else min(m, r)
 
     @property
     def rows_bound(self) -> int | None:
@@ -83,8 +107,14 @@ class PrivacyUnit:
     def to_json(self, units: int | None = None) -> dict[str, Any]:
         """The unit as a document writes it; ``units``: the number of units, public under
         ``replace`` (``None`` under ``add-remove``)."""
-        return {"id": self.id, "max_rows": self.rows_bound, "change": self.change, "max_units": self.max_units,
-                "units": units if self.change == "replace" else None, "protects": self.protects}
+        out = {"id": self.id, "max_rows": self.rows_bound, "change": self.change, "max_units": self.max_units,
+               "units": units if self.change == "replace" else None, "protects": self.protects}
+        return {**out, **self.group_json()}
+
+    def group_json(self) -> dict[str, Any]:
+        """The keys of :data:`GROUP_KEYS` that differ from their defaults (absent: none)."""
+        out = {k: getattr(self, k) for k in GROUP_KEYS[:2] if getattr(self, k) is not None}
+        return {**out, "bounding": self.bounding} if self.bounding != "first" else out
 
 
 #: Each row its own unit, replaced by any other row: the unit of a release of a table.
@@ -95,9 +125,10 @@ def parse_unit(data: Any) -> PrivacyUnit:
     """The unit of a spec, ``{ id, max_rows, change, max_units }``; errors name ``unit.KEY``."""
     if not isinstance(data, Mapping):
         raise InvalidParameterError("unit", data, "{ id = COLUMN, max_rows = M, change = \"replace\" }")
-    unknown = sorted(set(data) - set(UNIT_KEYS))
+    unknown = sorted(set(data) - set(UNIT_KEYS) - set(GROUP_KEYS))
     if unknown:
-        raise InvalidParameterError(f"unit.{unknown[0]}", data[unknown[0]], f"unit keys {', '.join(UNIT_KEYS)}")
+        raise InvalidParameterError(f"unit.{unknown[0]}", data[unknown[0]],
+                                    f"unit keys {', '.join(UNIT_KEYS + GROUP_KEYS)}")
     uid = data.get("id")
     if uid is not None and (not isinstance(uid, str) or not uid):
         raise InvalidParameterError("unit.id", uid, "a column name")
@@ -115,7 +146,27 @@ def parse_unit(data: Any) -> PrivacyUnit:
     if change == "replace" and max_units is not None:
         raise InvalidParameterError("unit.max_units", max_units, "max_units only with change = 'add-remove' (under "
                                                                  "replace the number of units is public)")
-    return PrivacyUnit(uid, max_rows, change, max_units)
+    return PrivacyUnit(uid, max_rows, change, max_units, *parse_groups(data, uid, max_rows))
+
+
+def parse_groups(data: Mapping[str, Any], uid: str | None, max_rows: int | None) -> tuple[int | None, int | None, str]:
+    """``max_groups``, ``max_rows_per_group`` and ``bounding`` of a unit (docs/statistics.md)."""
+    groups = _optional(data.get("max_groups"), "unit.max_groups", "an integer max_groups >= 1 (groups a unit is "
+                                                                   "kept in)")
+    per_group = _optional(data.get("max_rows_per_group"), "unit.max_rows_per_group",
+                          "an integer max_rows_per_group >= 1 (rows a unit keeps in each group)")
+    bounding = data.get("bounding", "first")
+    if bounding not in BOUNDINGS:
+        raise InvalidParameterError("unit.bounding", bounding, "'first' (default: the input's order) or 'random' (a "
+                                                               "uniformly random subset of a unit's rows and groups)")
+    for key, value in (("max_groups", groups), ("max_rows_per_group", per_group)):
+        if value is not None and uid is None:
+            raise InvalidParameterError(f"unit.{key}", value, f"{key} only with an id (without one each row is a "
+                                                              "unit, in one group)")
+    if per_group is not None and max_rows is None:
+        raise InvalidParameterError("unit.max_rows_per_group", per_group, "max_rows_per_group with max_rows (the "
+                                                                          "rows a unit keeps in all)")
+    return groups, per_group, bounding
 
 
 def _optional(value: Any, key: str, accepted: str) -> int | None:
@@ -160,5 +211,5 @@ RELEASE_UNITS: dict[str, ReleaseUnit] = {
 UNIT_WORDS = {name: {"protects": u.protects, "not_protected": u.not_protected} for name, u in RELEASE_UNITS.items()}
 
 
-__all__ = ["CHANGES", "PrivacyUnit", "RECORD", "RELEASE_UNITS", "ReleaseUnit", "UNIT_KEYS", "UNIT_PROTECTS",
+__all__ = ["BOUNDINGS", "CHANGES", "GROUP_KEYS", "PrivacyUnit", "RECORD", "RELEASE_UNITS", "ReleaseUnit", "UNIT_KEYS", "UNIT_PROTECTS",
            "UNIT_WORDS", "parse_unit"]

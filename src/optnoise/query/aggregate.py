@@ -13,7 +13,13 @@ the input's order; later rows are dropped. Then, per statistic:
   first declared); its rows in other groups are dropped (counted);
 * a histogram or a mode counts a unit once, at the (group, key) of most of its counted rows
   (ties: the first declared); a histogram ``of = "rows"`` counts each of its counted rows
-  (at most ``max_rows``, spread over the keys of its one group).
+  (at most ``max_rows``, spread over the keys of its one group);
+* with ``unit.max_groups = g``, "one group" (cell) becomes "at most ``g``": the ``g`` of most
+  counted rows (ties: the first declared); with ``max_rows_per_group = r`` a unit keeps the
+  first ``r`` of its counted rows in each group (:mod:`.units`, :mod:`.cells`);
+* ``bounding = "random"``: "first" becomes "of smallest random priority" -- a uniformly
+  random ``max_rows`` of the unit's rows, ``r`` of each group's, and ``g`` of its groups,
+  drawn with the injected source, whatever the input's order.
 
 These make a unit's contribution lie in the fixed sets of :mod:`.neighbourhood` whatever the
 table. The manifest reports the counts of what was dropped and clamped (never values); those
@@ -34,7 +40,9 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
-from .cells import Answers, bump, home_cells
+from ..errors import ResourceLimitError
+from ..randomness import RandomSource
+from .cells import Answers, GroupRules, bump, home_cells
 from .kinds import Kind, kind_of
 from .rows import (arrow_to_pandas, cell_rows, counted_rows, declared_index, matches, numbers, row_values,
                    unit_ids)
@@ -47,6 +55,18 @@ if TYPE_CHECKING:
 
 #: Batches folded before the partial aggregates are combined.
 FOLD_EVERY = 8
+#: The child stream of a seeded source that random bounding draws from (the noise's stream
+#: stays the same whatever the bounding; :func:`optnoise.randomness.child_source`).
+BOUNDING_STREAM = 0x626F756E64
+
+
+def bounding_source(spec: QuerySpec, source: RandomSource) -> RandomSource | None:
+    """The source of ``bounding = "random"`` (``None`` under ``first``): the CSPRNG itself, or
+    a seeded source's child stream :data:`BOUNDING_STREAM` (reproducible, not private)."""
+    if spec.unit.bounding != "random":
+        return None
+    from ..randomness import child_source
+    return child_source(source, BOUNDING_STREAM)
 
 
 @dataclass
@@ -62,6 +82,13 @@ class Aggregated:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Exact answers computed elsewhere (the Spark engine: only these reach the driver).
     answered: dict[str, "Answers"] = field(default_factory=dict)
+    #: The source of ``bounding = "random"`` (its choice of groups, :class:`.cells.GroupRules`).
+    source: RandomSource | None = None
+
+    def rules(self) -> GroupRules:
+        """The unit's group rules: ``max_groups`` and, under random bounding, the source."""
+        unit = self.spec.unit
+        return GroupRules(unit.groups_bound, self.source if unit.bounding == "random" else None)
 
     def bounding(self) -> dict:
         """The manifest's ``bounding``: counts only."""
@@ -72,7 +99,8 @@ class Aggregated:
 
 
 def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | None = None,
-              row_column: str | None = None, slot_bytes: int | None = None) -> Aggregated:
+              row_column: str | None = None, slot_bytes: int | None = None,
+              source: RandomSource | None = None) -> Aggregated:
     """Bound every unit's contribution and aggregate, batch by batch (module docstring).
 
     ``batches``: pandas DataFrames or Arrow record batches with the spec's columns (and
@@ -89,14 +117,19 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     value total per unit and cell (:class:`Totals`: dense arrays while units x cells stays
     under ``dense_cells``, default :data:`DENSE_CELLS`; beyond that sorted sparse arrays
     summed per batch and folded every :data:`FOLD_EVERY` batches). Both give the same
-    per (unit, cell) aggregate.
+    per (unit, cell) aggregate. ``bounding = "random"`` draws from ``source`` (needed then;
+    the CSPRNG by default at the front doors).
 
     Proof: docs/proofs/contribution-bounding.md
     """
     import pandas as pd
-    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
+    random = spec.unit.bounding == "random"
+    if random and source is None:
+        from ..randomness import random_source
+        source = random_source()
+    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics}, source=source if random else None)
     state = Folding(spec, DENSE_CELLS if dense_cells is None else dense_cells,
-                    SLOT_BYTES if slot_bytes is None else slot_bytes)
+                    SLOT_BYTES if slot_bytes is None else slot_bytes, out.source)
     for batch in batches:
         df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
         rows = (df[row_column].to_numpy(np.int64) if row_column is not None
@@ -111,8 +144,9 @@ class Folding:
     """The state of :func:`aggregate` between batches: the unit index, the rows seen per
     unit, and the slots (:class:`.units.Slots`) or the totals (:class:`Totals`)."""
 
-    def __init__(self, spec: QuerySpec, dense_cells: int, slot_bytes: int) -> None:
-        self.spec, self.dense_cells = spec, dense_cells
+    def __init__(self, spec: QuerySpec, dense_cells: int, slot_bytes: int,
+                 source: RandomSource | None = None) -> None:
+        self.spec, self.dense_cells, self.source = spec, dense_cells, source
         self.index = UnitIndex()
         self.seen = np.zeros(0, np.int64)
         self.shared = layouts(spec.statistics)
@@ -129,10 +163,26 @@ class Folding:
                     if stat.value_column:
                         lo, hi = stat.scaled_clamp
                         lanes[f"values {stat.name}"] = (narrowest(min(lo, 0), max(hi, 0)), 0)
+            if source is not None:   # random bounding: each row's priority
+                lanes["priority"] = (np.dtype(np.uint64), 2 ** 64 - 1)
             self.slots = Slots(self.m, lanes, slot_bytes)
 
+    @property
+    def needs_slots(self) -> str | None:
+        """The unit key whose rule needs each unit's rows in order (slots), or ``None``."""
+        unit = self.spec.unit
+        if self.source is not None:
+            return "unit.bounding"
+        return "unit.max_rows_per_group" if unit.max_rows_per_group is not None else None
+
     def to_totals(self) -> None:
-        """Per (unit, cell) totals from now on, holding what the slots held (if any)."""
+        """Per (unit, cell) totals from now on, holding what the slots held (if any); refused
+        (naming the key) when a rule needs the rows in order (:attr:`needs_slots`)."""
+        if self.slots is not None and self.needs_slots is not None:
+            size = self.slots.nbytes(self.index.size, self.m or 0)
+            raise ResourceLimitError(self.needs_slots, f"{self.index.size:,} units x max_rows {self.m}",
+                                     f"a smaller max_rows or fewer units: {self.needs_slots} keeps each unit's rows "
+                                     f"in {self.slots.limit:,} bytes at most (here {size:,})", size, self.slots.limit)
         self.totals = {s.name: Totals(cells_of(s), self.dense_cells) for group in self.shared for s in carriers(group)}
         if self.slots is not None:
             for i, group in enumerate(self.shared):
@@ -176,6 +226,9 @@ class Folding:
         Proof: docs/proofs/contribution-bounding.md (items 2-4)
         """
         codes = self.index.codes(unit_ids(df, self.spec, rows=rows))
+        if self.source is not None and self.m is not None:
+            self.fold_random(df, rows, codes, out)
+            return
         rank, kept = self.ranks(codes)
         if rank is not None:
             ranked = rank if kept is None else rank[kept]
@@ -208,12 +261,45 @@ class Folding:
                                                    else value[mask], self.index.size)
                 bump(counts, "rows_counted_before_unit_rules", int(mask.sum()))
 
+    def fold_random(self, df: "pd.DataFrame", rows: np.ndarray, codes: np.ndarray, out: Aggregated) -> None:
+        """Add one batch under ``bounding = "random"``: every row gets a priority (64 random
+        bits of the source); a row within its unit's first ``m`` is written at its rank, the
+        others compete with the unit's ``m`` slots (:meth:`.units.Slots.merge`): each unit
+        keeps its ``m`` rows of smallest priority, whatever the input's order.
+
+        Proof: docs/proofs/contribution-bounding.md (item 7)
+        """
+        rank, _ = self.ranks(codes)
+        assert rank is not None and self.slots is not None and self.source is not None and self.m is not None
+        direct = rank < self.m
+        if not self.slots.reserve(self.index.size, min(int(rank.max()) + 1 if len(rank) else 0, self.m)):
+            self.to_totals()   # refused: random bounding needs the slots
+        out.rows += len(df)
+        out.kept += int(direct.sum())
+        lanes: dict[str, np.ndarray] = {"priority": self.source.words(len(df))}
+        for i, stats in enumerate(self.shared):
+            first = stats[0]
+            mask, group, key, tallies = cell_rows(df, first)
+            lanes[f"cells {i}"] = np.where(mask, group * (first.keys.size if first.keys else 1) + key, -1)
+            for stat in stats:
+                counts = out.counts[stat.name]
+                for name, n in tallies:
+                    bump(counts, name, n)
+                if stat in carriers(stats) and stat.value_column:
+                    value = row_values(df[stat.value_column], mask, rows, stat, counts)
+                    lanes[f"values {stat.name}"] = np.where(mask, value, 0)
+                bump(counts, "rows_counted_before_unit_rules", int(mask.sum()))
+        for lane, values in lanes.items():
+            self.slots.put(lane, codes[direct], rank[direct], values[direct])
+        if not direct.all():
+            self.slots.merge(codes[~direct], {lane: values[~direct] for lane, values in lanes.items()})
+
     def parts(self) -> dict[str, Any]:
         """Each statistic's per (unit, cell) aggregate (``unit, group, key, rows, value``)."""
         if self.slots is not None:
             slots = self.slots
             return {s.name: SlotPart(slots, f"cells {i}", f"values {s.name}" if s.value_column else None,
-                                     s.keys.size if s.keys else 1, self.index.size)
+                                     s.keys.size if s.keys else 1, self.index.size, self.spec.unit.max_rows_per_group)
                     for i, group in enumerate(self.shared) for s in group}
         assert self.totals is not None
         results = {s.name: self.totals[s.name].result() for group in self.shared for s in carriers(group)}
@@ -368,9 +454,11 @@ def answers(agg: Aggregated, stat: Statistic, kind: Kind | None = None) -> Answe
     """
     if stat.name in agg.answered:
         return agg.answered[stat.name]
-    return (kind or kind_of(stat)).answers(stat, agg.parts[stat.name], agg.counts[stat.name])
+    rules = agg.rules()   # passed only when not the default (a kind written before it takes none)
+    more = () if rules == GroupRules() else (rules,)
+    return (kind or kind_of(stat)).answers(stat, agg.parts[stat.name], agg.counts[stat.name], *more)
 
 
-__all__ = ["DENSE_CELLS", "Aggregated", "Answers", "Folding", "Totals", "UnitIndex", "aggregate", "answers",
+__all__ = ["BOUNDING_STREAM", "DENSE_CELLS", "bounding_source", "Aggregated", "Answers", "Folding", "Totals", "UnitIndex", "aggregate", "answers",
            "arrow_to_pandas", "bump", "carriers", "cell_rows", "cells_of", "counted_rows", "declared_index",
            "first_rows", "home_cells", "layouts", "matches", "numbers", "position_in_unit", "row_values", "unit_ids"]

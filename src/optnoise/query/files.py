@@ -24,7 +24,7 @@ from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
-from .aggregate import aggregate
+from .aggregate import aggregate, bounding_source
 from .kinds import KINDS
 from .autobound import auto_key, chosen_in_batches, has_auto, prepass_columns
 from .found import found_in_batches, wanted, with_found_keys
@@ -113,6 +113,8 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     if engine == "spark" and has_auto(parsed):
         raise InvalidParameterError(auto_key(parsed), "auto", "a declared bound with engine = 'spark' (a bound "
                                     "chosen privately runs on the local engine only)")
+    if engine == "spark":
+        refuse_on_spark(parsed)
     fmt = file_format(input_path, "input")
     reads = [input_path] + ([spec_file] if spec_file else []) + ([spec] if isinstance(spec, (str, Path)) else [])
     outputs = [(path, name) for path, name in ((output, "output"), (csv, "csv"), (audit, "audit")) if path is not None]
@@ -143,7 +145,8 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
             from .spark import aggregate_spark
             agg = aggregate_spark(input_path, fmt, parsed, master=spark_master)
         else:
-            agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed)
+            agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed,
+                            source=bounding_source(parsed, src))
         info = input_info(input_path, fmt, digest.result())
     runs: list = []
 
@@ -168,6 +171,13 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     if runs:
         delivered(book, runs[0], record)
     return doc, record
+
+
+def refuse_on_spark(spec: QuerySpec) -> None:
+    """The unit keys of a person in several groups and of random bounding are not yet on the
+    Spark engine: refused there, naming the key, before any work."""
+    for key, value in spec.unit.group_json().items():
+        raise InvalidParameterError(f"unit.{key}", value, "not yet on the Spark engine; use --engine local")
 
 
 def open_ledger(path: str | os.PathLike | None, spec: QuerySpec) -> Any:
@@ -197,4 +207,4 @@ def released_table(doc: dict) -> str:
     return buf.getvalue()
 
 
-__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "open_ledger", "released_rows", "released_table", "warm_imports", "warm_modules"]
+__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "open_ledger", "refuse_on_spark", "released_rows", "released_table", "warm_imports", "warm_modules"]

@@ -27,7 +27,7 @@ from ..publish.document import Wording, describe_input, header, provenance, seed
 from ..publish.document import statement as document_statement
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
-from .aggregate import Aggregated, aggregate, answers
+from .aggregate import Aggregated, aggregate, answers, bounding_source
 from .autobound import bound_parts, bound_words, chosen_in_batches, has_auto
 from .cells import Answers
 from .found import found_in_frame, with_found_keys
@@ -75,6 +75,8 @@ class Planned:
     #: The number of units of the table: public under ``replace``; under ``add-remove`` private,
     #: read only by a kind that draws it through a noisy count (never written).
     all_units: int = 0
+    #: The groups (or keys) one unit is kept in at most (``unit.max_groups``, default 1).
+    groups_per_unit: int = 1
 
     def profile(self):
         """The exact profile of one of the cells (what the total composes ``len(parts)`` times)."""
@@ -145,7 +147,7 @@ def plan(spec: QuerySpec, agg: Aggregated, progress: Callable[[int, int], None] 
             cell = built[key]
             bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
             out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded), None, public,
-                               all_units=agg.units))
+                               all_units=agg.units, groups_per_unit=unit.groups_bound))
         except InvalidParameterError as exc:
             if exc.parameter.startswith("unit."):
                 raise
@@ -458,7 +460,8 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
 
     parsed = with_found_keys(parsed, found_in_frame(data, parsed))
     parsed = chosen_in_batches([data], parsed, src)   # max_rows = "auto": the histogram first
-    doc, audit = build_documents(parsed, aggregate([data], parsed), src, engine="python", before_draw=record)
+    agg = aggregate([data], parsed, source=bounding_source(parsed, src))
+    doc, audit = build_documents(parsed, agg, src, engine="python", before_draw=record)
     if runs:
         delivered(ledger, runs[0], audit)
     return (doc, audit) if with_audit else doc

@@ -5,6 +5,7 @@ One structure, two front doors: a TOML file (``optnoise query --spec FILE.toml``
 :func:`parse_query_spec`). Keys (docs/statistics.md; the names are part of the contract)::
 
     unit = { id = "household", max_rows = 24 }   # change = "replace" (default) or "add-remove"
+                                                 # max_groups, max_rows_per_group, bounding = "first" | "random"
     budget = { epsilon = 3.0, delta = 1e-6 }     # refuse a spec whose total exceeds it
     alpha = 0.05                                 # intervals at 95 %
     [statistics.NAME]

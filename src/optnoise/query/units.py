@@ -18,6 +18,16 @@ grow with the units seen and the largest rank seen (at most ``m``). Above :data:
 the aggregate keeps the per (unit, cell) totals instead (:class:`.aggregate.Totals`). The
 per (unit, cell) aggregate the kinds read (:class:`SlotPart`) is each unit's slots sorted and
 summed: the same numbers as totals folded row by row.
+
+**``max_rows_per_group = r``.** Read out of the slots: in each unit, each group keeps the
+first ``r`` of its counted rows in slot order (:meth:`Slots.capped`) -- the input's order, or
+under ``bounding = "random"`` the rows' random priorities.
+
+**``bounding = "random"``.** Each row gets an independent uniform 64-bit priority from the
+injected source, kept in one more lane; a unit keeps its ``m`` rows of *smallest* priority
+(a bottom-``m`` sample, :meth:`Slots.merge`): a row past a unit's ``m``-th replaces the
+unit's slot of largest priority when its own is smaller. The state is the same ``units x m`` slots
+(plus 8 bytes each for the priority), whatever the input's length or order.
 """
 
 from __future__ import annotations
@@ -208,13 +218,73 @@ class Slots:
         """Write one batch's rows (their unit, their rank below the width) into ``lane``."""
         self.lanes[lane][unit, rank] = values
 
-    def blocks(self, cells: str, values: str | None, units: int,
-               size: int = BLOCK_UNITS) -> Iterator[tuple[np.ndarray, ...]]:
+    def merge(self, unit: np.ndarray, rows: dict[str, np.ndarray]) -> None:
+        """Rows past their unit's ``m``-th (``bounding = "random"``; every lane's values in
+        ``rows``, the ``"priority"`` lane's among them): each unit touched keeps, among its ``m``
+        full slots and these rows, the ``m`` of smallest priority (ties: the slots first). The
+        rows are taken in rounds, each unit's ``j``-th smallest in round ``j`` (at most ``m``
+        rounds): a row replaces its unit's slot of largest priority when it is smaller, and a
+        unit's later rows, larger, cannot enter once one does not.
+
+        Proof: docs/proofs/contribution-bounding.md (item 7)
+        """
+        order = np.lexsort((rows["priority"], unit))
+        unit = unit[order]
+        rows = {lane: values[order] for lane, values in rows.items()}
+        start = np.ones(len(unit), dtype=bool)
+        start[1:] = unit[1:] != unit[:-1]
+        pos = np.arange(len(unit)) - np.maximum.accumulate(np.where(start, np.arange(len(unit)), 0))
+        at = np.flatnonzero(start)   # round 0: each unit's smallest row
+        for _ in range(self.width):
+            if len(at) == 0:
+                return
+            u = unit[at]
+            held = self.lanes["priority"][u]
+            worst = held.argmax(axis=1)
+            enters = rows["priority"][at] < held[np.arange(len(u)), worst]
+            u, worst, at = u[enters], worst[enters], at[enters]
+            for lane in self.spec:
+                self.lanes[lane][u, worst] = rows[lane][at]
+            at = at + 1   # the same units' next rows
+            at = at[(at < len(unit)) & ~start[np.minimum(at, len(unit) - 1)]]
+            at = at[pos[at] < self.width]
+
+    def capped(self, cell: np.ndarray, value: np.ndarray | None, lo: int, hi: int,
+               cap: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
+        """A block's cells and values with, in each unit, each group's counted rows past its
+        first ``r`` in slot order (rank, or priority when there is a priority lane) not
+        counted (cell ``-1``); ``cap = (r, keys)``, a cell's group being ``cell // keys``.
+
+        Proof: docs/proofs/contribution-bounding.md (item 5)
+        """
+        r, keys = cap
+        if "priority" in self.lanes:
+            order = np.argsort(self.lanes["priority"][lo:hi], axis=1, kind="stable")
+            cell = np.take_along_axis(cell, order, axis=1)
+            value = None if value is None else np.take_along_axis(value, order, axis=1)
+        n, w = cell.shape
+        group = np.where(cell >= 0, cell.astype(np.int64) // keys, -1)
+        span = int(group.max()) + 2 if group.size else 1
+        flat = (np.arange(n, dtype=np.int64)[:, None] * span + group + 1).ravel()
+        order = np.argsort(flat, kind="stable")
+        ordered = flat[order]
+        start = np.ones(len(ordered), dtype=bool)
+        start[1:] = ordered[1:] != ordered[:-1]
+        seen = np.empty(len(ordered), np.int64)
+        seen[order] = np.arange(len(ordered)) - np.maximum.accumulate(np.where(start, np.arange(len(ordered)), 0))
+        return np.where((seen.reshape(n, w) >= r) & (cell >= 0), -1, cell).astype(cell.dtype), value
+
+    def blocks(self, cells: str, values: str | None, units: int, size: int = BLOCK_UNITS,
+               cap: tuple[int, int] | None = None) -> Iterator[tuple[np.ndarray, ...]]:
         """``(unit, cell, rows, value)`` summed per (unit, cell) with a counted row, sorted by
-        unit and cell, a block of ``size`` units at a time (``values`` ``None``: zeros)."""
+        unit and cell, a block of ``size`` units at a time (``values`` ``None``: zeros);
+        ``cap``: ``max_rows_per_group`` and the keys per group (:meth:`capped`)."""
         for lo in range(0, units, size):
             hi = min(units, lo + size)
             cell = self.lanes[cells][lo:hi]
+            lane = None if values is None else self.lanes[values][lo:hi]
+            if cap is not None:
+                cell, lane = self.capped(cell, lane, lo, hi, cap)
             if values is None:
                 cell = np.sort(cell, axis=1).astype(np.int64).ravel()
             else:
@@ -230,7 +300,7 @@ class Slots:
             if values is None or len(at) == 0:
                 value = np.zeros(len(first), np.int64)
             else:
-                value = np.take_along_axis(self.lanes[values][lo:hi], order, axis=1).ravel()[at]
+                value = np.take_along_axis(lane, order, axis=1).ravel()[at]
                 value = np.add.reduceat(value.astype(np.int64), first)
             yield unit[first], cell[first], rows, value
 
@@ -241,12 +311,15 @@ class SlotPart:
     walks it a block of units at a time without building it; any other attribute is the
     whole frame's."""
 
-    def __init__(self, slots: Slots, cells: str, values: str | None, keys: int, units: int) -> None:
+    def __init__(self, slots: Slots, cells: str, values: str | None, keys: int, units: int,
+                 cap: int | None = None) -> None:
         self.slots, self.cells, self.values, self.keys, self.units = slots, cells, values, keys, units
+        #: ``max_rows_per_group`` with the keys per group (:meth:`Slots.capped`), or ``None``.
+        self.cap = None if cap is None else (cap, keys)
 
     def blocks(self) -> Iterator[tuple[np.ndarray, ...]]:
         """``(unit, group, key, rows)`` a block of units at a time (each unit in one block)."""
-        for unit, cell, rows, _ in self.slots.blocks(self.cells, None, self.units):
+        for unit, cell, rows, _ in self.slots.blocks(self.cells, None, self.units, cap=self.cap):
             yield unit, cell // self.keys, cell % self.keys, rows
 
     @cached_property
@@ -256,7 +329,7 @@ class SlotPart:
         narrow = (narrowest(0, self.units), self.slots.spec[self.cells][0], narrowest(0, self.slots.m),
                   np.dtype(np.int64))
         pieces: list[list[np.ndarray]] = [[], [], [], []]
-        for block in self.slots.blocks(self.cells, self.values, self.units):
+        for block in self.slots.blocks(self.cells, self.values, self.units, cap=self.cap):
             for j in range(4):
                 pieces[j].append(block[j].astype(narrow[j]))
         return tuple(np.concatenate(p) if p else np.zeros(0, t) for p, t in zip(pieces, narrow))
@@ -295,7 +368,7 @@ class SlotPart:
         return pd.DataFrame({c: self.column(c) for c in ("unit", "group", "key", "rows", "value")})
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name in ("slots", "cells", "values", "keys", "units"):
+        if name.startswith("_") or name in ("slots", "cells", "values", "keys", "units", "cap"):
             raise AttributeError(name)
         return getattr(self.frame(), name)
 

@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
 from ...target import Target
-from ..cells import Answers
+from ..cells import ONE, Answers, GroupRules
 from ..draw import draw_keys, draw_numbers
 from ..mechanisms import Cell, cell_target, count_cell, key_cell, unbiased_cell
 from ..statistic import METHODS, Statistic, choice, clamp, column, declared
@@ -34,6 +34,12 @@ class UnitRules(Protocol):
 
     @property
     def rows_bound(self) -> int | None: ...
+
+    @property
+    def groups_bound(self) -> int: ...
+
+    @property
+    def group_rows_bound(self) -> int | None: ...
 
     def distance(self, low: int, high: int) -> int: ...
 
@@ -50,6 +56,8 @@ class Planned(Protocol):
     extra: tuple[Cell, ...]
     #: The number of units of the table (private under ``add-remove``: drawn through a noisy count).
     all_units: int
+    #: The groups (or keys) one unit is kept in at most (``unit.max_groups``).
+    groups_per_unit: int
 
     @property
     def derived(self) -> Any: ...
@@ -96,15 +104,21 @@ class Kind:
 
     def cells(self, stat: Statistic, unit: UnitRules) -> int:
         """How many released values one unit can change at once: a group's value under
-        ``by`` moves with the unit's old and new group under ``replace``."""
-        return 2 if stat.by is not None and unit.change == "replace" else 1
+        ``by`` moves with the unit's ``g = max_groups`` old and ``g`` new groups under
+        ``replace`` (``g`` under ``add-remove``).
+
+        Proof: docs/proofs/derived-neighbourhoods.md
+        """
+        if stat.by is None:
+            return 1
+        return 2 * groups_of(unit) if unit.change == "replace" else groups_of(unit)
 
     def l1(self, stat: Statistic, unit: UnitRules) -> int | None:
         """The L1 plan's bound (docs/proofs/l1-chaining.md), where it applies; ``None``."""
         return None
 
     # ------------------------------------------------------------------ exact answers
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
         """The exact answers from the statistic's aggregate (``unit, group, key, rows,
         value`` per (unit, cell); ``counts`` collects what the unit rules drop)."""
         raise NotImplementedError
@@ -261,9 +275,20 @@ def read_of(t: Mapping[str, Any]) -> dict[str, Any]:
     return {"of": choice(t.get("of", "units"), "of", ("units", "rows"))}
 
 
+def groups_of(unit: UnitRules) -> int:
+    """``g``: the groups (or cells) a unit is kept in at most (``max_groups``, default 1)."""
+    return int(getattr(unit, "groups_bound", 1))
+
+
+def group_rows(unit: UnitRules) -> int | None:
+    """The rows a unit keeps in one group at most: ``min(max_rows, max_rows_per_group)``."""
+    return getattr(unit, "group_rows_bound", unit.rows_bound)
+
+
 def clamped_contribution(stat: Statistic, unit: UnitRules) -> tuple[int, int]:
-    """A unit's ``m`` rows each clamped to ``[a, b]`` (resolution units): ``[min(0, m a), max(0, m b)]``."""
-    m = unit.rows_bound
+    """A unit's ``m`` rows in one group (``m``: :func:`group_rows`) each clamped to ``[a, b]``
+    (resolution units): ``[min(0, m a), max(0, m b)]``."""
+    m = group_rows(unit)
     lo, hi = stat.scaled_clamp
     return min(0, m * lo), max(0, m * hi)  # type: ignore[operator]
 
@@ -275,5 +300,5 @@ def rows_of(unit: UnitRules) -> int:
     return int(unit.rows_bound)
 
 
-__all__ = ["Kind", "KeyKind", "Planned", "UnitRules", "clamped_contribution", "read_groups", "read_keys", "read_of",
-           "read_values", "rows_of"]
+__all__ = ["Kind", "KeyKind", "Planned", "UnitRules", "clamped_contribution", "group_rows", "groups_of", "read_groups",
+           "read_keys", "read_of", "read_values", "rows_of"]

@@ -7,9 +7,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..cells import Answers
+from ..cells import ONE, Answers, GroupRules
 from ..statistic import Statistic
-from .base import Kind, UnitRules, read_of, rows_of
+from .base import Kind, UnitRules, group_rows, read_of
 
 
 class Count(Kind):
@@ -25,12 +25,12 @@ class Count(Kind):
         return "a count of rows" if stat.of == "rows" else None
 
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
-        return (0, 1) if stat.of == "units" else (0, rows_of(unit))
+        return (0, 1) if stat.of == "units" else (0, int(group_rows(unit)))  # type: ignore[arg-type]
 
     def cells(self, stat: Statistic, unit: UnitRules) -> int:
         return 1
 
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
         value = part["unit"].nunique() if stat.of == "units" else int(part["rows"].sum())
         return Answers(np.array([[value]], np.int64))
 

@@ -24,12 +24,12 @@ import numpy as np
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
 from ...target import Target, check_delta
-from ..cells import Answers, summed_cells, units_at_home
+from ..cells import ONE, Answers, GroupRules, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
 from ..statistic import FROM_DATA, Statistic, column
 from ..threshold import Threshold, smallest_threshold
 from ..truncated import truncated_cell
-from .base import Kind, Planned, UnitRules, read_groups, read_keys, read_of, rows_of
+from .base import Kind, Planned, UnitRules, group_rows, groups_of, read_groups, read_keys, read_of, rows_of
 
 
 #: Keys one unit holds in a histogram of units: its one home cell.
@@ -69,6 +69,9 @@ class Histogram(Kind):
         if stat.of != "units":
             raise InvalidParameterError("consistent", True, "false for a histogram of rows (its total, the number of "
                                         "rows kept, is not public; consistent = true needs of = 'units')")
+        if groups_of(unit) > 1:
+            raise InvalidParameterError("consistent", True, "false with unit.max_groups above 1 (a unit counted in "
+                                        "several cells: the cells' total is not the public number of units)")
         if stat.unbiased:
             raise InvalidParameterError("consistent", True, "false with unbiased = true (adding up to the total is "
                                         "a projection that brings the bias back: choose one)")
@@ -77,11 +80,17 @@ class Histogram(Kind):
         return "a histogram of rows" if stat.of == "rows" else None
 
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
-        return (0, rows_of(unit)) if stat.of == "rows" else (0, 1)
+        return (0, int(group_rows(unit))) if stat.of == "rows" else (0, 1)   # type: ignore[arg-type]
 
     def cells(self, stat: Statistic, unit: UnitRules) -> int:
+        """A histogram of units: a unit counts in at most ``g = max_groups`` cells, so it moves
+        ``2g`` cells by one under ``replace`` (``g`` under ``add-remove``); of rows:
+        :func:`rows_histogram_cells`.
+
+        Proof: docs/proofs/derived-neighbourhoods.md
+        """
         if stat.of != "rows":
-            return 2 if unit.change == "replace" else 1
+            return 2 * groups_of(unit) if unit.change == "replace" else groups_of(unit)
         return rows_histogram_cells(stat, unit)
 
     def l1(self, stat: Statistic, unit: UnitRules) -> int | None:
@@ -92,13 +101,13 @@ class Histogram(Kind):
         """
         if stat.of != "rows" or stat.mechanism == "clamped-discrete-gaussian":
             return None
-        m = rows_of(unit)
+        m = min(rows_of(unit), held_groups(stat, unit) * int(group_rows(unit)))   # type: ignore[arg-type]
         return 2 * m if unit.change == "replace" else m
 
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
         if stat.of == "rows":
-            return Answers(summed_cells(stat, part, counts, part["rows"].to_numpy(np.int64)))
-        return Answers(units_at_home(stat, part, counts))
+            return Answers(summed_cells(stat, part, counts, part["rows"].to_numpy(np.int64), rules))
+        return Answers(units_at_home(stat, part, counts, rules))
 
     def counts_units(self, stat: Statistic) -> bool:
         return stat.of == "units"
@@ -124,17 +133,19 @@ class Histogram(Kind):
     def selection(self, item: Planned) -> Threshold | None:
         """The threshold of keys found in the data: with the truncated geometric on ``[-T, T]``,
         ``T + 2`` (a key held by one unit alone never shows: nothing added); with the geometric,
-        the least whose delta, one key per unit, is the statistic's delta
-        (:func:`..threshold.smallest_threshold`); ``None`` for declared keys.
+        the least whose delta, over the ``g = max_groups`` keys one unit can hold (one by
+        default), is the statistic's delta (:func:`..threshold.smallest_threshold`); ``None``
+        for declared keys.
 
         Proof: docs/proofs/key-selection.md
         """
         if not item.stat.keys_from_data:
             return None
+        keys = int(getattr(item, "groups_per_unit", KEYS_PER_UNIT))
         cell = item.cell
         if cell.design.get("method") == "truncated":  # type: ignore[union-attr]
-            return Threshold(cell.design["half_width"] + 2, Fraction(0), KEYS_PER_UNIT, 0.0, 0.0)  # type: ignore[union-attr]
-        return smallest_threshold(cell.noise.quantize(), KEYS_PER_UNIT, item.stat.target.delta)  # type: ignore[union-attr]
+            return Threshold(cell.design["half_width"] + 2, Fraction(0), keys, 0.0, 0.0)  # type: ignore[union-attr]
+        return smallest_threshold(cell.noise.quantize(), keys, item.stat.target.delta)  # type: ignore[union-attr]
 
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """The released cells; ``consistent``: projected onto the public number of units, with
@@ -213,13 +224,24 @@ def found_body(item: Planned, threshold: Threshold, alpha: float, source: Random
     return doc
 
 
+def held_groups(stat: Statistic, unit: UnitRules) -> int:
+    """The groups a unit's rows lie in at most: ``min(g, groups)`` (one without ``by``)."""
+    return min(groups_of(unit), stat.groups.size if stat.groups else 1)
+
+
 def rows_histogram_cells(stat: Statistic, unit: UnitRules) -> int:
-    """Cells one unit moves in a histogram of rows (module docstring)."""
-    m, keys = rows_of(unit), stat.keys.size  # type: ignore[union-attr]
+    """Cells one unit moves in a histogram of rows (module docstring): its at most ``m`` rows
+    in each of at most ``h = min(g, groups)`` groups, each group's over at most ``min(m, K)``
+    keys (``m``: the rows a unit keeps in one group).
+
+    Proof: docs/proofs/derived-neighbourhoods.md
+    """
+    m, keys = int(group_rows(unit)), stat.keys.size  # type: ignore[union-attr,arg-type]
     groups = stat.groups.size if stat.groups else 1
+    one = min(rows_of(unit), held_groups(stat, unit) * min(m, keys))   # each moved cell holds a row
     if unit.change != "replace":
-        return min(m, keys)
-    return min(2 * m, keys) if groups == 1 else 2 * min(m, keys)
+        return one
+    return min(2 * m, keys) if groups == 1 else 2 * one
 
 
 KIND = Histogram()

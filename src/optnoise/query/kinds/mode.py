@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..cells import Answers, units_at_home
+from ..cells import ONE, Answers, GroupRules, units_at_home
 from ..statistic import Statistic
 from .base import KeyKind, UnitRules, read_groups, read_keys
 
@@ -24,8 +24,8 @@ class Mode(KeyKind):
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
         return 0, 1
 
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
-        return self.from_grid(stat, units_at_home(stat, part, counts))
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
+        return self.from_grid(stat, units_at_home(stat, part, counts, rules))
 
     def counts_units(self, stat: Statistic) -> bool:
         return True

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..cells import Answers, summed_cells
+from ..cells import ONE, Answers, GroupRules, summed_cells
 from ..statistic import Statistic
 from .base import KeyKind, UnitRules, clamped_contribution, read_groups, read_keys, read_values
 
@@ -29,8 +29,8 @@ class Peak(KeyKind):
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
         return clamped_contribution(stat, unit)
 
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
-        return self.from_grid(stat, summed_cells(stat, part, counts, part["value"].to_numpy(np.int64)))
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
+        return self.from_grid(stat, summed_cells(stat, part, counts, part["value"].to_numpy(np.int64), rules))
 
     def from_grid(self, stat: Statistic, grid: np.ndarray) -> Answers:
         return Answers(grid.sum(axis=1, keepdims=True), grid, np.argmax(grid, axis=1))

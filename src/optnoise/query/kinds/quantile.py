@@ -50,7 +50,7 @@ import numpy as np
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
 from ...target import Target
-from ..cells import Answers, bump, home_cells
+from ..cells import ONE, Answers, GroupRules, bump, in_kept
 from ..mechanisms import Cell, cell_target, dominating_rr
 from ..statistic import Statistic, number
 from .base import Kind, Planned, UnitRules, read_groups, read_values
@@ -342,8 +342,8 @@ class Quantile(Kind):
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
         return 0, 1   # one point of one group's data: each rank count moves by 0 or 1
 
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
-        return Answers(unit_points(stat, part, counts))
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
+        return Answers(unit_points(stat, part, counts, rules))
 
     def from_grid(self, stat: Statistic, grid: np.ndarray) -> Answers:
         return Answers(grid)
@@ -409,9 +409,10 @@ class Median(Quantile):
 
 
 # ------------------------------------------------------------------ answers and the document
-def unit_points(stat: Statistic, part: Any, counts: dict[str, int]) -> np.ndarray:
-    """Units per grid point (groups x ``G``): each unit's total in its home group (the group of
-    most of its counted rows, ties to the first declared; its rows elsewhere dropped and
+def unit_points(stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> np.ndarray:
+    """Units per grid point (groups x ``G``): each unit's total in each of its kept groups
+    (its home group, the group of most of its counted rows, ties to the first declared; or
+    its ``unit.max_groups`` groups, :func:`..cells.top_cells`; its rows elsewhere dropped and
     counted), clamped to the clamp (counted when it is)."""
     groups, points = stat.shape
     out = np.zeros((groups, points), np.int64)
@@ -420,15 +421,13 @@ def unit_points(stat: Statistic, part: Any, counts: dict[str, int]) -> np.ndarra
     if len(unit) == 0:
         return out
     if stat.by is not None:
-        homes, home = home_cells(unit, group, rows)   # sorted by unit: each unit's home group
-        keep = home[np.searchsorted(homes, unit)] == group
+        keep = in_kept(unit, group, rows, rules)
         bump(counts, "rows_outside_the_units_group", int(rows[~keep].sum()))
         unit, group, value = unit[keep], group[keep], value[keep]
-    units, inverse = np.unique(unit, return_inverse=True)
-    total = np.zeros(len(units), np.int64)
-    np.add.at(total, inverse, value)
-    at = np.zeros(len(units), np.int64)
-    at[inverse] = group
+    pairs, inverse = np.unique(unit * groups + group, return_inverse=True)   # one point per (unit, kept group)
+    total = np.zeros(len(pairs), np.int64)
+    np.add.at(total, inverse.reshape(-1), value)
+    at = pairs % groups
     lo, hi = stat.scaled_clamp
     bump(counts, "unit_values_clamped", int(((total < lo) | (total > hi)).sum()))
     np.add.at(out, (at, np.clip(total, lo, hi) - lo), 1)

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..cells import Answers, summed_cells
+from ..cells import ONE, Answers, GroupRules, summed_cells
 from ..statistic import Statistic
 from .base import Kind, UnitRules, clamped_contribution, read_groups, read_values
 
@@ -34,8 +34,8 @@ class Sum(Kind):
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
         return clamped_contribution(stat, unit)
 
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
-        return Answers(summed_cells(stat, part, counts, part["value"].to_numpy(np.int64)))
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
+        return Answers(summed_cells(stat, part, counts, part["value"].to_numpy(np.int64), rules))
 
     def resolution(self, stat: Statistic) -> Fraction | None:
         return stat.resolution

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
-from ..cells import Answers
+from ..cells import ONE, Answers, GroupRules
 from ..draw import plain
 from ..intervals import alpha_split, outward, variance_interval
 from ..mechanisms import Cell
@@ -86,7 +86,7 @@ class Variance(Kind):
     def cells(self, stat: Statistic, unit: UnitRules) -> int:
         return 1
 
-    def answers(self, stat: Statistic, part: Any, counts: dict[str, int]) -> Answers:
+    def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
         """``[[sum v_u^2, sum v_u]]`` over the units with a counted row (exact integers)."""
         unit = part["unit"].to_numpy(np.int64)
         value = part["value"].to_numpy(np.int64)
