@@ -130,7 +130,7 @@ def ranked(keyed: Any, spec: QuerySpec, rank: bool = True) -> Any:
     if spec.unit.id is None:
         return keyed.withColumn(KEPT, F.lit(True))
     if m is None or not rank:
-        return keyed.repartition(UNIT).withColumn(KEPT, F.lit(True))
+        return keyed.withColumn(KEPT, F.lit(True))
     return keyed.withColumn(KEPT, F.row_number().over(Window.partitionBy(UNIT).orderBy(ROW)) <= m)
 
 
@@ -225,7 +225,12 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
     code = F.lit(0).cast("long")
     for d, size in zip(dims, [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed]):
         code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
-    t = t.withColumn("code", code)
+    t = t.withColumn("code", code).withColumns({"one": F.col("code") == F.min("code").over(unit),
+                                                "utotal": F.sum("total").over(unit)})
+    over = None
+    if max_rows is not None:   # the units over max_rows: set apart (their ids), counted by the caller
+        big = F.col(UNIT).isNotNull() & (F.col("utotal") > max_rows)
+        over, t = t.filter(big), t.filter(~big)
     measures: list = []
     for i in ids:
         group, lead = shared[i], shared[i][0]
@@ -259,13 +264,16 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
             measures += [F.sum(F.when(in_group, F.col(f"v{s}"))).alias(f"v{j}_{i}"),
                          F.sum(F.when(counted, F.col(f"cl{s}"))).alias(f"cl{j}_{i}"),
                          F.min(F.when(counted, F.col(f"b{s}"))).alias(f"b{j}_{i}")]
-    t = t.withColumns({"one": F.col("code") == F.min("code").over(unit), "utotal": F.sum("total").over(unit)})
     one = F.col("one")
-    over = one & (F.col("utotal") > max_rows) if max_rows is not None else F.lit(False)
-    return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
-                                F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
-                                F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"),
-                                F.sum(over.cast("long")).alias("over"))
+    cells = t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
+                                 F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
+                                 F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"))
+    if over is None:
+        return cells
+    ids = over.filter(one).select(UNIT).limit(OVER_IDS + 1).agg(F.collect_list(UNIT).alias("oids"))
+    merged = cells.unionByName(ids.select(*[F.lit(None).cast("long").alias(d) for d in dims], "oids"),
+                               allowMissingColumns=True)
+    return merged.groupBy(*dims).agg(*[F.first(c, True).alias(c) for c in merged.columns if c not in dims])
 
 
 def by_layout(got: Any, shared: list[list[Statistic]], ids: list[int]) -> list[Any]:
@@ -303,7 +311,8 @@ def row_cells(rows: Any, width: int) -> Any:
 
 
 def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
-    """The JVM path (module docstring): one job, one collect of the per-cell table.
+    """The JVM path (module docstring): one job per branch, one collect of its per-cell table
+    (and, when units are over ``max_rows``, one more per branch for their ranked rows).
 
     Proof: docs/proofs/spark-bounding.md
     """
@@ -311,8 +320,8 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     uid = spec.unit.id
     if uid is not None:
         base = raw.withColumn(UNIT, F.col(f"`{uid}`"))
-        got, keyed = by_unit(ranked(base, spec, False), spec, first_pass=spec.unit.rows_bound is not None)
-        if got is None:   # a unit over max_rows: its first rows ranked by the read index
+        got, keyed = by_unit(ranked(base, spec, False), spec, spec.unit.rows_bound)
+        if got is None:   # over OVER_IDS units over max_rows: every row ranked by the read index
             got, keyed = by_unit(ranked(base, spec), spec)
     else:
         keyed = ranked(raw, spec)
@@ -326,22 +335,46 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     return assemble(out, got, shared)
 
 
-def by_unit(keyed: Any, spec: QuerySpec, first_pass: bool = False) -> tuple[Any, Any]:
-    """The per-cell frames of every layout, one job per branch, and ``keyed``; on a
-    ``first_pass`` (no row ranked), ``None`` as soon as a branch finds a unit over
-    ``max_rows``: the caller ranks the rows and runs again. (Most units are within
-    ``max_rows``: the first pass saves the sort of every row by unit and read index.)"""
+#: At most this many ids of units over ``max_rows`` reach the driver (:func:`by_unit`); more,
+#: and every row is ranked instead.
+OVER_IDS = 100_000
+
+
+def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None) -> tuple[Any, Any]:
+    """The per-cell frames of every layout, one job per branch, and ``keyed``. With
+    ``max_rows`` (the first pass: no row ranked) the units over it are set apart in each
+    branch and their ids (at most :data:`OVER_IDS`) collected; their rows alone -- a
+    broadcast semi-join on the ids -- are then ranked by the read index (:func:`ranked`, once)
+    and aggregated per branch, and the two tables added per cell (each unit counts in one).
+    ``None`` when more units are over: the caller ranks every row."""
     import pandas as pd
     shared = layouts(spec.statistics)
     types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
-    parts = []
+    parts, over = [], None
     for ids in branches(shared):
         rows, slots = branch_rows(keyed, shared, ids, types)
-        got = to_frame(branch_cells(rows, shared, ids, slots, spec.unit.rows_bound))
-        if first_pass and int(got["over"].sum()):
-            return None, keyed
+        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows))
+        if max_rows is not None:
+            oids = next((list(v) for v in got.pop("oids") if v is not None and len(v)), [])
+            if len(oids) > OVER_IDS:
+                return None, keyed
+            if oids and over is None:
+                over = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
+            if oids:
+                rows, _ = branch_rows(over, shared, ids, types)
+                got = pd.concat([got, to_frame(branch_cells(rows, shared, ids, slots))], ignore_index=True)
         parts += by_layout(got, shared, ids)
     return pd.concat(parts, ignore_index=True), keyed
+
+
+def unit_table(keyed: Any, ids: list) -> Any:
+    """The units ``ids`` as a broadcast table of one column, :data:`UNIT`, of ``keyed``'s type."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+    field = next(f for f in keyed.schema.fields if f.name == UNIT)
+    kind = field.dataType.simpleString()
+    values = [(str(v) if kind == "string" else int(v),) for v in ids]
+    return F.broadcast(keyed.sparkSession.createDataFrame(values, StructType([field])))
 
 
 def by_row(keyed: Any, spec: QuerySpec) -> Any:
@@ -442,5 +475,5 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
 
 
 __all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble",
-           "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "first_without_id",
-           "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "value_slots"]
+           "OVER_IDS", "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "first_without_id",
+           "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "unit_table", "value_slots"]
