@@ -227,10 +227,14 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
         code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
     t = t.withColumn("code", code).withColumns({"one": F.col("code") == F.min("code").over(unit),
                                                 "utotal": F.sum("total").over(unit)})
-    over = None
-    if max_rows is not None:   # the units over max_rows: set apart (their ids), counted by the caller
+    extra = []
+    if max_rows is not None:   # the units over max_rows: out of every sum here, their ids collected
         big = F.col(UNIT).isNotNull() & (F.col("utotal") > max_rows)
-        over, t = t.filter(big), t.filter(~big)
+        zeroed = ["total", "ok", "w", "nw"] + [f"{c}{s}" for s in range(len(slots)) for c in ("v", "cl")]
+        t = t.withColumns({"oid": F.when(big & F.col("one"), F.col(UNIT)), "one": F.col("one") & ~big,
+                           **{c: F.when(~big, F.col(c)) for c in dims + [f"b{s}" for s in range(len(slots))]},
+                           **{c: F.when(~big, F.col(c)).otherwise(0) for c in zeroed}})
+        extra = [F.slice(F.collect_list("oid"), 1, OVER_IDS + 1).alias("oids")]
     measures: list = []
     for i in ids:
         group, lead = shared[i], shared[i][0]
@@ -265,15 +269,9 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
                          F.sum(F.when(counted, F.col(f"cl{s}"))).alias(f"cl{j}_{i}"),
                          F.min(F.when(counted, F.col(f"b{s}"))).alias(f"b{j}_{i}")]
     one = F.col("one")
-    cells = t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
-                                 F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
-                                 F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"))
-    if over is None:
-        return cells
-    ids = over.filter(one).select(UNIT).limit(OVER_IDS + 1).agg(F.collect_list(UNIT).alias("oids"))
-    merged = cells.unionByName(ids.select(*[F.lit(None).cast("long").alias(d) for d in dims], "oids"),
-                               allowMissingColumns=True)
-    return merged.groupBy(*dims).agg(*[F.first(c, True).alias(c) for c in merged.columns if c not in dims])
+    return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
+                                F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
+                                F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"), *extra)
 
 
 def by_layout(got: Any, shared: list[list[Statistic]], ids: list[int]) -> list[Any]:
@@ -355,7 +353,7 @@ def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None) -> tuple[A
         rows, slots = branch_rows(keyed, shared, ids, types)
         got = to_frame(branch_cells(rows, shared, ids, slots, max_rows))
         if max_rows is not None:
-            oids = next((list(v) for v in got.pop("oids") if v is not None and len(v)), [])
+            oids = [v for got_ids in got.pop("oids") if got_ids is not None for v in got_ids]
             if len(oids) > OVER_IDS:
                 return None, keyed
             if oids and over is None:
