@@ -334,7 +334,7 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
         base = raw.withColumn(UNIT, F.col(f"`{uid}`"))
         got, keyed = by_unit(ranked(base, spec, False), spec, spec.unit.rows_bound)
         if got is None:   # over OVER_IDS units over max_rows: every row ranked by the read index
-            got, keyed = by_unit(ranked(base, spec), spec)
+            got, keyed = by_unit(ranked(base, spec), spec, ranked_rows=True)
     else:
         keyed = ranked(raw, spec)
         got = by_row(keyed, spec)
@@ -352,19 +352,36 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
 OVER_IDS = 100_000
 
 
-def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None) -> tuple[Any, Any]:
+def combines(shared: list[list[Statistic]], ids: list[int], max_rows: int | None) -> bool:
+    """Whether a branch's aggregate per (unit, group, keys) is left to Spark's map-side combine
+    (then a shuffle of that aggregate, and another by unit for the windows): when a unit of
+    ``max_rows`` rows falls in at most half as many declared (group, keys) combinations, so
+    that the combine can at least halve what is shuffled. Else the rows are shuffled once, by
+    unit (``repartition``), and the aggregate and the windows reuse that partitioning."""
+    if max_rows is None:
+        return False
+    lead = shared[ids[0]][0]
+    cells = lead.shape[0] * int(np.prod([shared[i][0].keys.size for i in ids if shared[i][0].key is not None]))
+    return 2 * cells <= max_rows
+
+
+def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_rows: bool = False) -> tuple[Any, Any]:
     """The per-cell frames of every layout, one job per branch, and ``keyed``. With
     ``max_rows`` (the first pass: no row ranked) the units over it are set apart in each
     branch and their ids (at most :data:`OVER_IDS`) collected; their rows alone -- a
     broadcast semi-join on the ids -- are then ranked by the read index (:func:`ranked`, once)
     and aggregated per branch, and the two tables added per cell (each unit counts in one).
-    ``None`` when more units are over: the caller ranks every row."""
+    ``None`` when more units are over: the caller ranks every row (``ranked_rows``: the rows
+    are then partitioned by unit already). Each branch's rows are shuffled by unit unless
+    Spark's combine pays (:func:`combines`)."""
     import pandas as pd
     shared = layouts(spec.statistics)
     types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
     parts, over = [], None
     for ids in branches(shared):
         rows, slots = branch_rows(keyed, shared, ids, types)
+        if not (ranked_rows or combines(shared, ids, spec.unit.rows_bound)):   # the rows shuffled by unit
+            rows = rows.repartition(UNIT)
         got = to_frame(branch_cells(rows, shared, ids, slots, max_rows))
         if max_rows is not None:
             oids = [v for got_ids in got.pop("oids") if got_ids is not None for v in got_ids]
@@ -486,6 +503,7 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
                                                        "is not imputed)")
 
 
-__all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble",
-           "OVER_IDS", "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "first_without_id",
-           "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "unit_table", "unit_windows", "value_slots"]
+__all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "OVER_IDS", "ROW", "UNIT", "aggregate_jvm", "arrow",
+           "assemble", "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "combines",
+           "first_without_id", "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame",
+           "unit_table", "unit_windows", "value_slots"]
