@@ -6,8 +6,8 @@ driver receives, per *branch* (:func:`branches`: the layouts -- :func:`.aggregat
 statistics sharing ``where``, ``by`` and ``key`` -- that share ``where`` and ``by``), one row
 per (group, key of each keyed layout), missing ones included: a number set by the declared
 groups and keys, so its memory does not depend on the number of rows or units (issue 38).
-One job per branch, no shuffle of the rows (only of their aggregate per unit and cell), in
-four steps:
+One job per branch (one shuffle of the rows by unit, or none when Spark's map-side combine of
+step 3 pays: :func:`combines`), in four steps:
 
 1. *Kept rows* (with an id and ``max_rows``): a first pass keeps every row; in step 4 the
    units over ``max_rows`` (their rows counted over the unit's window) are set apart -- every
