@@ -6,22 +6,23 @@ driver receives, per *branch* (:func:`branches`: the layouts -- :func:`.aggregat
 statistics sharing ``where``, ``by`` and ``key`` -- that share ``where`` and ``by``), one row
 per (group, key of each keyed layout), missing ones included: a number set by the declared
 groups and keys, so its memory does not depend on the number of rows or units (issue 38).
-One job per branch, one shuffle of the rows (by unit) each, in four steps:
+One job per branch (one shuffle of the rows by unit, or none when Spark's map-side combine of
+step 3 pays: :func:`combines`), in four steps:
 
-1. *Rank* (with an id and ``max_rows``): ``row_number() over (partition by unit order by
-   read index)``; a row is kept when its rank is at most ``max_rows`` (the local engine's
-   first-``max_rows``-rows rule). The rows are then partitioned by unit, which every later
-   step reuses (no second shuffle of the rows). A first pass skips the rank (the rows only
-   partitioned by unit, every row kept) and counts the units over ``max_rows``: when there
-   is none -- the usual case -- its result is the answer, else the pass is run again ranked
-   (:func:`by_unit`).
+1. *Kept rows* (with an id and ``max_rows``): a first pass keeps every row; in step 4 the
+   units over ``max_rows`` (their rows counted over the unit's window) are set apart -- every
+   field of theirs zeroed, their ids collected (at most :data:`OVER_IDS`) -- and the same
+   plan is run on their rows alone (a broadcast semi-join on the ids), ranked by
+   ``row_number() over (partition by unit order by read index)`` (:func:`ranked`: the local
+   engine's first-``max_rows``-rows rule); the two tables add per cell (:func:`by_unit`).
+   Past :data:`OVER_IDS` such units, every row is ranked.
 2. *Per row* (:func:`branch_rows`): ``G``, the row's group when it is kept, passes ``where``
    and its group is declared, and per keyed layout its key ``K{i}``; its clamped, rounded
    values (the column rules of :mod:`.spark_rules`), the flags of what is not counted and of
    clamped values, its read index when its value is bad.
-3. *Per (unit, G, K...)*: a hash aggregation -- summed over the other layouts' keys, the
-   per-(unit, cell) aggregate of the local engine (counted rows, values) for each layout,
-   with the counts of what was left out.
+3. *Per (unit, G, K...)*: a hash aggregation, combined map-side -- summed over the other
+   layouts' keys, the per-(unit, cell) aggregate of the local engine (counted rows, values)
+   for each layout, with the counts of what was left out.
 4. *Per unit* (windows over the unit's rows of step 3, :func:`branch_cells`): per layout its
    home cell (most counted rows, ties to the least cell: :func:`.cells.units_at_home`), its
    home group (most counted rows, ties to the least group: :func:`.cells.summed_cells` under
@@ -122,15 +123,13 @@ def per_row(rows: Any, spec: QuerySpec) -> tuple[list[Any], list[list[Statistic]
 def ranked(keyed: Any, spec: QuerySpec, rank: bool = True) -> Any:
     """``keyed`` with :data:`KEPT`: among its unit's first ``max_rows`` rows by the read index
     (a window partitioned by unit), or every row when there is no id, no ``max_rows`` or no
-    ``rank`` (the first pass: every unit within ``max_rows``, checked by its result). With an
-    id the rows are partitioned by unit either way (the later steps reuse it)."""
+    ``rank`` (the first pass: the units over ``max_rows`` set apart by its result,
+    :func:`by_unit`). Without ``rank`` nothing is shuffled."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     m = spec.unit.rows_bound
-    if spec.unit.id is None:
+    if spec.unit.id is None or m is None or not rank:
         return keyed.withColumn(KEPT, F.lit(True))
-    if m is None or not rank:
-        return keyed.repartition(UNIT).withColumn(KEPT, F.lit(True))
     return keyed.withColumn(KEPT, F.row_number().over(Window.partitionBy(UNIT).orderBy(ROW)) <= m)
 
 
@@ -148,7 +147,7 @@ BRANCH_CELLS = 1 << 20
 
 def branches(shared: list[list[Statistic]]) -> list[list[int]]:
     """The layouts (their indices) that share ``where`` and ``by``: one branch, one pass over
-    the rows (each branch reads the rows and shuffles them by unit once), its aggregate per
+    the rows (each branch reads the rows and shuffles their aggregate by unit), its aggregate per
     (unit, group, key of each keyed layout). A branch whose combinations of group and keys
     pass :data:`BRANCH_CELLS` is split into single layouts."""
     out: dict[tuple, list[int]] = {}
@@ -210,8 +209,9 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
     counted rows (``n_i``), the rows outside their unit's group (``outside_i``), the units at
     home there with rows in several cells (``several_i``), the rows not counted that pass
     ``where`` (``ud_i``), ``cl{j}_i``, the least bad row ``b{j}_i``; and for the branch ``nw``,
-    ``total``, ``kept``, the units (``nunits``: one row of each), ``noid`` and the units over
-    ``max_rows`` (``over``: when given). Only the windows
+    ``total``, ``kept``, the units (``nunits``: one row of each), ``noid``; with ``max_rows``,
+    the units over it set apart (nothing of theirs counted) and their ids (``oids``: at most
+    :data:`OVER_IDS` + 1, on the row of no group and key). Only the windows
     the layouts' kinds read are computed."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -221,51 +221,71 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
         agg for s in range(len(slots)) for agg in (F.sum(f"v{s}").alias(f"v{s}"), F.sum(f"cl{s}").alias(f"cl{s}"),
                                                    F.min(f"b{s}").alias(f"b{s}"))]
     t = rows.groupBy(UNIT, *dims).agg(F.count(F.lit(1)).alias("total"), *sums)
-    unit, G, w = Window.partitionBy(UNIT), F.col("G"), F.col("w")
+    unit = Window.partitionBy(UNIT)
     code = F.lit(0).cast("long")
     for d, size in zip(dims, [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed]):
         code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
-    t = t.withColumn("code", code)
+    t = t.withColumns({"code": code, "one": code == F.min(code).over(unit), "utotal": F.sum("total").over(unit)})
+    extra = []
+    if max_rows is not None:   # the units over max_rows: out of every sum here, their ids collected
+        big = F.col(UNIT).isNotNull() & (F.col("utotal") > max_rows)
+        zeroed = ["total", "ok", "w", "nw"] + [f"{c}{s}" for s in range(len(slots)) for c in ("v", "cl")]
+        t = t.withColumns({"oid": F.when(big & F.col("one"), F.col(UNIT)), "one": F.col("one") & ~big,
+                           **{c: F.when(~big, F.col(c)) for c in dims + [f"b{s}" for s in range(len(slots))]},
+                           **{c: F.when(~big, F.col(c)).otherwise(0) for c in zeroed}})
+        extra = [F.slice(F.collect_list("oid"), 1, OVER_IDS + 1).alias("oids")]
+    t, measures = unit_windows(t, shared, ids, dims, slots)
+    one = F.col("one")
+    return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
+                                F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
+                                F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"), *extra)
+
+
+def unit_windows(t: Any, shared: list[list[Statistic]], ids: list[int], dims: list[str],
+                 slots: dict[tuple, int]) -> tuple[Any, list[Any]]:
+    """Step 4's windows over each unit's rows of ``t`` (the aggregate per (unit, ``dims``),
+    :func:`branch_cells`) in three projections -- the counted rows per cell and per group, then
+    the home cell and group, then the home cell's row -- and the final aggregation's measures.
+    A cell (or group) that is already a row of ``t`` needs no window for its count."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    unit, G, w = Window.partitionBy(UNIT), F.col("G"), F.col("w")
+    levels: list[dict] = [{}, {}, {}]
     measures: list = []
     for i in ids:
         group, lead = shared[i], shared[i][0]
         counted = G.isNotNull() & (F.col(f"K{i}").isNotNull() if lead.key is not None else F.lit(True))
         cell = G * lead.keys.size + F.col(f"K{i}") if lead.key is not None else G
-        cells = [UNIT, "G"] + ([f"K{i}"] if lead.key is not None else [])
+        cells = ["G"] + ([f"K{i}"] if lead.key is not None else [])
         homes = any(kind_of(s).counts_units(s) for s in group)
         grouped = lead.by is not None and not all(kind_of(s).counts_units(s) for s in group)
         n = F.when(counted, w)
         if homes:
-            t = t.withColumn(f"crows{i}", F.sum(n).over(Window.partitionBy(*cells)))
-            t = t.withColumns({f"home{i}": -F.max(F.when(counted, F.struct(F.col(f"crows{i}").alias("a"),
-                                                                           (-cell).alias("b")))).over(unit)["b"],
-                               f"lo{i}": F.min(F.when(counted, cell)).over(unit),
-                               f"hi{i}": F.max(F.when(counted, cell)).over(unit)})
+            levels[0][f"crows{i}"] = n if cells == dims else F.sum(n).over(Window.partitionBy(UNIT, *cells))
+            levels[1].update({f"home{i}": -F.max(F.when(counted, F.struct(F.col(f"crows{i}").alias("a"),
+                                                                         (-cell).alias("b")))).over(unit)["b"],
+                              f"lo{i}": F.min(F.when(counted, cell)).over(unit),
+                              f"hi{i}": F.max(F.when(counted, cell)).over(unit)})
+            # the unit once, on one row of its home cell (the other keyed layouts split a cell in rows)
+            levels[2][f"hrow{i}"] = F.min(F.when(counted & (cell == F.col(f"home{i}")), F.col("code"))).over(unit)
         if grouped:
-            t = t.withColumn(f"grows{i}", F.sum(n).over(Window.partitionBy(UNIT, "G")))
-            t = t.withColumn(f"hgrp{i}", -F.max(F.when(counted, F.struct(F.col(f"grows{i}").alias("a"),
-                                                                         (-G).alias("b")))).over(unit)["b"])
-        if homes:   # the unit once, on one row of its home cell (the other keyed layouts split a cell in rows)
-            t = t.withColumn(f"hrow{i}", F.min(F.when(counted & (cell == F.col(f"home{i}")), F.col("code"))).over(unit))
+            levels[0][f"grows{i}"] = n if dims == ["G"] else F.sum(n).over(Window.partitionBy(UNIT, "G"))
+            levels[1][f"hgrp{i}"] = -F.max(F.when(counted, F.struct(F.col(f"grows{i}").alias("a"),
+                                                                    (-G).alias("b")))).over(unit)["b"]
         at_home = (F.col("code") == F.col(f"hrow{i}")) if homes else F.lit(False)
         in_group = (counted & (G == F.col(f"hgrp{i}"))) if grouped else counted
         several = (at_home & (F.col(f"lo{i}") != F.col(f"hi{i}"))) if homes else F.lit(False)
-        mine = value_slots(group)[0]
         measures += [F.sum(at_home.cast("long")).alias(f"units_{i}"), F.sum(F.when(in_group, w)).alias(f"rows_{i}"),
                      F.sum(n).alias(f"n_{i}"), F.sum(F.when(counted & ~in_group, w)).alias(f"outside_{i}"),
                      F.sum(several.cast("long")).alias(f"several_{i}"), F.sum(F.when(~counted, w)).alias(f"ud_{i}")]
-        for j, stat in enumerate(mine):
+        for j, stat in enumerate(value_slots(group)[0]):
             s = slots[(stat.value_column, stat.clamp, stat.resolution)]
             measures += [F.sum(F.when(in_group, F.col(f"v{s}"))).alias(f"v{j}_{i}"),
                          F.sum(F.when(counted, F.col(f"cl{s}"))).alias(f"cl{j}_{i}"),
                          F.min(F.when(counted, F.col(f"b{s}"))).alias(f"b{j}_{i}")]
-    t = t.withColumns({"one": F.col("code") == F.min("code").over(unit), "utotal": F.sum("total").over(unit)})
-    one = F.col("one")
-    over = one & (F.col("utotal") > max_rows) if max_rows is not None else F.lit(False)
-    return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
-                                F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
-                                F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"),
-                                F.sum(over.cast("long")).alias("over"))
+    for level in levels:
+        t = t.withColumns(level) if level else t
+    return t, measures
 
 
 def by_layout(got: Any, shared: list[list[Statistic]], ids: list[int]) -> list[Any]:
@@ -303,7 +323,8 @@ def row_cells(rows: Any, width: int) -> Any:
 
 
 def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
-    """The JVM path (module docstring): one job, one collect of the per-cell table.
+    """The JVM path (module docstring): one job per branch, one collect of its per-cell table
+    (and, when units are over ``max_rows``, one more per branch for their ranked rows).
 
     Proof: docs/proofs/spark-bounding.md
     """
@@ -311,9 +332,9 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     uid = spec.unit.id
     if uid is not None:
         base = raw.withColumn(UNIT, F.col(f"`{uid}`"))
-        got, keyed = by_unit(ranked(base, spec, False), spec, first_pass=spec.unit.rows_bound is not None)
-        if got is None:   # a unit over max_rows: its first rows ranked by the read index
-            got, keyed = by_unit(ranked(base, spec), spec)
+        got, keyed = by_unit(ranked(base, spec, False), spec, spec.unit.rows_bound)
+        if got is None:   # over OVER_IDS units over max_rows: every row ranked by the read index
+            got, keyed = by_unit(ranked(base, spec), spec, ranked_rows=True)
     else:
         keyed = ranked(raw, spec)
         got = by_row(keyed, spec)
@@ -326,22 +347,63 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     return assemble(out, got, shared)
 
 
-def by_unit(keyed: Any, spec: QuerySpec, first_pass: bool = False) -> tuple[Any, Any]:
-    """The per-cell frames of every layout, one job per branch, and ``keyed``; on a
-    ``first_pass`` (no row ranked), ``None`` as soon as a branch finds a unit over
-    ``max_rows``: the caller ranks the rows and runs again. (Most units are within
-    ``max_rows``: the first pass saves the sort of every row by unit and read index.)"""
+#: At most this many ids of units over ``max_rows`` reach the driver (:func:`by_unit`); more,
+#: and every row is ranked instead.
+OVER_IDS = 100_000
+
+
+def combines(shared: list[list[Statistic]], ids: list[int], max_rows: int | None) -> bool:
+    """Whether a branch's aggregate per (unit, group, keys) is left to Spark's map-side combine
+    (then a shuffle of that aggregate, and another by unit for the windows): when a unit of
+    ``max_rows`` rows falls in at most half as many declared (group, keys) combinations, so
+    that the combine can at least halve what is shuffled. Else the rows are shuffled once, by
+    unit (``repartition``), and the aggregate and the windows reuse that partitioning."""
+    if max_rows is None:
+        return False
+    lead = shared[ids[0]][0]
+    cells = lead.shape[0] * int(np.prod([shared[i][0].keys.size for i in ids if shared[i][0].key is not None]))
+    return 2 * cells <= max_rows
+
+
+def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_rows: bool = False) -> tuple[Any, Any]:
+    """The per-cell frames of every layout, one job per branch, and ``keyed``. With
+    ``max_rows`` (the first pass: no row ranked) the units over it are set apart in each
+    branch and their ids (at most :data:`OVER_IDS`) collected; their rows alone -- a
+    broadcast semi-join on the ids -- are then ranked by the read index (:func:`ranked`, once)
+    and aggregated per branch, and the two tables added per cell (each unit counts in one).
+    ``None`` when more units are over: the caller ranks every row (``ranked_rows``: the rows
+    are then partitioned by unit already). Each branch's rows are shuffled by unit unless
+    Spark's combine pays (:func:`combines`)."""
     import pandas as pd
     shared = layouts(spec.statistics)
     types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
-    parts = []
+    parts, over = [], None
     for ids in branches(shared):
         rows, slots = branch_rows(keyed, shared, ids, types)
-        got = to_frame(branch_cells(rows, shared, ids, slots, spec.unit.rows_bound))
-        if first_pass and int(got["over"].sum()):
-            return None, keyed
+        if not (ranked_rows or combines(shared, ids, spec.unit.rows_bound)):   # the rows shuffled by unit
+            rows = rows.repartition(UNIT)
+        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows))
+        if max_rows is not None:
+            oids = [v for got_ids in got.pop("oids") if got_ids is not None for v in got_ids]
+            if len(oids) > OVER_IDS:
+                return None, keyed
+            if oids and over is None:
+                over = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
+            if oids:
+                rows, _ = branch_rows(over, shared, ids, types)
+                got = pd.concat([got, to_frame(branch_cells(rows, shared, ids, slots))], ignore_index=True)
         parts += by_layout(got, shared, ids)
     return pd.concat(parts, ignore_index=True), keyed
+
+
+def unit_table(keyed: Any, ids: list) -> Any:
+    """The units ``ids`` as a broadcast table of one column, :data:`UNIT`, of ``keyed``'s type."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+    field = next(f for f in keyed.schema.fields if f.name == UNIT)
+    kind = field.dataType.simpleString()
+    values = [(str(v) if kind == "string" else int(v),) for v in ids]
+    return F.broadcast(keyed.sparkSession.createDataFrame(values, StructType([field])))
 
 
 def by_row(keyed: Any, spec: QuerySpec) -> Any:
@@ -441,6 +503,7 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
                                                        "is not imputed)")
 
 
-__all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "ROW", "UNIT", "aggregate_jvm", "arrow", "assemble",
-           "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "first_without_id",
-           "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame", "value_slots"]
+__all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "OVER_IDS", "ROW", "UNIT", "aggregate_jvm", "arrow",
+           "assemble", "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "combines",
+           "first_without_id", "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame",
+           "unit_table", "unit_windows", "value_slots"]
