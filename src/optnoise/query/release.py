@@ -450,7 +450,7 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     warn_not_private(src, "query")
     data = frame.set_axis(names, axis=1)[list(parsed.columns)]
     if ledger is not None:
-        refuse_found_keys(parsed)
+        refuse_with_ledger(parsed)
         ledger.check(dataset=ledger.dataset, unit=ledger_unit(parsed))
     runs: list = []
 
@@ -467,7 +467,7 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     return (doc, audit) if with_audit else doc
 
 
-def refuse_found_keys(spec: QuerySpec) -> None:
+def refuse_with_ledger(spec: QuerySpec) -> None:
     """A ledger records mechanisms it composes; a selection's shift (keys found in the data) and
     a bound chosen privately are not among them yet: such a spec is refused with a ledger
     rather than under-counted."""

@@ -155,7 +155,7 @@ class Histogram(Kind):
         Proof: docs/proofs/consistent-tables.md
         """
         if item.stat.keys_from_data:
-            return found_body(item, self.selection(item), alpha, source)  # type: ignore[arg-type]
+            return found_body(item, super().body(item, alpha, source), self.selection(item))  # type: ignore[arg-type]
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
@@ -193,14 +193,14 @@ def check_found(stat: Statistic) -> None:
                                     "\"from-data\": the threshold reads the tail of noise on the line")
 
 
-def found_body(item: Planned, threshold: Threshold, alpha: float, source: RandomSource) -> dict:
-    """The released cells of keys found in the data: every candidate (a cell whose true count
-    is at least 1) drawn, only those whose released count is at least the threshold written
-    -- the keys that did not pass, and how many, are in no published part.
+def found_body(item: Planned, doc: dict, threshold: Threshold) -> dict:
+    """The released cells of keys found in the data: ``doc`` holds every candidate drawn (a
+    number's body); only the cells whose true count is at least 1 and whose released count is
+    at least the threshold are kept -- the keys that did not pass, and how many, are in no
+    published part.
 
     Proof: docs/proofs/key-selection.md
     """
-    doc = super(Histogram, KIND).body(item, alpha, source)
     counts = item.answers.cells
     keys = item.stat.keys.labels()  # type: ignore[union-attr]
     grouped = item.stat.groups is not None
