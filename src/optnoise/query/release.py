@@ -141,9 +141,9 @@ def plan(spec: QuerySpec, agg: Aggregated, progress: Callable[[int, int], None] 
                     progress(len(out), len(spec.statistics))
                 continue
             offset, n = cell_domain(stat, unit, agg.units)
-            key = cell_key(stat, derived, n, offset)
+            key = (*cell_key(stat, derived, n, offset), unit.groups_bound)
             if key not in built:
-                built[key] = cell_for(stat, derived, n, offset)
+                built[key] = cell_for(stat, derived, n, offset, unit.groups_bound)
             cell = built[key]
             bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
             out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded), None, public,

@@ -141,9 +141,12 @@ class Kind:
         return Answers(grid)
 
     # ------------------------------------------------------------------ the mechanism
-    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int,
+                  keys_per_unit: int = 1) -> Cell:
         """The certified mechanism of one cell on ``offset + {0..n}`` at ``target``, whose
-        value one unit moves by at most ``distance`` (:mod:`..mechanisms`)."""
+        value one unit moves by at most ``distance`` (:mod:`..mechanisms`); ``keys_per_unit``:
+        the keys one unit can create (``unit.max_groups``), which a selection of keys found in
+        the data reads."""
         if stat.unbiased:
             return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
         if stat.mechanism_file is not None:
@@ -229,7 +232,8 @@ class KeyKind(Kind):
     def grid(self, answers: Answers) -> np.ndarray:
         return answers.scores  # type: ignore[return-value]
 
-    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int,
+                  keys_per_unit: int = 1) -> Cell:
         return key_cell(stat.name, stat, target)
 
     def design_key(self, stat: Statistic) -> tuple:

@@ -112,11 +112,13 @@ class Histogram(Kind):
     def counts_units(self, stat: Statistic) -> bool:
         return stat.of == "units"
 
-    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int,
+                  keys_per_unit: int = 1) -> Cell:
         """Keys found in the data: the clamped geometric at the cell's epsilon (pure: the
         statistic's delta is the selection's), or the truncated geometric at the cell's
-        ``(epsilon, delta)`` (no selection delta) where its threshold is smaller
-        (:mod:`..truncated`); else as every count."""
+        ``(epsilon, delta)`` (no selection delta) where its threshold is smaller than the
+        geometric's over the ``keys_per_unit`` keys one unit can create (:mod:`..truncated`);
+        else as every count."""
         if not stat.keys_from_data:
             return super().mechanism(stat, target, distance, n, offset)
         geometric = count_cell(stat.name, n, offset, int(distance), Target(target.epsilon),  # type: ignore[arg-type]
@@ -124,7 +126,7 @@ class Histogram(Kind):
         truncated = truncated_cell(stat.name, n, offset, target) if int(distance) == 1 else None  # type: ignore[arg-type]
         if truncated is None:
             return geometric
-        by_tail = smallest_threshold(geometric.noise.quantize(), KEYS_PER_UNIT, stat.target.delta).tau  # type: ignore[union-attr]
+        by_tail = smallest_threshold(geometric.noise.quantize(), keys_per_unit, stat.target.delta).tau  # type: ignore[union-attr]
         return truncated if truncated.design["half_width"] + 2 < by_tail else geometric
 
     def design_key(self, stat: Statistic) -> tuple:
