@@ -126,7 +126,7 @@ def test_consistent_is_refused_with_found_keys():
         _query(_frame(n=30), spec, 1)
 
 
-def test_the_command_line_writes_only_released_keys_and_refuses_a_ledger(tmp_path):
+def test_the_command_line_writes_only_released_keys_and_charges_a_ledger(tmp_path):
     frame = _frame(n=3000)
     frame["region"] = np.arange(len(frame)) % 2 + 1
     frame.to_csv(tmp_path / "in.csv", index=False)
@@ -142,8 +142,13 @@ def test_the_command_line_writes_only_released_keys_and_refuses_a_ledger(tmp_pat
     assert runner.invoke(app, ["ledger", "init", str(tmp_path / "l.sqlite"), "--dataset", "sales", "--unit", "c",
                                "--budget-epsilon", "10", "--budget-delta", "1e-5"]).exit_code == 0
     r = runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
-                            "--ledger", str(tmp_path / "l.sqlite")])
-    assert r.exit_code == 2 and "ledger" in r.stderr and "from-data" in r.stderr
+                            "--ledger", str(tmp_path / "l.sqlite"), "--output", str(tmp_path / "led.json")])
+    assert r.exit_code == 0, r.output
+    from optnoise.publish.ledger import Ledger
+    doc = json.loads((tmp_path / "led.json").read_text())
+    shown = Ledger(tmp_path / "l.sqlite", write=False).show()
+    assert shown["total"]["basic"] == doc["total"]["basic"] and shown["runs"][0]["shifts"][0]["about"] == "selection"
+    assert shown["total"]["shifts"]["delta"] == doc["total"]["selection"]["delta"] > 0
 
 
 def test_found_values_keep_their_type():
