@@ -77,6 +77,9 @@ class Planned:
     all_units: int = 0
     #: The groups (or keys) one unit is kept in at most (``unit.max_groups``, default 1).
     groups_per_unit: int = 1
+    #: The selection of a statistic by a key found in the data (``stat.selected_by``): its
+    #: planned histogram of units (:func:`.found.with_selections`).
+    companion: Any = None
 
     def profile(self):
         """The exact profile of one of the cells (what the total composes ``len(parts)`` times)."""
@@ -154,7 +157,9 @@ def plan(spec: QuerySpec, agg: Aggregated, progress: Callable[[int, int], None] 
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
         if progress is not None:
             progress(len(out), len(spec.statistics))
-    return out
+    named = {item.stat.name: item for item in out}
+    return [item if item.stat.selected_by is None else replace(item, companion=named[item.stat.selected_by])
+            for item in out]
 
 
 def cell_key(stat: Statistic, derived: Derived, n: int, offset: int) -> tuple:

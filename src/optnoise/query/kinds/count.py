@@ -9,17 +9,17 @@ import numpy as np
 
 from ..cells import ONE, Answers, GroupRules
 from ..statistic import Statistic
-from .base import Kind, UnitRules, group_rows, read_of
+from .base import Kind, UnitRules, group_rows, read_found, read_of
 
 
 class Count(Kind):
     name = "count"
     order = 0
-    keys = ("of",)
+    keys = ("of", "key", "keys", "selection_share")
     unbiased = True
 
     def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
-        return read_of(t)
+        return {**read_of(t), **read_found(t)}
 
     def rows_needed(self, stat: Statistic) -> str | None:
         return "a count of rows" if stat.of == "rows" else None

@@ -165,7 +165,10 @@ class Histogram(Kind):
 
     def together(self, items: list[Planned], docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
         """Consistent histograms ``by`` groups made to add up to their overall histogram
-        (:func:`..consistent.add_up`)."""
+        (:func:`..consistent.add_up`); a histogram of rows by a key found in the data (a count of
+        rows) kept for its selection's released keys (:func:`..found.selected`)."""
+        from ..found import selected
+        docs = selected(items, docs)
         if not any(item.stat.consistent for item in items):
             return docs
         from ..consistent import add_up
