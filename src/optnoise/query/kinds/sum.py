@@ -44,6 +44,13 @@ class Sum(Kind):
     def notes(self, stat: Statistic) -> dict:
         return {"note": MEAN_NOTE + (UNBIASED_MEAN if stat.unbiased else "")}
 
+    def csv_rows(self, entry: Mapping[str, Any]) -> list[tuple]:
+        """By a key found in the data: one row per released key, in the key column."""
+        if not isinstance(entry.get("keys"), Mapping):
+            return super().csv_rows(entry)
+        ivs = entry.get("intervals") or {}
+        return [("", k, v, ivs.get(k)) for k, v in entry["values"].items()]
+
     def together(self, items: list[Planned], docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
         """A sum by a key found in the data: its values kept for its selection's released keys
         (:func:`..found.selected`)."""
