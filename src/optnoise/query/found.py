@@ -20,15 +20,15 @@ a cell per group).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
 from ..errors import InvalidParameterError
 from .statistic import FROM_DATA, Keys, Statistic
 
-if TYPE_CHECKING:
-    from .spec import QuerySpec
+#: A query's spec (:class:`.spec.QuerySpec`; not imported: the spec reads this module).
+QuerySpec = Any
 #: Most distinct values of a key column taken as candidates.
 MAX_FOUND = 100_000
 
@@ -103,11 +103,12 @@ def with_found_keys(spec: QuerySpec, found: dict[str, Keys]) -> QuerySpec:
     stats = []
     for s in spec.statistics:
         if s.keys_from_data or s.selected_by is not None:
-            col = s.key if s.by is None else s.by
+            as_groups = not s.keys_from_data and s.by is not None   # a sum or mean by a found key
+            col = s.by if as_groups else s.key
             keys = found.get(col)  # type: ignore[arg-type]
             if keys is None:
                 raise InvalidParameterError("keys", FROM_DATA, f"the values of column {col!r} read first")
-            s = replace(s, keys=keys) if s.by is None else replace(s, groups=keys)
+            s = replace(s, groups=keys) if as_groups else replace(s, keys=keys)
         stats.append(s)
     return replace(spec, statistics=tuple(stats))
 
@@ -168,7 +169,6 @@ def _selected_pair(s: Statistic, smallest_epsilon: float) -> list[Statistic]:
                                     "\"from-data\" (the values' noise is pure: the statistic's delta is its "
                                     "selection's)")
     if s.kind == "count" and s.of == "units":
-        from .kinds.histogram import check_found
         counted = replace(s, kind="histogram", selection_share=None)
         check_found(counted)
         return [counted]
@@ -186,6 +186,27 @@ def _selected_pair(s: Statistic, smallest_epsilon: float) -> list[Statistic]:
     if s.kind == "count":   # of rows: a histogram of rows over the found keys
         return [selection, replace(s, kind="histogram", target=values, keys_from_data=False, selected_by=name)]
     return [selection, replace(s, target=values, by=s.key, key=None, keys_from_data=False, selected_by=name)]
+
+
+def check_found(stat: Statistic) -> None:
+    """What keys found in the data need (refused naming the key otherwise)."""
+    key = "keys"
+    if stat.of != "units":
+        raise InvalidParameterError(key, FROM_DATA, "declared keys for a histogram of rows (keys found in the data "
+                                    "are released for a histogram of units: one key per unit)")
+    from ..target import check_delta
+    if stat.target is not None:
+        check_delta(stat.target.delta, positive=True, accepted="a delta > 0 with keys = \"from-data\": a key held "
+                    "by one unit alone is shown with a small probability, which is this delta (e.g. 1e-6)")
+    if stat.target is not None and stat.target.notion != "dp":
+        raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
+    for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):
+        if flag:
+            raise InvalidParameterError(name, True, f"false with keys = \"from-data\" (declare the keys for {name} "
+                                        "= true: the suppressed keys' units would have to go somewhere)")
+    if stat.mechanism not in ("optimal", "clamped-geometric"):
+        raise InvalidParameterError("mechanism", stat.mechanism, "clamped-geometric (the default) with keys = "
+                                    "\"from-data\": the threshold reads the tail of noise on the line")
 
 
 def _below(rest: float, whole: float, part: float) -> float:
@@ -224,4 +245,4 @@ def selected(items: list, docs: dict[str, dict]) -> dict[str, dict]:
 
 
 __all__ = ["FROM_DATA", "MAX_FOUND", "PURE_MECHANISMS", "SELECTION_SUFFIX", "found_in_batches", "found_in_frame",
-           "selected", "wanted", "with_found_keys", "with_selections"]
+           "check_found", "selected", "wanted", "with_found_keys", "with_selections"]

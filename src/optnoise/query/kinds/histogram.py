@@ -23,9 +23,10 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
-from ...target import Target, check_delta
+from ...target import Target
 from ..cells import ONE, Answers, GroupRules, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
+from ..found import check_found
 from ..statistic import FROM_DATA, Statistic, column
 from ..threshold import Threshold, smallest_threshold
 from ..truncated import truncated_cell
@@ -176,26 +177,6 @@ class Histogram(Kind):
 
     def about(self, stat: Statistic) -> str:
         return f"histogram of {stat.of} over {stat.key}" + (" (consistent)" if stat.consistent else "")
-
-
-def check_found(stat: Statistic) -> None:
-    """What keys found in the data need (refused naming the key otherwise)."""
-    key = "keys"
-    if stat.of != "units":
-        raise InvalidParameterError(key, FROM_DATA, "declared keys for a histogram of rows (keys found in the data "
-                                    "are released for a histogram of units: one key per unit)")
-    if stat.target is not None:
-        check_delta(stat.target.delta, positive=True, accepted="a delta > 0 with keys = \"from-data\": a key held "
-                    "by one unit alone is shown with a small probability, which is this delta (e.g. 1e-6)")
-    if stat.target is not None and stat.target.notion != "dp":
-        raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
-    for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):
-        if flag:
-            raise InvalidParameterError(name, True, f"false with keys = \"from-data\" (declare the keys for {name} "
-                                        "= true: the suppressed keys' units would have to go somewhere)")
-    if stat.mechanism not in ("optimal", "clamped-geometric"):
-        raise InvalidParameterError("mechanism", stat.mechanism, "clamped-geometric (the default) with keys = "
-                                    "\"from-data\": the threshold reads the tail of noise on the line")
 
 
 def found_body(item: Planned, doc: dict, threshold: Threshold) -> dict:
