@@ -168,21 +168,6 @@ def test_too_many_found_keys_are_refused(monkeypatch):
     assert MAX_FOUND >= 10_000
 
 
-@pytest.mark.spark
-def test_spark_gives_the_local_document(tmp_path):
-    frame = _frame(n=900)
-    frame.to_csv(tmp_path / "in.csv", index=False)
-    (tmp_path / "q.toml").write_text('unit = { id = "c", max_rows = 3 }\n[statistics.p]\nkind = "histogram"\n'
-                                     'key = "product"\nkeys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n')
-    docs = []
-    for engine in ("local", "spark"):
-        r = runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
-                                "--seed", "4", "--json", "--engine", engine])
-        assert r.exit_code == 0, r.output
-        docs.append(json.loads(r.stdout)["statistics"]["p"])
-    assert docs[0]["values"] == docs[1]["values"] and set(docs[0]["values"]) <= {"apple", "pear", "fig"}
-
-
 def test_at_a_small_epsilon_the_truncated_geometric_gives_the_lower_threshold_and_no_selection_delta():
     """At eps 0.1, delta 1e-6 (add-remove: one cell per unit) the geometric on [-T, T] needs a
     threshold of T + 2 = 111 against the tail's 133 (docs/statistics.md): it is chosen, a key of

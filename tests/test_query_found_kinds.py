@@ -191,13 +191,15 @@ def test_a_ledger_records_the_sums_selection(tmp_path):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("which", ["sum", "mean", "rows"])
+@pytest.mark.parametrize("which", ["histogram", "sum", "mean", "rows"])
 def test_spark_gives_the_local_document(tmp_path, which):
+    """Spark and the local engine: the same document for the same seed (keys found in the data
+    on a histogram of units too)."""
     frame = _frame(n=900)
     frame.to_csv(tmp_path / "in.csv", index=False)
     extra = {"sum": 'kind = "sum"\ncolumn = "price"\nclamp = { lower = 0, upper = 10 }\n',
              "mean": 'kind = "mean"\ncolumn = "price"\nclamp = { lower = 0, upper = 10 }\n',
-             "rows": 'kind = "count"\nof = "rows"\n'}[which]
+             "rows": 'kind = "count"\nof = "rows"\n', "histogram": 'kind = "histogram"\n'}[which]
     (tmp_path / "q.toml").write_text('unit = { id = "c", max_rows = 3 }\n[statistics.p]\n' + extra +
                                      'key = "product"\nkeys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n')
     docs = []
