@@ -15,7 +15,8 @@ One structure, two front doors: a TOML file (``optnoise query --spec FILE.toml``
 Statistic keys: ``kind``; the target ``epsilon`` [``delta``, ``notion``] or ``share`` (a
 fraction of ``budget``); ``where`` (``{ col = v }``, ``{ col = [v, w] }``,
 ``{ col = { lower = a, upper = b } }``); ``of`` (a count: ``"units"``, default, or
-``"rows"``; a peak: the summed column); ``key`` + ``keys`` (``{ lower, upper }`` or a list);
+``"rows"``; a peak: the summed column); ``key`` + ``keys`` (``{ lower, upper }`` or a list; ``"from-data"``: a histogram's, or a count's,
+sum's or mean's by key, with ``selection_share``, :mod:`.found`);
 ``by`` + ``groups``; ``column`` (a sum); ``clamp`` ``{ lower, upper }`` and ``resolution``
 (a sum, a peak, a mean, a quantile: its public grid); ``quantiles`` (a quantile's levels, e.g.
 ``[0.25, 0.5, 0.75]``; a median has 0.5); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
