@@ -53,6 +53,7 @@ def _query(frame, spec, seed):
 def test_only_selected_keys_are_released_and_the_selection_is_in_the_total(which):
     doc = _query(_frame(), _spec(which), 3)
     p = doc["statistics"]["p"]
+    assert p["kind"] == _stat(which)["kind"]
     assert set(p["values"]) == {"apple", "pear", "fig"} and set(p["intervals"]) == set(p["values"])
     assert "rare" not in json.dumps(doc) and list(doc["statistics"]) == ["p"]
     keys, total = p["keys"], doc["only_if_unseeded"]["total"]

@@ -127,7 +127,7 @@ def with_selections(stats: list[Statistic], *, smallest_epsilon: float) -> list[
     ``keys = "from-data"``) replaced by what releases it (docs/proofs/key-selection.md, "Counts,
     sums and means by key"):
 
-    * a count of units: the histogram of units over the key (the same thing);
+    * a count of units: kept, released as the histogram of units over the key (the same thing);
     * otherwise two statistics: its **selection** ``NAME.keys``, a histogram of units over the
       key with ``keys = "from-data"`` at ``(selection_share x epsilon, delta)`` (its keys
       released only above the exact threshold), and the statistic itself at the rest of the
@@ -168,8 +168,8 @@ def _selected_pair(s: Statistic, smallest_epsilon: float) -> list[Statistic]:
         raise InvalidParameterError("mechanism", s.mechanism, f"{' or '.join(PURE_MECHANISMS)} with keys = "
                                     "\"from-data\" (the values' noise is pure: the statistic's delta is its "
                                     "selection's)")
-    if s.kind == "count" and s.of == "units":
-        counted = replace(s, kind="histogram", selection_share=None)
+    if s.kind == "count" and s.of == "units":   # the histogram of units over the key (its kind releases it)
+        counted = replace(s, selection_share=None)
         check_found(counted)
         return [counted]
     eps = float(t.epsilon)  # type: ignore[union-attr]
@@ -183,8 +183,8 @@ def _selected_pair(s: Statistic, smallest_epsilon: float) -> list[Statistic]:
     selection = Statistic(name, "histogram", Target(chosen, t.delta), where=s.where, key=s.key,  # type: ignore[union-attr]
                           keys_from_data=True, mechanism="clamped-geometric")
     values = Target(rest)
-    if s.kind == "count":   # of rows: a histogram of rows over the found keys
-        return [selection, replace(s, kind="histogram", target=values, keys_from_data=False, selected_by=name)]
+    if s.kind == "count":   # of rows: released as the histogram of rows over the found keys
+        return [selection, replace(s, target=values, keys_from_data=False, selected_by=name)]
     return [selection, replace(s, target=values, by=s.key, key=None, keys_from_data=False, selected_by=name)]
 
 
