@@ -152,12 +152,16 @@ def test_the_command_line_gives_the_python_document_and_shows_no_suppressed_key(
                                      'keys = "from-data"\ncolumn = "price"\nclamp = { lower = 0, upper = 10 }\n'
                                      'epsilon = 1.0\ndelta = 1e-6\n[statistics.m]\nkind = "mean"\nkey = "product"\n'
                                      'keys = "from-data"\ncolumn = "price"\nclamp = { lower = 0, upper = 10 }\n'
-                                     'epsilon = 1.0\ndelta = 1e-6\nselection_share = 0.3\n')
+                                     'epsilon = 1.0\ndelta = 1e-6\nselection_share = 0.3\n[statistics.u]\nkind = "count"\n'
+                                     'key = "product"\nkeys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n'
+                                     '[statistics.r]\nkind = "count"\nof = "rows"\nkey = "product"\n'
+                                     'keys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n')
     args = ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"), "--seed", "5"]
     r = runner.invoke(app, args + ["--json"])
     assert r.exit_code == 0, r.output
     cli = json.loads(r.stdout)
-    spec = {"unit": {"id": "c", "max_rows": 3}, "statistics": {"p": _stat("sum"), "m": _stat("mean", selection_share=0.3)}}
+    spec = {"unit": {"id": "c", "max_rows": 3}, "statistics": {"p": _stat("sum"), "m": _stat("mean", selection_share=0.3),
+                                                                "u": _stat("count"), "r": _stat("rows")}}
     local = _query(pd.read_csv(tmp_path / "in.csv"), spec, 5)
     assert cli["statistics"] == local["statistics"]
     assert cli["only_if_unseeded"]["total"]["basic"] == local["only_if_unseeded"]["total"]["basic"]
@@ -166,8 +170,8 @@ def test_the_command_line_gives_the_python_document_and_shows_no_suppressed_key(
     assert r.exit_code == 0 and "rare" not in r.stdout and "apple" in r.stdout
     out = pd.read_csv(tmp_path / "out.csv")
     assert "rare" not in out.to_csv()
-    released = {(s, k) for s in ("p", "m") for k in cli["statistics"][s]["values"]}
-    assert set(zip(out["statistic"], out["key"])) == released and len(out) == len(released) >= 4
+    released = {(s, k) for s in ("p", "m", "u", "r") for k in cli["statistics"][s]["values"]}
+    assert set(zip(out["statistic"], out["key"])) == released and len(out) == len(released) >= 10
     (tmp_path / "bad.toml").write_text((tmp_path / "q.toml").read_text().replace("selection_share = 0.3",
                                                                                  "selection_share = 2"))
     r = runner.invoke(app, ["query", "--spec", str(tmp_path / "bad.toml"), "--input", str(tmp_path / "in.csv")])
