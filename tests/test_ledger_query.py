@@ -179,3 +179,35 @@ def test_a_version_1_ledger_is_read_as_it_is_and_migrated_when_a_run_writes(file
     assert _run(files, 2).exit_code == 0
     report = Ledger(path, write=False).verify()
     assert report["ok"] and report["runs"] == 2
+
+
+def _open_for_writing(path, start):
+    start.wait()
+    Ledger(path)
+
+
+def test_processes_opening_one_version_1_ledger_at_once_migrate_it_once(files):
+    """Four processes open a schema-1 file for writing at the same instant: each migration reads
+    the version inside its own immediate transaction, so the column is added once, every process
+    opens the file, and it verifies."""
+    import multiprocessing as mp
+    import sqlite3
+    from optnoise.publish.ledger import SCHEMA_VERSION
+    assert _run(files, 1).exit_code == 0
+    path = files / "meters.db"
+    with sqlite3.connect(path) as con:
+        con.execute("ALTER TABLE runs DROP COLUMN shifts")
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    ctx = mp.get_context("fork")
+    start = ctx.Barrier(4)
+    procs = [ctx.Process(target=_open_for_writing, args=(path, start)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    with sqlite3.connect(path) as con:
+        columns = [row[1] for row in con.execute("PRAGMA table_info(runs)")]
+    assert columns.count("shifts") == 1
+    book = Ledger(path, write=False)
+    assert book.show()["schema_version"] == SCHEMA_VERSION and book.verify()["ok"]
