@@ -12,9 +12,10 @@ does not import is left out, named.
 Zipf law over ``--keys`` possible keys (``P[k] ~ k^-zipf``), duplicates merged (a unit holds
 at most ``g`` distinct keys). Change model **add-remove** (the peers' neighbourhood: one unit
 added or removed), contribution bounds ``max_partitions_contributed = g`` (optnoise:
-``unit.max_groups = g``, ``max_rows = g``, ``max_rows_per_group = 1``) and
-``max_contributions_per_partition = 1``: each key's answer is its count of units, and the
-keys are not declared.
+``unit.max_groups = g``, ``max_rows = g``) and ``max_contributions_per_partition = 1`` (a
+histogram of units counts a unit once in each of its keys; optnoise's ``max_rows_per_group``
+is not set: without ``by`` it caps the rows of the unit's one group, which would leave one
+key per unit): each key's answer is its count of units, and the keys are not declared.
 
 **Methods**, each at the same ``(eps, delta)`` and bounds:
 
@@ -126,8 +127,8 @@ def optnoise_run(frame, counts, eps: float, delta: float, groups: int, seed: int
     from optnoise.query.threshold import upper_tail
     from optnoise.query.truncated import truncated_noise
     unit = {"id": "unit", "max_rows": groups, "change": "add-remove", "max_units": MAX_UNITS}
-    if groups > 1:
-        unit.update(max_groups=groups, max_rows_per_group=1)
+    if groups > 1:   # no max_rows_per_group: a histogram of units counts a unit once per key anyway, and
+        unit.update(max_groups=groups)   # without ``by`` it would cap the rows of the unit's one group
     asked = eps - (-math.log1p(-delta)) * (1 + 1e-6)   # room for the selection's epsilon shift
     spec = {"unit": unit, "statistics": {"keys": {"kind": "histogram", "key": "key", "keys": "from-data",
                                                   "epsilon": asked, "delta": delta}}}
@@ -309,7 +310,7 @@ def markdown(rows: list[dict]) -> str:
         lines.append(f"| {r['groups']} | {r['eps_target']:g} | {r['method']} | {r['threshold']} | {r['counts']} | "
                      f"{r['kept'][0]:.1f} +- {r['kept'][1]:.1f} | {r['expected'][0]:.1f} +- {r['expected'][1]:.1f} | "
                      f"{r['expected_share'][0]:.4f} | {r['ratio'][0]:.3f} +- {r['ratio'][1]:.3f} | "
-                     f"{up(r['epsilon'], 7)} | {up(r['reported_delta'])} | {up(r['exact_delta'])} |")
+                     f"{up(r['epsilon'], 7)} | {up(r['reported_delta'], 6)} | {up(r['exact_delta'], 6)} |")
     return "\n".join(lines)
 
 
