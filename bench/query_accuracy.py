@@ -2,6 +2,12 @@
 
 Run: .venv/bin/python bench/query_accuracy.py [--quick] [--sizes 100,1400,10000] [--epsilons 0.5,1,2]
                                               [--delta 1e-6] [--alpha 0.05] [--max-optimal 10000]
+     .venv/bin/python bench/query_accuracy.py --keys-from-data [bench/keys_from_data.py's options]
+
+``--keys-from-data`` prints the other table of issue 36 instead: keys found in the data, the
+number of keys kept by optnoise against PipelineDP's and OpenDP's thresholds at the same
+``(eps, delta)`` and contribution bounds, with the delta each actually guarantees
+(:mod:`keys_from_data`, whose options it takes).
 
 A count of households with some property, an answer in ``{0..N}``; the unit is a household,
 the change model ``replace`` (the number of households is public), so one household moves the
@@ -146,6 +152,11 @@ def markdown(rows: list[dict], alpha: float) -> str:
 
 
 def main() -> None:
+    if "--keys-from-data" in sys.argv[1:]:   # the keys-kept table (module docstring), its own options
+        from keys_from_data import main as keys_main
+        sys.argv.remove("--keys-from-data")
+        keys_main()
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="N <= 1,400 only")
     ap.add_argument("--sizes", default="100,1400,10000")
