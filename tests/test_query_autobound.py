@@ -103,10 +103,11 @@ def _choices(cap: int, runs: int = 20) -> tuple[list[int], float]:
 
 
 def test_the_chosen_bound_covers_the_share():
-    """Every run chooses 32, which covers 100 % >= 99 % of the units. False alarm: a run errs
-    only if the 11 cells' noises add up, in absolute value, to 2,000 (0.01 N); each is clamped
-    two-sided geometric at eps 0.5 (E e^2 <= 2a/(1-a)^2 = 7.84, a = e^-0.5), so by Chebyshev on
-    the sum of absolute values P <= 11 * 11 * 7.84 / 2000^2 < 2.4e-4 per run, < 0.5 % for 20."""
+    """Every run chooses 32, which covers 100 % >= 99 % of the units. False alarm: each cell is
+    the clamped geometric at eps 0.5 (a = e^-0.5), noise floor 8. Choosing above 32 needs the 6
+    empty cells above it to add more than 2,000 (0.01 N) over their floors, so one of them a
+    noise above 341: P <= 6 a^342 < 1e-70; choosing below needs the cell of the 6,000 units with
+    30 rows released below 2,008, a noise below -3,992: P < a^3992. So < 1e-70 per run."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         chosen, covered = _choices(1024)
