@@ -40,7 +40,7 @@ from ..costs import check_prior, loss_rows
 from ..errors import InvalidParameterError
 from ..target import check_epsilon
 from .block_bound import MONOTONE_COSTS, check_monotone_cost, window_values
-from .bounds import UNIT, Bound, down, exp_up, relative_gap, repair, sum_down
+from .bounds import UNIT, Bound, Bounded, down, exp_up, repair, sum_down
 from .chain import geometric_dual, geometric_weights
 from .solver import RATIO_MARGIN
 
@@ -53,7 +53,7 @@ BOUND_REACH = 40.0
 
 
 @dataclass(frozen=True, eq=False)
-class RemapSolution:
+class RemapSolution(Bounded):
     """The geometric-plus-remap channel of one request, its cost and the proven bound.
 
     Attributes
@@ -84,10 +84,6 @@ class RemapSolution:
     width: int
     window: int
     seconds: tuple[float, float]
-
-    @property
-    def gap(self) -> float:
-        return relative_gap(self.cost, self.bound.value)
 
 
 def loss_profile(cost: str, n: int) -> np.ndarray:

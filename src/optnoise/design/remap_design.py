@@ -65,27 +65,41 @@ class RemapChannelDesign(ProvenBound, OfTarget, DesignResult):
     Attributes
     ----------
     solution:
-        The design (:class:`~optnoise.design.geometric_remap.RemapSolution`: ``alpha``, the
-        remap, the cost, the proven bound).
-    n, cost, prior:
-        The domain, the cost's name and the prior (normalised).
-    expected_cost, lower_bound, bound_method:
-        The prior-averaged cost, the proven lower bound on every channel's cost, what gave it.
+        The design (:class:`~optnoise.design.geometric_remap.RemapSolution`: ``n``, ``alpha``, the
+        remap, the cost, the proven bound and the windows).
+    cost, prior, target:
+        The cost's name, the prior (normalised) and the target.
     """
 
     solution: RemapSolution
-    n: int
     cost: str
     prior: np.ndarray
-    expected_cost: float
     target: Target
-    lower_bound: float | None
-    bound_method: str
     solve_seconds: float
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     method = "geometric-remap"
     worst_case = False
+
+    @property
+    def n(self) -> int:
+        return self.solution.n
+
+    @property
+    def expected_cost(self) -> float:   # type: ignore[override]
+        """The prior-averaged cost (the windows' float sums plus what they leave out)."""
+        return self.solution.cost
+
+    @property
+    def lower_bound(self) -> float | None:   # type: ignore[override]
+        """The proven lower bound on every channel's cost (``None`` where none was proven)."""
+        value = self.solution.bound.value
+        return value if math.isfinite(value) else None
+
+    @property
+    def bound_method(self) -> str:
+        return (f"{self.solution.bound.method} of the whole domain, each column checked over a window of "
+                f"{self.solution.window} (outward rounded, at e^eps)")
 
     @cached_property
     def release(self) -> ClampRemap:
@@ -153,12 +167,8 @@ def solve_remap_channel(request: Request) -> RemapChannelDesign:
              f"{2 * sol.width + 1} answers (what they leave out, at most {sol.truncation:.2g}, is added to the "
              f"cost); the bound is a dual certificate checked column by column over windows of {sol.window} at "
              "e^eps in outward-rounded arithmetic")
-    value = sol.bound.value
-    return RemapChannelDesign(
-        solution=sol, n=request.largest, cost=name, prior=prior, expected_cost=sol.cost, target=target,  # type: ignore[arg-type]
-        lower_bound=value if math.isfinite(value) else None,
-        bound_method=f"{sol.bound.method} of the whole domain, each column checked over a window of {sol.window} "
-                     "(outward rounded, at e^eps)", solve_seconds=time.perf_counter() - t0, notes=notes)
+    return RemapChannelDesign(solution=sol, cost=name, prior=prior, target=target,  # type: ignore[arg-type]
+                              solve_seconds=time.perf_counter() - t0, notes=notes)
 
 
 __all__ = ["COMPACT_FROM", "RemapChannelDesign", "remap_cost", "remap_request", "solve_remap_channel"]
