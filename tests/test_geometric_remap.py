@@ -196,3 +196,30 @@ def test_tampered_file_is_refused(tmp_path):
     bad.write_text(json.dumps(data))
     with pytest.raises(InvalidParameterError, match="release"):
         load_mechanism(bad)
+
+
+def test_command_line_at_n_10000_summarises_and_samples(tmp_path):
+    """Issue 37's command: the report summarises (no 1e8 entries), the file is small and says what
+    it is, and sample --mechanism draws released values of the answer asked."""
+    from typer.testing import CliRunner
+
+    from optnoise.cli import app
+    runner = CliRunner()
+    path = tmp_path / "sd1.json"
+    r = runner.invoke(app, ["design", "--form", "channel", "--n", "10000", "--epsilon", "1", "--sd", "1", "--cost",
+                            "abs-error", "--output", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["method"] == "geometric-remap" and report["optimal"] and report["gap"] <= 1e-6
+    assert report["certificate"]["exact"] and report["certificate"]["epsilon_pure"] <= 1.0
+    assert report["lower_bound"] <= report["expected_cost"] and len(r.output) < 20_000
+    data = json.loads(path.read_text())
+    assert data["kind"] == "integer" and data["release"]["clamp"] == [0, 10000] and path.stat().st_size < 20_000
+    draws = tmp_path / "d.npy"
+    s = runner.invoke(app, ["sample", "--mechanism", str(path), "--count", "5000", "--answer", "10000",
+                            "--output", str(draws), "--json"])
+    assert s.exit_code == 0, s.output
+    x = np.load(draws)
+    assert x.min() >= 9950 and x.max() == 10000   # clamped at the top: 10000 has mass 1 / (1 + alpha)
+    bad = runner.invoke(app, ["sample", "--mechanism", str(path), "--count", "5", "--answer", "10001"])
+    assert bad.exit_code == 2 and "--answer" in bad.output
