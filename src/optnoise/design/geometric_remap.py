@@ -162,21 +162,37 @@ def windowed_remap(n: int, alpha: float, cost: str, prior: np.ndarray, width: in
     return remap, v
 
 
+def reach(u: np.ndarray, prior: np.ndarray, f: np.ndarray) -> int:
+    """The least window ``W`` with ``prior_j f(W + 1) >= u_j`` for every ``j`` (one more for the
+    rounding; ``n`` where none is): beyond it every cost exceeds its multiplier, so the cap of
+    :func:`remap_bound` lowers nothing. A smooth prior needs a few answers; a prior with weights
+    near 0 where the multipliers are not may need the whole domain (``O(n^2)`` steps then)."""
+    n = u.size - 1
+    positive = u > 0
+    if not np.any(positive):
+        return 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(prior[positive] > 0, u[positive] / prior[positive], np.inf)
+    first = np.searchsorted(f, ratio * (1.0 + 1e-12), side="left")   # least t with f(t) >= ratio
+    return int(min(n, np.max(first) + 1))
+
+
 def remap_bound(v: np.ndarray, alpha: float, cost: str, prior: np.ndarray, epsilon: float) -> tuple[Bound, int]:
     """A proven lower bound on the optimal cost of every channel on ``{0..n}`` under pure
     ``epsilon``-DP with neighbours one apart (prior ``prior``, a cost of :data:`MONOTONE_COSTS`),
     from the candidate ``u = G^{-T} v``; ``(bound, window)``.
 
-    Proof: docs/proofs/geometric-remap.md (claim 2). The candidate is capped at ``prior_j
-    f(W + 1)`` rounded down (lowering a multiplier keeps any candidate a candidate), so every
-    cost beyond the window ``W`` is at least its multiplier and each column is checked over the
-    window (:func:`~optnoise.design.block_bound.window_values`), repaired where it fails, summed
-    rounded down.
+    Proof: docs/proofs/geometric-remap.md (claim 2). The window ``W`` is ``BOUND_REACH /
+    epsilon`` or the candidate's :func:`reach`, whichever is larger (at most ``n``). The candidate
+    is capped at ``prior_j f(W + 1)`` rounded down (lowering a multiplier keeps any candidate a
+    candidate), so every cost beyond the window is at least its multiplier and each column is
+    checked over the window (:func:`~optnoise.design.block_bound.window_values`), repaired where
+    it fails, summed rounded down.
     """
     n = v.size - 1
     f = loss_profile(cost, n)
     u = geometric_dual(v, alpha)
-    window = int(min(n, max(1, math.ceil(BOUND_REACH / epsilon))))
+    window = int(min(n, max(1, math.ceil(BOUND_REACH / epsilon), reach(u, prior, f))))
     if window < n:
         u = np.minimum(u, down(prior * f[window + 1]))
     values = window_values(u, prior, f, exp_up(epsilon), window)
@@ -241,4 +257,4 @@ def released_row_costs(n: int, alpha: float, remap: np.ndarray) -> dict[str, np.
 
 
 __all__ = ["BLOCK_ENTRIES", "BOUND_REACH", "RemapSolution", "TRUNCATION_BITS", "design_width", "distance_loss", "loss_profile",
-           "released_row_costs", "remap_bound", "solve_geometric_remap", "window_weights", "windowed_remap"]
+           "reach", "released_row_costs", "remap_bound", "solve_geometric_remap", "window_weights", "windowed_remap"]
