@@ -378,7 +378,7 @@ def blocks(sizes: list[int], previous: str | None, max_n_previous: int, workdir:
         for who, src in (("this", here), ("previous", previous)):
             if src is None or (who == "previous" and n > max_n_previous):
                 continue
-            path = os.path.join(workdir, f"{unit[-1].strip('-')}-{who}-{n}.json")
+            path = os.path.join(workdir, f"{'-'.join(x.strip('-') for x in unit)}-{who}-{n}.json")
             sec, mb, text = _timed([cli, "design", "--form", "channel", "--n", str(n), "--epsilon", "1",
                                     *unit, "--cost", "abs-error", "--output", path, "--force", "--json"], src)
             if sec != sec:
@@ -388,7 +388,7 @@ def blocks(sizes: list[int], previous: str | None, max_n_previous: int, workdir:
             size = os.path.getsize(path) / 1024
             print(f"{n:>6} {who:<9} {sec:>8.2f} {mb:>8.0f} {size:>8.0f} {r['gap']:>9.2e} "
                   f"{r['certificate']['epsilon_pure']:>13.10f}", flush=True)
-        path = os.path.join(workdir, f"{unit[-1].strip('-')}-this-{n}.json")
+        path = os.path.join(workdir, f"{'-'.join(x.strip('-') for x in unit)}-this-{n}.json")
         sec, mb, _ = _timed([cli, "sample", "--mechanism", path, "--count", "1000000", "--answer", str(n // 2),
                              "--output", os.path.join(workdir, "draws.npy"), "--force"], here)
         _, _, rate = _timed([sys.executable, "-c", _draw_rate(path, n // 2)], here)
