@@ -6,6 +6,8 @@ Run: .venv/bin/python bench/channel.py [--quick] [--runs R] [--time-limit S] [--
          revision, the previous one and a plain scipy linprog side by side: seconds, peak RSS, gap to the bound)
      .venv/bin/python bench/channel.py --blocks [N ...] --previous OLD/src --max-n-previous 1000   (issue 37:
          the per-record command at N, both revisions one after the other, then sample --mechanism)
+     .venv/bin/python bench/channel.py --sd1 [N ...] --previous OLD/src --max-n-previous 10000   (issue 37:
+         the same with neighbours one apart, --sd 1)
 
 Each case runs in its own subprocess (so the peak resident memory printed is that case's),
 ``--runs`` times (median seconds of a full ``design_channel`` call: model building, solving,
@@ -360,10 +362,12 @@ def _draw_rate(path: str, answer: int) -> str:
     return code
 
 
-def blocks(sizes: list[int], previous: str | None, max_n_previous: int, workdir: str) -> None:
+def blocks(sizes: list[int], previous: str | None, max_n_previous: int, workdir: str,
+           unit: tuple[str, ...] = ("--per-record",)) -> None:
     """The whole command ``design --form channel --n N --epsilon 1 --per-record --cost abs-error
-    --output F --json`` (design, exact certificate, file), this revision and the previous one one
-    after the other at each N; then ``sample --mechanism F`` of 1e6 draws and the draw rate."""
+    --output F --json`` (design, exact certificate, file; ``unit``: ``--sd 1`` for neighbours one
+    apart), this revision and the previous one one after the other at each N; then ``sample
+    --mechanism F`` of 1e6 draws and the draw rate."""
     import os
     from pathlib import Path
     here = str(Path(__file__).resolve().parents[1] / "src")
@@ -374,9 +378,9 @@ def blocks(sizes: list[int], previous: str | None, max_n_previous: int, workdir:
         for who, src in (("this", here), ("previous", previous)):
             if src is None or (who == "previous" and n > max_n_previous):
                 continue
-            path = os.path.join(workdir, f"record-{who}-{n}.json")
+            path = os.path.join(workdir, f"{'-'.join(x.strip('-') for x in unit)}-{who}-{n}.json")
             sec, mb, text = _timed([cli, "design", "--form", "channel", "--n", str(n), "--epsilon", "1",
-                                    "--per-record", "--cost", "abs-error", "--output", path, "--force", "--json"], src)
+                                    *unit, "--cost", "abs-error", "--output", path, "--force", "--json"], src)
             if sec != sec:
                 print(f"{n:>6} {who:<9} failed: {text}")
                 continue
@@ -384,12 +388,12 @@ def blocks(sizes: list[int], previous: str | None, max_n_previous: int, workdir:
             size = os.path.getsize(path) / 1024
             print(f"{n:>6} {who:<9} {sec:>8.2f} {mb:>8.0f} {size:>8.0f} {r['gap']:>9.2e} "
                   f"{r['certificate']['epsilon_pure']:>13.10f}", flush=True)
-        path = os.path.join(workdir, f"record-this-{n}.json")
+        path = os.path.join(workdir, f"{'-'.join(x.strip('-') for x in unit)}-this-{n}.json")
         sec, mb, _ = _timed([cli, "sample", "--mechanism", path, "--count", "1000000", "--answer", str(n // 2),
                              "--output", os.path.join(workdir, "draws.npy"), "--force"], here)
         _, _, rate = _timed([sys.executable, "-c", _draw_rate(path, n // 2)], here)
         print(f"{n:>6} sample --count 1000000: {sec:.2f} s, {mb:.0f} MB (whole command); "
-              f"{float(rate):.3g} draws/s after loading", flush=True)
+              f"{float(rate):.3g} draws/s after loading; load average {os.getloadavg()}", flush=True)
 
 
 def main() -> None:
@@ -403,7 +407,9 @@ def main() -> None:
     ap.add_argument("--certify", action="store_true", help="with --scale: also quantize and certify exactly")
     ap.add_argument("--blocks", nargs="*", type=int, help="issue 37: the per-record command at these N (default "
                                                              "1000 3000 10000) against --previous")
-    ap.add_argument("--workdir", default="/tmp", help="with --blocks: where the mechanism files go")
+    ap.add_argument("--sd1", nargs="*", type=int, help="issue 37: the same with neighbours one apart (--sd 1) at "
+                                                          "these N (default 1000 3000 10000)")
+    ap.add_argument("--workdir", default="/tmp", help="with --blocks or --sd1: where the mechanism files go")
     ap.add_argument("--scale-case", help=argparse.SUPPRESS)
     ap.add_argument("--who", help=argparse.SUPPRESS)
     ap.add_argument("--quick", action="store_true")
@@ -419,6 +425,9 @@ def main() -> None:
         return
     if args.blocks is not None:
         blocks(args.blocks or list(BLOCK_SIZES), args.previous, args.max_n_previous, args.workdir)
+        return
+    if args.sd1 is not None:
+        blocks(args.sd1 or list(BLOCK_SIZES), args.previous, args.max_n_previous, args.workdir, ("--sd", "1"))
         return
     if args.scale_case:
         print(json.dumps(scale_case(args.scale_case, args.who, args.certify)))

@@ -20,6 +20,13 @@ each at eps = 1, mechanisms by default.
   first 24 rows -- drops the rows past a household's 24th: 16 at 1e7 rows.) ``--sides`` may add
   ``baseline-first-rows``: the same script keeping each household's first 24 rows as optnoise
   does (a ``cumcount``), ratios still to ``baseline``.
+* keys found in the data (``--sides optnoise,optnoise-found``, issue 36): the same spec with
+  the histogram's ``keys = "from-data"`` and ``delta = 1e-6`` (``SPEC_FOUND``: one more pass
+  over the ``circuit`` column, the threshold designed from the noise's exact tail, the keys
+  that pass released), timed against the declared keys (``found_time_ratio``), same data;
+  ``optnoise-delta`` adds the declared keys with the same ``delta = 1e-6`` (``SPEC_DELTA``):
+  a publication with a delta composes its total by privacy-loss distributions, whose import
+  (dp_accounting, scipy) is a fixed cost of either (``found_delta_time_ratio``).
 * spark: ``optnoise query --engine spark`` against a plain PySpark job doing the same two
   group-bys (hash aggregations, the 12 rows collected, numpy noise on the driver), in the same
   local SparkSession configuration (:func:`optnoise.publish.spark.spark_session`).
@@ -74,6 +81,16 @@ by = "circuit"
 groups = {CIRCUITS}
 epsilon = {EPSILON}
 """
+
+#: The same spec with the histogram's keys found in the data (issue 36): the circuits not
+#: declared, each released iff its noisy count of households passes the exact threshold
+#: (``delta`` is the selection's); the sum by circuit keeps its declared groups.
+SPEC_FOUND = SPEC.replace(f"keys = {CIRCUITS}\n", 'keys = "from-data"\ndelta = 1e-6\n', 1)
+#: The declared keys with the same delta (side ``optnoise-delta``): a publication with a delta
+#: composes its total by privacy-loss distributions (dp_accounting imported, a fixed cost).
+SPEC_DELTA = SPEC.replace(f"keys = {CIRCUITS}\n", f"keys = {CIRCUITS}\ndelta = 1e-6\n", 1)
+assert SPEC_FOUND != SPEC and SPEC_DELTA != SPEC
+SPECS = {"optnoise": "query.toml", "optnoise-found": "query_found.toml", "optnoise-delta": "query_delta.toml"}
 
 #: The noise both baselines add: a histogram cell moves by 1 and a unit moves two cells
 #: (replace), a group's sum by 24 rows x 10 kWh / 0.1 = 2,400 units of resolution, two groups.
@@ -166,11 +183,12 @@ def make_input(path: Path, rows: int) -> None:
 
 
 def commands(kind: str, engine: str, scratch: Path, inp: Path, out: Path) -> list[str]:
+    spec = scratch / SPECS.get(kind, "query.toml")
     if engine == "spark":
-        return [sys.executable, str(scratch / "spark_worker.py"), str(ROOT), kind, str(inp), str(out),
-                str(scratch / "query.toml")]
-    if kind == "optnoise":
-        return OPTNOISE + ["query", "--input", str(inp), "--spec", str(scratch / "query.toml"), "--output", str(out)]
+        worker = "optnoise" if kind in SPECS else kind
+        return [sys.executable, str(scratch / "spark_worker.py"), str(ROOT), worker, str(inp), str(out), str(spec)]
+    if kind in SPECS:
+        return OPTNOISE + ["query", "--input", str(inp), "--spec", str(spec), "--output", str(out)]
     rule = ["first-rows"] if kind == "baseline-first-rows" else []
     return [sys.executable, str(scratch / "baseline_local.py"), str(inp), str(out)] + rule
 
@@ -209,6 +227,11 @@ def measure(engine: str, repeats: int, scratch: Path, inp: Path, sides: list[str
     if "optnoise" in med and "baseline" in med:
         out_row.update(time_ratio=med["optnoise"][0] / med["baseline"][0],
                        rss_ratio=med["optnoise"][1] / med["baseline"][1])
+    if "optnoise" in med and "optnoise-found" in med:   # keys found in the data against declared keys
+        out_row.update(found_time_ratio=med["optnoise-found"][0] / med["optnoise"][0],
+                       found_rss_ratio=med["optnoise-found"][1] / med["optnoise"][1])
+    if "optnoise-delta" in med and "optnoise-found" in med:   # against declared keys with the same delta
+        out_row.update(found_delta_time_ratio=med["optnoise-found"][0] / med["optnoise-delta"][0])
     return out_row
 
 
@@ -231,6 +254,8 @@ def main() -> None:
     print(f"scratch: {scratch} (free: {shutil.disk_usage(scratch).free / 1e9:.0f} GB); load {os.getloadavg()}")
     try:
         (scratch / "query.toml").write_text(SPEC)
+        (scratch / "query_found.toml").write_text(SPEC_FOUND)
+        (scratch / "query_delta.toml").write_text(SPEC_DELTA)
         (scratch / "baseline_local.py").write_text(BASELINE_LOCAL)
         (scratch / "spark_worker.py").write_text(SPARK_WORKER)
         inp = scratch / f"meters_{rows}.parquet"
@@ -242,7 +267,13 @@ def main() -> None:
             shown = " | ".join(f"{k} {r[k + '_s']:7.2f} s {r[k + '_rss_mb']:6.0f} MB" if k + "_s" in r
                                else f"{k} failed: {r['failed'].get(k)}" for k in args.sides.split(","))
             ratio = f" | time x{r['time_ratio']:.2f} | peak RSS x{r['rss_ratio']:.2f}" if "time_ratio" in r else ""
-            shown = shown.replace("baseline-first-rows", "first-rows baseline")
+            ratio += (f" | keys found / declared: time x{r['found_time_ratio']:.2f}, peak RSS "
+                      f"x{r['found_rss_ratio']:.2f}" if "found_time_ratio" in r else "")
+            ratio += (f" | keys found / declared with the delta: time x{r['found_delta_time_ratio']:.2f}"
+                      if "found_delta_time_ratio" in r else "")
+            for side, label in (("baseline-first-rows", "first-rows baseline"), ("optnoise-found", "keys from the data"),
+                                ("optnoise-delta", "declared keys with the delta")):
+                shown = shown.replace(side, label)
             print(f"{engine:5s} {rows:>11,d} rows: {shown}{ratio} | load {os.getloadavg()[0]:.1f}", flush=True)
         if args.keep_output:
             out = scratch / "out.json"

@@ -2,6 +2,12 @@
 
 Run: .venv/bin/python bench/query_accuracy.py [--quick] [--sizes 100,1400,10000] [--epsilons 0.5,1,2]
                                               [--delta 1e-6] [--alpha 0.05] [--max-optimal 10000]
+     .venv/bin/python bench/query_accuracy.py --keys-from-data [bench/keys_from_data.py's options]
+
+``--keys-from-data`` prints the other table of issue 36 instead: keys found in the data, the
+number of keys kept by optnoise against PipelineDP's and OpenDP's thresholds at the same
+``(eps, delta)`` and contribution bounds, with the delta each actually guarantees
+(:mod:`keys_from_data`, whose options it takes).
 
 A count of households with some property, an answer in ``{0..N}``; the unit is a household,
 the change model ``replace`` (the number of households is public), so one household moves the
@@ -10,7 +16,8 @@ query derives for a count of units). Every mechanism releases an integer in ``{0
 
 * **optimal channel** -- ``optnoise.design(Request(space="channel", cost="abs-error"))``: the
   channel on ``{0..N}`` minimising ``E|y - q|`` averaged over a uniform ``q`` (LP below a few
-  hundred; beyond, ``geometric-remap`` with its dual certificate, :mod:`optnoise.design.chain`).
+  hundred; beyond, ``geometric-remap`` with its dual certificate, :mod:`optnoise.design.chain`;
+  above N = 2,000 the geometric noise with a remap, :mod:`optnoise.design.geometric_remap`).
   Its certificate is the exact analysis of the quantized channel that is sampled
   (``Mechanism.quantize``). Each (N, eps) runs in its own process (seconds and peak RSS).
 * **optimal channel, worst case** (N <= ``--max-worst``): the same LP minimising the *largest*
@@ -79,16 +86,39 @@ def channel_row(n: int, epsilon: float, alpha: float, worst_case: bool) -> dict:
     t1, design_mb = time.perf_counter(), peak_mb()
     q = d.mechanism.quantize()
     t2, certify_mb = time.perf_counter(), peak_mb()
-    ci = neyman_intervals(q.weights, alpha)
-    err = channel_abs_error(q.weights)
+    if d.mechanism.release is not None:   # n > 2,000: the geometric noise with a remap (no channel matrix)
+        worst, average, widths, coverage = remap_accuracy(d, q, n, alpha)
+    else:
+        ci = neyman_intervals(q.weights, alpha)
+        err = channel_abs_error(q.weights)
+        worst, average, widths, coverage = err.worst, float(err.per_value.mean()), ci.widths(), float(ci.coverage)
     t3 = time.perf_counter()
     method = getattr(d.report.details, "method", "?")
     return {"mechanism": "optimal channel, worst case" if worst_case else "optimal channel", "how": method,
-            "guarantee": f"pure eps {up(q.certificate.epsilon_pure)}", "worst": err.worst,
-            "average": float(err.per_value.mean()), "width": int(ci.widths().max()),
-            "median_width": float(np.median(ci.widths())),
-            "coverage": float(ci.coverage), "design_s": t1 - t0, "certify_s": t2 - t1, "intervals_s": t3 - t2,
+            "guarantee": f"pure eps {up(q.certificate.epsilon_pure)}", "worst": worst,
+            "average": average, "width": int(widths.max()), "median_width": float(np.median(widths)),
+            "coverage": coverage, "design_s": t1 - t0, "certify_s": t2 - t1, "intervals_s": t3 - t2,
             "peak_mb": peak_mb(), "peak_design_mb": design_mb, "peak_certify_mb": certify_mb}
+
+
+def remap_accuracy(d, q, n: int, alpha: float):
+    """``(worst, average, widths, coverage)`` of the geometric noise with a remap: the noise-window
+    interval of every clamped output, widened over the outputs remapped to the same value (the
+    query's rule, docs/proofs/geometric-remap.md), and ``E|y - q|`` of the design's masses (float,
+    ``RemapChannelDesign.released_errors``: the quantized noise differs from them by ``2^-24``
+    in the tails' ratio)."""
+    import numpy as np
+    from optnoise.analysis.intervals import additive_intervals
+    from optnoise.sampling import integer_line_form
+    ai = additive_intervals(integer_line_form(q.weights, q.lo, q.left, q.right), n, alpha)
+    low_z, high_z = ai.intervals(np.arange(n + 1))
+    table = d.mechanism.release.table()
+    low, high = np.full(n + 1, n), np.zeros(n + 1, dtype=np.int64)
+    np.minimum.at(low, table, low_z)
+    np.maximum.at(high, table, high_z)
+    released = np.unique(table)
+    err = d.details.released_errors()["abs-error"]
+    return err["worst"], err["average"], (high - low)[released], float(ai.coverage)
 
 
 def family_row(family: str, n: int, epsilon: float, delta: float, alpha: float) -> dict:
@@ -146,6 +176,11 @@ def markdown(rows: list[dict], alpha: float) -> str:
 
 
 def main() -> None:
+    if "--keys-from-data" in sys.argv[1:]:   # the keys-kept table (module docstring), its own options
+        from keys_from_data import main as keys_main
+        sys.argv.remove("--keys-from-data")
+        keys_main()
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="N <= 1,400 only")
     ap.add_argument("--sizes", default="100,1400,10000")

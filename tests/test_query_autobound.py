@@ -64,7 +64,7 @@ def test_clamp_values_are_each_units_largest_kept_value_or_total():
     (largest, total), units = unit_values([frame], spec)
     assert units == 3
     assert largest.tolist()[:2] == [9.5, 2.0] and np.isnan(largest[2])   # unit 3 keeps no row
-    assert total.tolist() == [12.5, 42.0, 7.0]
+    assert total.tolist() == [13.0, 42.0, 7.0]   # whole steps, half to even, as the quantile adds: 3 + 10
     assert grid_histogram(largest, (1, 2, 4, 8, 16)).tolist() == [0, 1, 0, 0, 1]
 
 
@@ -103,10 +103,11 @@ def _choices(cap: int, runs: int = 20) -> tuple[list[int], float]:
 
 
 def test_the_chosen_bound_covers_the_share():
-    """Every run chooses 32, which covers 100 % >= 99 % of the units. False alarm: a run errs
-    only if the 11 cells' noises add up, in absolute value, to 2,000 (0.01 N); each is clamped
-    two-sided geometric at eps 0.5 (E e^2 <= 2a/(1-a)^2 = 7.84, a = e^-0.5), so by Chebyshev on
-    the sum of absolute values P <= 11 * 11 * 7.84 / 2000^2 < 2.4e-4 per run, < 0.5 % for 20."""
+    """Every run chooses 32, which covers 100 % >= 99 % of the units. False alarm: each cell is
+    the clamped geometric at eps 0.5 (a = e^-0.5), noise floor 8. Choosing above 32 needs the 6
+    empty cells above it to add more than 2,000 (0.01 N) over their floors, so one of them a
+    noise above 341: P <= 6 a^342 < 1e-70; choosing below needs the cell of the 6,000 units with
+    30 rows released below 2,008, a noise below -3,992: P < a^3992. So < 1e-70 per run."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         chosen, covered = _choices(1024)
@@ -123,11 +124,35 @@ def test_a_grid_too_small_fails_the_coverage():
 
 def test_choose_bound_by_hand():
     grid = (1, 2, 4, 8)
-    assert choose_bound([10, 60, 99, 100], grid, 0.99) == (4, True)        # 99 >= 0.99 * 100
-    assert choose_bound([10, 60, 98, 100], grid, 0.99) == (8, False)       # only the cap
-    assert choose_bound([0, 0, 0, 0], grid, 0.5) == (1, True)              # an empty histogram: the least
-    assert choose_bound([10, 60, 99, 130], grid, 0.99, total=100) == (4, True)   # the public total, not 130
-    assert choose_bound([10, 60, 98, 100], grid, 0.99, total=98) == (4, True)    # 98 >= 0.99 * 98
+    # add-remove, no floor: the noisy cumulative count reaching 0.99 of the noisy total
+    assert choose_bound([10, 50, 39, 1], grid, 0.99) == (4, True)        # tail 1 <= 0.01 * (99 + 1)
+    assert choose_bound([10, 50, 38, 2], grid, 0.99) == (8, False)       # tail 2 > 0.01 * 100: only the cap
+    assert choose_bound([0, 0, 0, 0], grid, 0.5) == (1, True)            # an empty histogram: the least
+    # the public total: the tail read from the cells above, not from the total less the cells below
+    assert choose_bound([10, 50, 39, 1], grid, 0.99, total=100) == (4, True)     # 1 <= 0.01 * 100
+    assert choose_bound([10, 50, 39, 2], grid, 0.99, total=100) == (8, False)    # 2 > 1
+    assert choose_bound([10, 50, 9, 2], grid, 0.99, total=200) == (4, True)      # 2 <= 2
+    # the floor: each cell above counts max(0, count - floor)
+    assert choose_bound([700, 100, 0, 9], grid, 0.99, floor=9) == (2, True)      # 0 + 0 <= 0.01 * 800
+    assert choose_bound([700, 100, 0, 18], grid, 0.99, floor=9) == (8, False)    # 9 > 0.01 * (800 + 9) = 8.09
+    assert choose_bound([700, 100, 0, 17], grid, 0.99, floor=9) == (2, True)     # 8 <= 0.01 * (800 + 8) = 8.08
+    assert choose_bound([700, 100, 30, 60], grid, 0.99, total=800, floor=25) == (8, False)   # 5 + 35 > 8
+    assert choose_bound([700, 100, 30, 30], grid, 0.99, total=800, floor=25) == (4, True)    # at 2: 5 + 5 > 8; at 4: 5 <= 8
+
+
+def test_noise_floor_against_the_geometric_tail():
+    """An empty cell's release exceeds the floor t with probability at most 0.1 / cells, and
+    t - 1 with more: checked against the geometric's closed form P[Z > t] = a^(t+1) / (1 + a),
+    a = e^-eps, within the quantization's relative error (the floor moves by at most one)."""
+    import math
+
+    from optnoise.query.autobound import histogram_cell, noise_floor
+    for eps in (0.1, 1.0):
+        cell, _ = histogram_cell(AutoRows(eps), "add-remove", 10_000)
+        a = math.exp(-eps)
+        closed = next(t for t in range(100_000) if a ** (t + 1) / (1 + a) <= 0.1 / 11)
+        assert abs(noise_floor(cell, 11) - closed) <= 1, (eps, noise_floor(cell, 11), closed)
+        assert noise_floor(cell, 11, level=0.5) < noise_floor(cell, 11) < noise_floor(cell, 11, level=0.01)
 
 
 # ------------------------------------------------------------------ the total and the document
@@ -249,7 +274,8 @@ def test_cli_refusals_exit_2_with_one_line(tmp_path):
     cases = {'unit = { id = "h", max_rows = "auto", coverage = 1.5 }': "unit.coverage",
              'unit = { id = "h", max_rows = "auto" }\nledger = "x.db"': "ledger"}
     for engine, (head, key) in [("local", item) for item in cases.items()] + \
-            [("spark", ('unit = { id = "h", max_rows = "auto" }', "unit.max_rows"))]:
+            [("spark", ('unit = { id = "h", max_rows = "auto", bound_epsilon = 0.5 }\nbudget = { epsilon = 1.2 }',
+                        "unit.bound_epsilon"))]:   # no share of the budget left: refused before Spark starts
         (tmp_path / "q.toml").write_text(head + '\n[statistics.n]\nkind = "count"\nepsilon = 1.0\n')
         r = runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
                                 "--json", "--engine", engine])

@@ -118,3 +118,33 @@ def test_a_compact_per_record_channel_releases_a_count_with_its_block_intervals(
         "kind": "count", "where": {"hour": {"lower": 17}}, "epsilon": 1.0, "mechanism": {"file": str(path)}}}}
     e = _query(frame, spec)["statistics"]["evening"]
     assert e["value"] in blocks.values and e["interval"][0] <= e["interval"][1]
+
+
+def test_a_geometric_remap_file_releases_its_remap_on_the_cells_domain(tmp_path):
+    """The geometric noise with a remap (design --form channel --sd 1 above n = 2,000, here made
+    at the cell's small domain): certified as noise under the cell's distances, released as
+    remap(clip(q + eta)); the interval of a value holds those of every output remapped to it."""
+    from optnoise import Neighbourhood, Target
+    from optnoise.design.geometric_remap import solve_geometric_remap
+    from optnoise.families.geometric import geometric_pmf
+    from optnoise.mechanism import Mechanism
+    from optnoise.query.filecell import file_cell
+    from optnoise.query.intervals import expected_abs_error, interval
+    from optnoise.randomness import random_source
+    from optnoise.sampling.clamp_remap import ClampRemap
+    sol = solve_geometric_remap(N, 0.5)
+    release = ClampRemap.of(sol.remap)
+    assert release.outputs[0] == 0 and release.values[0] == 1    # the end merged into its neighbour
+    path = tmp_path / "remap.json"
+    Mechanism(geometric_pmf(sol.alpha), Neighbourhood.sd(1), Target(0.5), "remap", release=release).save(path)
+    doc = _query(_frame(), _spec({"file": str(path)}))
+    assert all(0 <= v <= N for v in doc["statistics"]["h"]["values"].values())
+    cell = file_cell("h", str(path), N, 0, 1, Target(0.5))
+    out = cell.release(np.zeros(20_000, dtype=np.int64), random_source(4))
+    assert out.min() >= 1 and out.max() <= N    # 0 is never released: the remap moves it
+    low, high, _ = interval(cell, np.array([1, 30, N]), 0.05)
+    assert low[0] == 0 and np.all(low <= high)   # 1 is released for z = 0 and 1: its interval holds q = 0
+    worst, how = expected_abs_error(cell)
+    assert worst > 0 and "at most" in how
+    with pytest.raises(InvalidParameterError, match="release is on 0..60"):
+        file_cell("h", str(path), N - 5, 0, 1, Target(0.5))

@@ -59,11 +59,10 @@ def _is_mechanism_file(path: Path) -> dict | None:
 
 
 def _with_neighbourhood(mech: Mechanism, args: NeighbourhoodArgs, max_memory: int | None = None) -> Mechanism:
-    from ..mechanism import Mechanism
     if not args.given:
         return mech
     hood = neighbourhood(args, largest=_largest_distance(mech.pmf), max_memory=max_memory)
-    return Mechanism(mech.pmf, hood, mech.target, mech.name, mech.origin)
+    return mech.replace(neighbourhood=hood)
 
 
 def _largest_distance(pmf: object) -> int | None:
@@ -161,7 +160,7 @@ def releasable(mechanism: Optional[Path], family: Optional[str], nb: Neighbourho
                max_memory: int | None = None) -> Mechanism:
     """The mechanism of ``sample`` and ``release``: a mechanism file (any kind) or a family,
     with the target and neighbourhood flags replacing the file's own when given."""
-    from ..mechanism import Mechanism, load_mechanism
+    from ..mechanism import load_mechanism
     if (mechanism is None) == (family is None):
         raise InvalidParameterError("--mechanism/--family", "none" if mechanism is None else "both",
                                     "exactly one of --mechanism PATH or --family NAME:PARAMS")
@@ -170,7 +169,7 @@ def releasable(mechanism: Optional[Path], family: Optional[str], nb: Neighbourho
         return family_mechanism(family, nb, t, max_memory=max_memory)
     mech = load_mechanism(mechanism, parameter="--mechanism")  # type: ignore[arg-type]
     mech = _with_neighbourhood(mech, nb, max_memory)
-    return mech if t is None else Mechanism(mech.pmf, mech.neighbourhood, t, mech.name, mech.origin)
+    return mech if t is None else mech.replace(target=t)
 
 
 def prior_weights(text: Optional[str], n: int) -> Optional[list[float]]:

@@ -204,10 +204,10 @@ def step(a: np.ndarray, inv_lo: float, e_up: float) -> np.ndarray:
     return down(np.where(a >= 0, a * inv_lo, a * e_up))
 
 
-def window_values(u: np.ndarray, p: float, f: np.ndarray, e_up: float, window: int) -> np.ndarray:
+def window_values(u: np.ndarray, p: float | np.ndarray, f: np.ndarray, e_up: float, window: int) -> np.ndarray:
     """For each column ``y``: a lower bound of ``min {<c[:, y] - u, x> : x in K, x_y = 1}`` with
-    ``c[q, y] = p f(|q - y|)`` (uniform weight ``p``), when every ``c[j, y] - u_j >= 0`` for
-    ``|j - y| > window`` (the caller checks it).
+    ``c[q, y] = p f(|q - y|)`` (uniform weight ``p``, or ``p[q]`` for an array of prior weights),
+    when every ``c[j, y] - u_j >= 0`` for ``|j - y| > window`` (the caller checks it).
 
     Derivation (as :func:`optnoise.design.bounds.chain_values`, whose steps are reused): the
     backward quantity ``F_k`` (least ``sum_{j <= k} w_j x_j`` with ``x_k = 1``) is ``>= 0``
@@ -218,13 +218,14 @@ def window_values(u: np.ndarray, p: float, f: np.ndarray, e_up: float, window: i
     """
     size = u.size
     inv_lo = float(down(1.0 / e_up))
-    c = down(p * f[: window + 1])   # c(t) rounded down: a lower bound of the cost at distance t
+    w = np.broadcast_to(np.asarray(p, dtype=np.float64), (size,))
     left, right = np.zeros(size), np.zeros(size)
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(min(window, size - 1), 0, -1):   # columns y >= t (q = y - t), y <= n - t (q = y + t)
-            left[t:] = down(down(c[t] - u[:size - t]) + step(left[t:], inv_lo, e_up))
-            right[:size - t] = down(down(c[t] - u[t:]) + step(right[:size - t], inv_lo, e_up))
-        out = down(down(down(c[0] - u) + step(left, inv_lo, e_up)) + step(right, inv_lo, e_up))
+            # the cost at distance t rounded down: a lower bound of p[q] f(t)
+            left[t:] = down(down(down(w[:size - t] * f[t]) - u[:size - t]) + step(left[t:], inv_lo, e_up))
+            right[:size - t] = down(down(down(w[t:] * f[t]) - u[t:]) + step(right[:size - t], inv_lo, e_up))
+        out = down(down(down(down(w * f[0]) - u) + step(left, inv_lo, e_up)) + step(right, inv_lo, e_up))
     return np.where(np.isnan(out), -np.inf, out)
 
 

@@ -35,6 +35,7 @@ from .channel_repair import (
     CONSTRAINT_TOLERANCE, channel_screen, clean_channel, constraint_violations, diagnose, lift_repair,
     meets_on_pairs, mix_repair, reference_channel,
 )
+from .remap_design import remap_request, solve_remap_channel
 from .report import DesignResult, OfTarget, ProvenBound
 from .request import MAX_NONZEROS, Request, released_objective
 from .solver import Infeasible
@@ -461,6 +462,8 @@ def solve_channel(request: Request) -> ChannelDesign:
         return solve_block_channel(request)  # type: ignore[return-value]
     if request.solver.exploit_structure and large_request(request):
         return solve_large_channel(request)  # type: ignore[return-value]
+    if remap_request(request):   # neighbours one apart, n > COMPACT_FROM: the noise and a remap, no matrix
+        return solve_remap_channel(request)  # type: ignore[return-value]
     _check_dense(request)
     if request.solver.exploit_structure and structured_request(
             request.largest, tuple(request.neighbours.pairs), target.delta,  # type: ignore[union-attr]

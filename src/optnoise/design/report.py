@@ -30,7 +30,7 @@ from ..target import Target
 DEPRECATED_KEYS: tuple[str, ...] = ("guarantee",)
 #: Keys of the solvers' reports that the mechanism's own JSON holds (written once, by it).
 MECHANISM_KEYS: tuple[str, ...] = ("pmf", "channel", "channel_shape", "blocks", "neighbourhood", "shape", "offset",
-                                   "exact")
+                                   "release", "exact")
 
 
 class ProvenBound:

@@ -25,6 +25,7 @@ from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..randomness import RandomSource, random_source
 from ..resources import array_bytes, channel_bytes, check
 from ..sampling.block_map import BlockMap
+from ..sampling.clamp_remap import ClampRemap
 from ..seeded import warn_not_private
 from ..target import Target
 
@@ -94,6 +95,12 @@ class Mechanism:
         and each column to its value (:class:`~optnoise.sampling.block_map.BlockMap`). The
         neighbourhood is then over the core's rows; the complete graph on them is every pair
         of answers (docs/proofs/record-blocks.md, claim 3).
+    release:
+        Noise on the integer line released on ``{0..n}`` as ``remap(clip(q + eta, 0, n))``
+        (:class:`~optnoise.sampling.clamp_remap.ClampRemap`; the geometric-plus-remap channel,
+        :mod:`optnoise.design.geometric_remap`): ``pmf`` is the noise, certified and sampled as
+        noise under ``neighbourhood``; answers are ``0..n``. Post-processing keeps the noise's
+        pure and approximate-DP certificate (docs/proofs/geometric-remap.md, claim 3).
     """
 
     pmf: CyclicPMF | IntegerPMF | Channel
@@ -102,6 +109,7 @@ class Mechanism:
     name: str = "custom"
     origin: "MechanismFile | None" = None
     blocks: BlockMap | None = None
+    release: ClampRemap | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.pmf, (CyclicPMF, IntegerPMF, Channel)):
@@ -112,6 +120,9 @@ class Mechanism:
             if not isinstance(self.pmf, Channel) or not isinstance(self.blocks, BlockMap):
                 raise InvalidParameterError("blocks", type(self.blocks).__name__, "a BlockMap, with a channel")
             self.blocks.check(self.pmf.matrix.shape)
+        if self.release is not None and not (isinstance(self.pmf, IntegerPMF) and isinstance(self.release, ClampRemap)):
+            raise InvalidParameterError("release", type(self.release).__name__, "a ClampRemap, with noise on the "
+                                        "integer line")
         nb = default_neighbourhood(self.pmf, self.neighbourhood)
         if isinstance(self.pmf, CyclicPMF):
             nb.cyclic_shifts(self.pmf.shape)  # type: ignore[union-attr]  # validates distances against the domain
@@ -120,6 +131,12 @@ class Mechanism:
         else:
             nb.ordered(self.pmf.n_inputs)  # type: ignore[union-attr]
         object.__setattr__(self, "neighbourhood", nb)
+
+    def replace(self, **changes: Any) -> "Mechanism":
+        """The same mechanism with some fields changed (its block map and release kept unless
+        changed)."""
+        from dataclasses import replace
+        return replace(self, **changes)
 
     # ---------------------------------------------------------------- analysis
     @property
@@ -253,7 +270,7 @@ class Mechanism:
         from ..sampling.words import check_count
         n = check_count(count)
         check(array_bytes(n, 8, copies=8), parameter="count", value=count, what=f"{n} draws", max_memory=max_memory)
-        if self.kind == "channel":
+        if self.kind == "channel" or self.release is not None:
             if answer is None:
                 raise InvalidParameterError("answer", None, "the true answer (an input index) to sample a channel")
             row = int(self.answers([answer], parameter="answer")[0])
@@ -267,6 +284,8 @@ class Mechanism:
         if self.kind == "channel":
             return _draws(self._released(q.draw_outputs(np.full(n, self._row(row)), src)), src)
         draws = q.draw(n, src)
+        if self.release is not None:   # post-processing of the noise (docs/proofs/geometric-remap.md, claim 3)
+            return _draws(self.release.released(draws + row), src)
         if self.kind == "cyclic" and len(q.shape) > 1:
             draws = np.stack(np.unravel_index(draws, q.shape), axis=-1)
         return _draws(draws, src)
@@ -283,7 +302,8 @@ class Mechanism:
             return _draws(self._released(quantized.draw_outputs(self._row(q_values), src)), src)
         noise = quantized.draw(q_values.shape[0] if q_values.ndim else 1, src)
         if self.kind == "integer":
-            return _draws(q_values + noise.reshape(q_values.shape), src)
+            shifted = q_values + noise.reshape(q_values.shape)
+            return _draws(shifted if self.release is None else self.release.released(shifted), src)
         shape = quantized.shape
         if len(shape) > 1:
             noise2 = np.stack(np.unravel_index(noise, shape), axis=-1)
@@ -304,7 +324,10 @@ class Mechanism:
 
     @property
     def n_answers(self) -> int | None:
-        """A channel's number of answers (its inputs, or ``blocks.answers``); ``None`` for noise."""
+        """A channel's number of answers (its inputs, or ``blocks.answers``; ``release.answers``
+        for noise released on ``{0..n}``); ``None`` for noise."""
+        if self.release is not None:
+            return self.release.answers
         if self.kind != "channel":
             return None
         return self.blocks.answers if self.blocks is not None else self.pmf.n_inputs  # type: ignore[union-attr]
@@ -323,7 +346,10 @@ class Mechanism:
                 at = f"; this one is at position {int(np.flatnonzero(bad.ravel())[0])}" if arr.size > 1 else ""
                 raise InvalidParameterError(parameter, _first(arr[bad]), f"integer answers (no NaN, inf or fractions "
                                             f"such as 1.7{at})")
-        if self.kind == "integer":
+        if self.release is not None:
+            lo, hi = 0, self.release.n
+            where = f"in 0..{hi} (the answers of noise released on 0..{hi})"
+        elif self.kind == "integer":
             lo, hi = -(2**62), 2**62
             where = "within +-2^62 (noise on the integer line is added to them)"
         elif self.kind == "channel":
@@ -368,6 +394,8 @@ class Mechanism:
             out["offset"] = p.offset
             out["left_tail"] = _tail_json(p.left_tail)
             out["right_tail"] = _tail_json(p.right_tail)
+            if self.release is not None:
+                out["release"] = self.release.to_json()
             exact = p.exact
         else:
             out["channel"] = p.matrix.tolist()

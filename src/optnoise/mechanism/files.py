@@ -18,6 +18,7 @@ from ..io import read_pmf_file
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, CyclicPMF, GeometricTail, IntegerPMF
 from ..sampling.block_map import BlockMap
+from ..sampling.clamp_remap import ClampRemap
 from ..target import Target
 from .core import SCHEMA, SCHEMA_VERSION, Mechanism, MechanismFile
 
@@ -184,7 +185,8 @@ def _mechanism_from_json(data: dict, parameter: str, origin: MechanismFile | Non
             Neighbourhood.sensitivity(int(data["sensitivity"])) if legacy and "sensitivity" in data
             else Neighbourhood((1,)))
     blocks = BlockMap.from_json(data["blocks"]) if kind == "channel" and data.get("blocks") is not None else None
-    return Mechanism(pmf, nb, target, str(data.get("name") or data.get("mechanism") or kind), origin, blocks)
+    release = ClampRemap.from_json(data["release"]) if kind == "integer" and data.get("release") is not None else None
+    return Mechanism(pmf, nb, target, str(data.get("name") or data.get("mechanism") or kind), origin, blocks, release)
 
 
 def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | InputPairs | None = None,
@@ -220,8 +222,8 @@ def load_mechanism(path: str | os.PathLike, *, neighbourhood: Neighbourhood | In
                              origin if neighbourhood is None and target is None else None)
     if neighbourhood is None and target is None:
         return mech
-    return Mechanism(mech.pmf, neighbourhood if neighbourhood is not None else mech.neighbourhood,
-                     target if target is not None else mech.target, mech.name, origin, mech.blocks)
+    return mech.replace(neighbourhood=neighbourhood if neighbourhood is not None else mech.neighbourhood,
+                        target=target if target is not None else mech.target, origin=origin)
 
 
 # ------------------------------------------------------------------ constructors

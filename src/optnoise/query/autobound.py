@@ -23,10 +23,18 @@ row counts** on a public log grid ``1, 2, 4, ..., cap`` (``max_rows_cap``, defau
    0), and the histogram spends ``clamp_epsilon`` (default :data:`DEFAULT_SHARE` of the
    statistic's epsilon) *out of* the statistic's epsilon: the statistic is released at the
    rest, so its declared epsilon stays what it spends in all;
-3. the chosen bound (:func:`choose_bound`) is the smallest grid point whose noisy cumulative
-   count reaches ``coverage`` (default 0.99) of the units -- their public number under
-   replace, the noisy total under add-remove; the cap when none does (``reached_cap``):
-   post-processing of the histogram and public numbers;
+3. the chosen bound (:func:`choose_bound`) is the smallest grid point whose *estimated tail*
+   -- the units above it, estimated from the released counts of the cells above it, each less
+   the **noise floor** (:func:`noise_floor`: the level an empty cell's release exceeds with
+   probability at most :data:`FLOOR_LEVEL` / the number of cells), and at least 0 -- is at most
+   ``1 - coverage`` (default 0.99) of the units: their public number under replace, the noisy
+   count up to the grid point plus that tail under add-remove; the cap when none does
+   (``reached_cap``): post-processing of the histogram and public numbers (the floor is a
+   function of the cell's certified law, fixed by ``bound_epsilon`` and the public domain).
+   Why the floor: the clamped noise of an empty cell is positive (mean about ``1 /
+   epsilon_cell``), so a rule on the raw counts reads the empty cells above the data as units
+   and errs upward, often to the cap, when the units beyond the coverage point are few
+   against the noise (docs/statistics-accuracy.md, "Bounds chosen privately");
 4. the statistics are planned and released with ``max_rows`` = the chosen bound
    (:func:`with_chosen_bounds`), and the unit's total composes the histogram's cells with the
    statistics (:func:`bound_parts`; the accountant, :mod:`optnoise.publish.accountant`).
@@ -72,6 +80,7 @@ class ChosenBound:
     cell: Cell
     moved: int
     covered: bool = True
+    floor: int = 0
 
     @property
     def reached_cap(self) -> bool:
@@ -88,12 +97,16 @@ class ChosenBound:
         return {"chosen": plain(self.value), "epsilon": self.request.epsilon, "delta": 0.0,
                 "grid": [plain(g * res) for g in self.request.grid], "unit_value": self.counted,
                 "coverage": self.request.coverage, "reached_cap": self.reached_cap,
-                "noisy_counts": list(self.noisy), "cells_per_unit": self.moved, "mechanism": self.cell.to_json(),
+                "noisy_counts": list(self.noisy), "cells_per_unit": self.moved, "noise_floor": self.floor,
+                "mechanism": self.cell.to_json(),
                 "rule": f"each unit counted in the grid cell of {self.counted} (cell j: grid[j-1] < value <= "
                         "grid[j]; cell 0 every value up to grid[0], the last every value above); each cell's count "
                         "released with the certified noise above; the chosen bound is the smallest grid point whose "
-                        "noisy cumulative count reaches coverage x the number of units (public under replace; the "
-                        "noisy total under add-remove), the cap if none: post-processing of the released counts. "
+                        "estimated tail (the sum over the cells above it of max(0, noisy count - noise_floor); "
+                        f"noise_floor: what an empty cell's release exceeds with probability <= {FLOOR_LEVEL:g} / the "
+                        "number of cells) is at most (1 - coverage) x the number of units (public under replace; "
+                        "under add-remove the noisy count up to the grid point plus the tail), the cap if none: "
+                        "post-processing of the released counts. "
                         "The statistics are computed with the chosen bound and composed with the histogram in the "
                         "unit's total (docs/proofs/private-bounds.md)"}
 
@@ -149,7 +162,11 @@ def unit_values(batches: Iterable[Any], spec: QuerySpec) -> tuple[list[np.ndarra
     """Each request's value per unit (:func:`requests`' order; NaN: a unit with no value) and
     the number of units, from one pass over the batches (pandas frames or Arrow batches): a
     dense index per unit id (:class:`.units.UnitIndex`, the ids the aggregation uses) and one
-    number per unit and request, so memory grows with the units, never with the rows."""
+    number per unit and request, so memory grows with the units, never with the rows.
+
+    A quantile's total adds each kept value rounded to whole steps of the resolution (half to
+    even) and clamped below at 0, as the quantile adds them: integers, so the total does not
+    depend on the order of the additions (the batches; Spark's partitions)."""
     import pandas as pd
 
     from .rows import arrow_to_pandas, matches, numbers, unit_ids
@@ -172,9 +189,9 @@ def unit_values(batches: Iterable[Any], spec: QuerySpec) -> tuple[list[np.ndarra
             keep = np.isfinite(x)
             for cond in stat.where:
                 keep &= matches(df[cond.column], cond)
-            if stat.kind in TOTAL_KINDS:   # a total; a unit without a kept row has none (NaN)
+            if stat.kind in TOTAL_KINDS:   # a total of whole steps; a unit without a kept row has none (NaN)
                 has = np.bincount(codes[keep], minlength=index.size) > 0
-                add = np.bincount(codes[keep], weights=x[keep], minlength=index.size)
+                add = np.bincount(codes[keep], weights=np.maximum(np.rint(x[keep]), 0.0), minlength=index.size)
                 acc[i][has] = np.nan_to_num(acc[i][has]) + add[has]
             else:
                 np.maximum.at(acc[i], codes[keep], x[keep])
@@ -209,20 +226,46 @@ def histogram_cell(request: AutoRows, change: str, n: int, key: str = "max_rows"
     return cell, moved
 
 
-def choose_bound(noisy_cumulative: Any, grid: tuple[int, ...], coverage: float,
-                 total: int | None = None) -> tuple[int, bool]:
-    """``(bound, reached)``: the smallest grid point whose noisy cumulative count is at least
-    ``coverage`` times ``total`` -- the public number of units under replace, else the noisy
-    total (the last cumulative count) -- compared exactly; the cap and ``False`` when only the
-    cap does. Reads nothing but its arguments (post-processing).
+#: The chance, shared by the cells, that the noise of empty cells alone lifts the estimated
+#: tail above 0: an empty cell's release exceeds the noise floor with probability at most
+#: ``FLOOR_LEVEL / cells`` (:func:`noise_floor`).
+FLOOR_LEVEL = 0.1
 
-    With the public total, the noise of the cells above a grid point does not enter its test:
-    empty cells above the data (their clamped noise is positive on average) cannot push the
-    choice up."""
-    cum = [int(c) for c in noisy_cumulative]
-    need = Fraction(coverage) * (cum[-1] if total is None else int(total))
-    for j, c in enumerate(cum[:-1]):
-        if c >= need:
+
+def noise_floor(cell: Cell, cells: int, level: float = FLOOR_LEVEL) -> int:
+    """The least integer ``t >= 0`` such that an empty cell's release (the cell's certified
+    noise ``Z``, clamped to ``{0..n}``) exceeds ``t`` with probability at most ``level /
+    cells``: ``P[Z > t] <= level / cells``, computed from the quantized law that is sampled
+    (window and geometric tails), at most ``n``. A function of public numbers only."""
+    import math
+    pmf = cell.noise.quantize().pmf
+    eps = cell.epsilon_delta[0]
+    span = max(abs(pmf.lo), abs(pmf.hi)) + int(math.ceil(60.0 / eps))   # beyond: mass below e^-60
+    at = np.arange(-span, span + 1, dtype=np.int64)
+    above = 1.0 - np.cumsum(pmf.mass(at))   # P[Z > t]
+    ok = np.flatnonzero((at >= 0) & (above <= level / cells))
+    return int(min(at[ok[0]] if len(ok) else span, cell.n))
+
+
+def choose_bound(noisy: Any, grid: tuple[int, ...], coverage: float, total: int | None = None,
+                 floor: int = 0) -> tuple[int, bool]:
+    """``(bound, reached)``: the smallest grid point ``grid[j]`` whose estimated tail
+    ``T_j = sum_{i > j} max(0, noisy[i] - floor)`` is at most ``(1 - coverage) x N`` -- ``N``
+    the public number of units under replace (``total``), else the noisy count up to it plus
+    ``T_j`` -- compared exactly; the cap and ``False`` when only the cap does. Reads nothing but
+    its arguments (post-processing).
+
+    ``floor`` (:func:`noise_floor`) is what the released count of an empty cell rarely
+    exceeds: the empty cells above the data, whose clamped noise is positive, add nothing to
+    the tail unless their noise passes it. With ``floor = 0`` under add-remove this is the
+    noisy cumulative count reaching ``coverage`` of the noisy total."""
+    cells = [int(c) for c in noisy]
+    over = [max(0, c - int(floor)) for c in cells]
+    share = 1 - Fraction(coverage)
+    for j in range(len(cells) - 1):
+        tail = sum(over[j + 1:])
+        units = sum(cells[:j + 1]) + tail if total is None else int(total)
+        if tail <= share * units:
             return int(grid[j]), True
     return int(grid[-1]), False
 
@@ -238,9 +281,10 @@ def choose(key: str, counted: str, request: AutoRows, counts: np.ndarray, spec: 
     n = units if unit.change == "replace" else int(unit.max_units)  # type: ignore[arg-type]
     cell, moved = histogram_cell(request, unit.change, n, key)
     noisy = cell.release(np.asarray(counts, np.int64), source) + cell.offset
-    bound, reached = choose_bound(np.cumsum(noisy), request.grid, request.coverage,
-                                  units if unit.change == "replace" else None)
-    return ChosenBound(key, counted, request, bound, tuple(int(v) for v in noisy), cell, moved, reached)
+    floor = noise_floor(cell, len(request.grid))
+    bound, reached = choose_bound(noisy, request.grid, request.coverage,
+                                  units if unit.change == "replace" else None, floor)
+    return ChosenBound(key, counted, request, bound, tuple(int(v) for v in noisy), cell, moved, reached, floor)
 
 
 def with_chosen_bounds(spec: QuerySpec, chosen: list[ChosenBound]) -> QuerySpec:
@@ -262,11 +306,19 @@ def chosen_in_batches(batches: Iterable[Any], spec: QuerySpec, source: RandomSou
     if not has_auto(spec):
         return spec
     values, units = unit_values(batches, spec)
+    return chosen_from_counts(spec, [grid_histogram(v, request.grid) for (_, _, request, _), v
+                                     in zip(requests(spec), values)], units, source)
+
+
+def chosen_from_counts(spec: QuerySpec, counts: list[np.ndarray], units: int, source: RandomSource) -> QuerySpec:
+    """The histograms released and the bounds chosen from each request's exact grid counts
+    (:func:`requests`' order) and the number of units, whichever engine counted them; the data
+    refused under add-remove when they hold more units than the public ``max_units``."""
     if spec.unit.change == "add-remove" and units > int(spec.unit.max_units):  # type: ignore[arg-type]
         raise InvalidParameterError("unit.max_units", spec.unit.max_units, f"a public bound at least the number of "
                                     f"units in the data ({units})")
-    chosen = [choose(key, counted, request, grid_histogram(v, request.grid), spec, units, source)
-              for (key, counted, request, _), v in zip(requests(spec), values)]
+    chosen = [choose(key, counted, request, c, spec, units, source)
+              for (key, counted, request, _), c in zip(requests(spec), counts)]
     return with_chosen_bounds(spec, chosen)
 
 
@@ -282,6 +334,7 @@ def bound_words(spec: QuerySpec) -> str:
     return "".join(b.words() for b in spec.bounds)
 
 
-__all__ = ["ChosenBound", "auto_key", "bound_parts", "bound_words", "choose", "choose_bound", "chosen_in_batches",
-           "grid_histogram", "has_auto", "histogram_cell", "plain", "prepass_columns", "requests",
+__all__ = ["ChosenBound", "FLOOR_LEVEL", "auto_key", "bound_parts", "bound_words", "choose", "choose_bound",
+           "chosen_from_counts", "chosen_in_batches", "grid_histogram", "has_auto", "histogram_cell", "noise_floor",
+           "plain", "prepass_columns", "requests",
            "row_counts_histogram", "unit_values", "with_chosen_bounds"]

@@ -9,7 +9,9 @@ mechanism is used only after the query's own checks:
 * **the domain**: a channel must have one row per answer ``0..n`` of the cell's domain (``n``:
   the public number of units under ``replace``, ``unit.max_units`` under ``add-remove``; a
   sum's scaled range) and release values in it; noise on the integer line is clamped to the
-  domain, as the query's own cells are;
+  domain, as the query's own cells are, and a file's remap of the clamped outputs (the geometric
+  noise with a remap of ``design --form channel --sd 1`` above n = 2,000) must be on that domain:
+  clamping and remapping are post-processing of the noise (docs/proofs/geometric-remap.md);
 * **the certificate**: the mechanism is certified **again, exactly**, under the cell's derived
   distances ``1..d`` (``Neighbourhood.bd(d)``; a block-map channel under its complete graph,
   which holds every pair of answers) and must meet the cell's target -- the file's own target
@@ -22,7 +24,6 @@ A relative path is read from the working directory (the Python API's and the com
 from __future__ import annotations
 
 from ..errors import InvalidParameterError, OptnoiseError
-from ..mechanism import Mechanism
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..pmf import Channel, IntegerPMF
 from ..target import Target
@@ -55,11 +56,14 @@ def file_cell(name: str, path: str, n: int, offset: int, distance: int, target: 
                                         "graph on its core's rows)")
         space = "channel"
     elif isinstance(mech.pmf, IntegerPMF):
+        if mech.release is not None and mech.release.n != n:
+            raise InvalidParameterError("mechanism", path, f"noise released on the cell's domain 0..{n}; the file's "
+                                        f"release is on 0..{mech.release.n}")
         nb, space = Neighbourhood.bd(distance), "clamped-line"
     else:
         raise InvalidParameterError("mechanism", path, "a channel on the cell's domain or noise on the integer line "
                                     "(cyclic noise wraps around: not a count's)")
-    cell_mech = Mechanism(mech.pmf, nb, target, mech.name, None, mech.blocks)
+    cell_mech = mech.replace(neighbourhood=nb, target=target, origin=None)   # its block map or release kept
     try:
         cert = cell_mech.quantize().certificate
     except OptnoiseError as exc:

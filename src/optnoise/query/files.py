@@ -26,7 +26,7 @@ from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
 from .aggregate import aggregate, bounding_source
 from .kinds import KINDS
-from .autobound import auto_key, chosen_in_batches, has_auto, prepass_columns
+from .autobound import chosen_in_batches, has_auto, prepass_columns
 from .found import found_in_batches, wanted, with_found_keys
 from .release import build_documents, charge, delivered, ledger_unit
 from .spec import QuerySpec, load_query_spec, parse_query_spec
@@ -110,9 +110,6 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     if engine not in ENGINES:
         raise InvalidParameterError("engine", engine, "'local' or 'spark'")
     parsed = load_query_spec(spec) if isinstance(spec, (str, os.PathLike)) else parse_query_spec(spec)
-    if engine == "spark" and has_auto(parsed):
-        raise InvalidParameterError(auto_key(parsed), "auto", "a declared bound with engine = 'spark' (a bound "
-                                    "chosen privately runs on the local engine only)")
     if engine == "spark":
         refuse_on_spark(parsed)
     fmt = file_format(input_path, "input")
@@ -132,7 +129,10 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     spec_info = None if spec_file is None else file_record(spec_file)
     src = source if source is not None else random_source(seed)
     warn_not_private(src, "query_file")
-    if has_auto(parsed):   # a bound = "auto": one pass over its columns, the histograms first
+    if has_auto(parsed) and engine == "spark":   # a bound = "auto": the grid's counts made on Spark
+        from .spark_autobound import chosen_on_spark
+        parsed = chosen_on_spark(input_path, fmt, parsed, src, master=spark_master)
+    elif has_auto(parsed):   # a bound = "auto": one pass over its columns, the histograms first
         parsed = chosen_in_batches(read_batches(input_path, fmt, prepass_columns(parsed)), parsed, src)
     with ThreadPoolExecutor(max_workers=2) as pool:   # hashing and an import beside the aggregation
         digest = pool.submit(file_sha256, input_path)

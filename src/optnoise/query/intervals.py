@@ -54,9 +54,25 @@ def interval(cell: Cell, released: np.ndarray, alpha: float) -> tuple[np.ndarray
         how = "noise window of the quantized noise" + {"clamped": " (clamped to the domain)", "line": " (released on "
                                                        "the integers; the interval kept inside the domain)",
                                                        "cyclic": " (an arc: low > high wraps round)"}[output]
-        low, high = ivs.intervals(y)
+        low, high = ivs.intervals(y) if cell.noise.release is None else _remapped(cell.noise.release, ivs, y)
         return low, high, f"{how}; coverage >= {float(ivs.coverage):.6g} for every true value"
     return None, None, "none: randomized response on text keys (a set of keys, not an interval)"
+
+
+def _remapped(release: Any, ivs: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals of values released as ``R(z)`` for clamped outputs ``z``
+    (docs/proofs/geometric-remap.md): the smallest interval holding the interval of every ``z``
+    with ``R(z) = y``. The true ``q`` is in the interval of the ``z`` drawn with probability
+    ``>= 1 - alpha``, so in that of ``y = R(z)`` too: the coverage is kept."""
+    z = np.arange(release.n + 1)
+    low_z, high_z = ivs.intervals(z)
+    table = release.table()
+    low, high = np.full(z.size, release.n), np.zeros(z.size, dtype=np.int64)
+    np.minimum.at(low, table, low_z)
+    np.maximum.at(high, table, high_z)
+    never = low[y] > high[y]                 # a value the remap never releases: its own interval
+    own_low, own_high = ivs.intervals(y)
+    return np.where(never, own_low, low[y]), np.where(never, own_high, high[y])
 
 
 def _chained_interval(cell: Cell, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, str]:
@@ -92,6 +108,11 @@ def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
         return additive_abs_error(_form(cell), cell.n, output="line").worst, \
             "E|noise| (the same for every true value: the released value is not clamped)"
     if cell.space == "clamped-line":
+        r = cell.noise.release
+        if r is not None and r.outputs:   # |R(z) - q| <= |z - q| + |R(z) - z| <= |eta| + the largest move
+            moved = int(np.max(np.abs(np.asarray(r.values) - np.asarray(r.outputs))))
+            return additive_abs_error(_form(cell), cell.n, output="line").worst + moved, \
+                f"at most E|noise| plus the remap's largest move ({moved})"
         if cell.n > CLAMPED_ERROR_MAX_N:
             # |clip(q + eta) - q| <= |eta| for every q in 0..n (clipping to an interval that
             # holds q never moves a value away from q), with equality in the domain's middle

@@ -38,8 +38,8 @@ class BlockMap:
 
     def __post_init__(self) -> None:
         try:
-            starts = tuple(_int(v) for v in self.starts)
-            values = tuple(_int(v) for v in self.values)
+            starts = tuple(as_int(v) for v in self.starts)
+            values = tuple(as_int(v) for v in self.values)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError("blocks", "starts/values", "lists of integers") from exc
         if len(starts) < 2 or starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:])):
@@ -93,10 +93,11 @@ class BlockMap:
         return cls(tuple(data["starts"]), tuple(data["values"]))
 
 
-def _int(v: object) -> int:
+def as_int(v: object) -> int:
+    """``v`` as a Python int: an integer (numpy's too), never a bool; ``TypeError`` otherwise."""
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"not an integer: {v!r}")
     return int(v)
 
 
-__all__ = ["BlockMap"]
+__all__ = ["BlockMap", "as_int"]

@@ -258,14 +258,18 @@ def _cost_summary(p: dict[str, Any], label: str) -> None:
 
 
 def _print_clamped(p: dict[str, Any]) -> None:
-    """A channel on a domain too large for a matrix: the clamped noise, its cost and the proven
-    bound on every channel's cost (issue 23)."""
+    """A channel stored as noise on the line (no matrix): the clamped noise, or the geometric noise
+    with a remap, its cost and the proven bound on every channel's cost (issue 23, issue 37)."""
     t = p["target"]
     say((f"channel on {{0..{p['n']}}}: {p['method']}", "bold"),
         f": {t['notion'].upper()} eps={fmt(t['epsilon'])} delta={fmt(t['delta'])}, neighbours one apart; "
         f"released: {p['released']}")
+    if "structure" in p:   # the geometric noise with a remap: its structure
+        say(p["structure"]["in_words"])
     _cost_summary(p, "expected cost (rounded up)")
-    say((f"{p['solve_seconds']:.3f} s, of which the block relaxation {p['block_seconds']:.3f} s", "dim"))
+    part = (f"the block relaxation {p['block_seconds']:.3f} s" if "block_seconds" in p
+            else f"the bound {p.get('bound_seconds', 0.0):.3f} s")
+    say((f"{p['solve_seconds']:.3f} s, of which {part}", "dim"))
     _print_bound(p)
     notes(list(p["notes"]) + [CERTIFIED])
 
