@@ -26,7 +26,7 @@ from optnoise.analysis import privacy_profile
 from optnoise.analysis.composition import compose_sequence
 from optnoise.cli import app
 from optnoise.errors import InvalidParameterError, OptnoiseError
-from optnoise.publish.ledger import Ledger, LedgerMismatchError
+from optnoise.publish.ledger import SCHEMA_VERSION, Ledger, LedgerMismatchError
 from optnoise.publish.spend import Part, Spend
 from optnoise.target import Target
 
@@ -209,7 +209,7 @@ def test_foreign_newer_and_read_only_ledgers_are_refused(tmp_path, geo3):
     newer = tmp_path / "newer.db"
     Ledger.init(newer, dataset=DATASET, unit=UNIT, budget=Target(8.0))
     with sqlite3.connect(newer) as con:
-        con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        con.execute(f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
     with pytest.raises(InvalidParameterError, match="newer optnoise"):
         Ledger(newer)
     path = tmp_path / "l.db"

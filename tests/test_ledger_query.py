@@ -97,3 +97,117 @@ def test_the_spec_may_name_its_ledger(files):
                             "--output", str(files / "named.json")])
     assert r.exit_code == 0, r.output
     assert len(Ledger(files / "meters.db").runs()) == 1
+
+
+FOUND = ('unit = { id = "household", max_rows = 4 }\n[statistics.hours]\nkind = "histogram"\nkey = "hour"\n'
+         'keys = "from-data"\nepsilon = 1\ndelta = 1e-6\n')
+
+
+def _found_run(d, book, n, spec="found.toml"):
+    return runner.invoke(app, ["query", "--input", str(d / "readings.csv"), "--spec", str(d / spec),
+                               "--ledger", str(d / book), "--output", str(d / f"found{n}.json")])
+
+
+def test_a_selection_is_recorded_and_the_ledger_total_is_the_documents(files):
+    """Keys found in the data with a ledger (issue 36): the run's selection is stored as a shift;
+    the ledger's total (show and verify, recomputed from the stored parts and shifts) equals the
+    document's total -- basic and PLD, with the selection's (epsilon, delta) added."""
+    (files / "found.toml").write_text(FOUND)
+    Ledger.init(files / "found.db", dataset="meters", unit="household", budget=Target(8.0, 1e-5))
+    r = _found_run(files, "found.db", 1)
+    assert r.exit_code == 0, r.output
+    doc = json.loads((files / "found1.json").read_text())
+    total = doc["total"]
+    assert total["selection"]["delta"] > 0
+    book = Ledger(files / "found.db", write=False)
+    shown = book.show()
+    run = shown["runs"][0]
+    assert run["shifts"] == [{"epsilon": total["selection"]["epsilon"], "delta": total["selection"]["delta"],
+                              "about": "selection"}]
+    assert run["total"]["basic"] == total["basic"] and run["spend"]["basic"] == total["basic"]
+    assert run["total"]["pld"]["epsilon"] == total["pld"]["epsilon"]
+    report = book.verify()
+    assert report["ok"] and report["total"]["basic"] == total["basic"]
+    assert report["total"]["pld"]["epsilon"] == total["pld"]["epsilon"]
+    r = runner.invoke(app, ["ledger", "show", str(files / "found.db")])
+    assert r.exit_code == 0 and "hours" in r.stdout
+
+
+def test_the_budget_refusal_counts_the_selections_shift(files):
+    """A lifetime delta that admits the cells (pure) but not the selection's delta: refused before
+    any noise, nothing recorded -- without the shift it would have passed."""
+    (files / "found.toml").write_text(FOUND)
+    Ledger.init(files / "tight.db", dataset="meters", unit="household", budget=Target(8.0, 1e-7))
+    r = _found_run(files, "tight.db", 1)
+    assert r.exit_code == 2 and "--ledger" in r.stderr and "nothing was recorded" in r.stderr
+    assert not (files / "found1.json").exists() and Ledger(files / "tight.db").runs() == []
+    (files / "wide.toml").write_text(FOUND.replace("delta = 1e-6", "delta = 1e-8"))
+    assert _found_run(files, "tight.db", 2, "wide.toml").exit_code == 0
+
+
+def test_an_auto_bound_is_recorded_with_its_histograms_spend(files):
+    """``max_rows = "auto"`` with a ledger: the bound's histogram cells and the statistic (by
+    its declared target) are recorded; the ledger's total equals the document's."""
+    (files / "auto.toml").write_text('unit = { id = "household", max_rows = "auto", bound_epsilon = 0.5, '
+                                     'max_rows_cap = 16 }\n[statistics.evening]\nkind = "count"\nof = "rows"\n'
+                                     'where = { hour = { lower = 17 } }\nepsilon = 3\n')
+    r = _found_run(files, "meters.db", 1, "auto.toml")
+    assert r.exit_code == 0, r.output
+    total = json.loads((files / "found1.json").read_text())["total"]
+    assert total["basic"]["epsilon"] == 3.5
+    book = Ledger(files / "meters.db", write=False)
+    assert book.show()["total"]["basic"] == total["basic"] and book.verify()["ok"]
+    assert _found_run(files, "meters.db", 2, "auto.toml").exit_code == 0
+    third = _found_run(files, "meters.db", 3, "auto.toml")   # 3 x 3.5 > 8: refused, 1 left
+    assert third.exit_code == 2 and "what remains: eps 1" in third.stderr and not (files / "found3.json").exists()
+
+
+def test_a_version_1_ledger_is_read_as_it_is_and_migrated_when_a_run_writes(files):
+    """Schema 1 (before shifts): read only, its runs show with no shifts; opened for a run, it is
+    migrated in one transaction to the current version, and its old runs still verify."""
+    import sqlite3
+    from optnoise.publish.ledger import SCHEMA_VERSION
+    assert _run(files, 1).exit_code == 0
+    path = files / "meters.db"
+    with sqlite3.connect(path) as con:
+        con.execute("ALTER TABLE runs DROP COLUMN shifts")
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    old = Ledger(path, write=False)
+    assert old.show()["schema_version"] == 1 and old.runs()[0]["shifts"] == [] and old.verify()["ok"]
+    Ledger(path)   # opened for writing: migrated
+    assert Ledger(path, write=False).show()["schema_version"] == SCHEMA_VERSION
+    assert _run(files, 2).exit_code == 0
+    report = Ledger(path, write=False).verify()
+    assert report["ok"] and report["runs"] == 2
+
+
+def _open_for_writing(path, start):
+    start.wait()
+    Ledger(path)
+
+
+def test_processes_opening_one_version_1_ledger_at_once_migrate_it_once(files):
+    """Four processes open a schema-1 file for writing at the same instant: each migration reads
+    the version inside its own immediate transaction, so the column is added once, every process
+    opens the file, and it verifies."""
+    import multiprocessing as mp
+    import sqlite3
+    from optnoise.publish.ledger import SCHEMA_VERSION
+    assert _run(files, 1).exit_code == 0
+    path = files / "meters.db"
+    with sqlite3.connect(path) as con:
+        con.execute("ALTER TABLE runs DROP COLUMN shifts")
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    ctx = mp.get_context("fork")
+    start = ctx.Barrier(4)
+    procs = [ctx.Process(target=_open_for_writing, args=(path, start)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    with sqlite3.connect(path) as con:
+        columns = [row[1] for row in con.execute("PRAGMA table_info(runs)")]
+    assert columns.count("shifts") == 1
+    book = Ledger(path, write=False)
+    assert book.show()["schema_version"] == SCHEMA_VERSION and book.verify()["ok"]

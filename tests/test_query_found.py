@@ -61,10 +61,13 @@ def test_frequent_keys_are_released_rare_ones_and_their_number_are_not():
 @pytest.mark.parametrize("groups", [None, 3])
 def test_the_threshold_is_the_least_meeting_delta_on_the_cells_noise(groups):
     """Over the keys one unit can hold: one, or ``unit.max_groups`` (a unit counted in each of
-    its kept keys): the least threshold with ``1 - (1 - p)^m <= delta``."""
+    its kept keys): the least threshold with ``1 - (1 - p)^m <= delta``. With three keys per unit
+    (six cells under replace) the epsilon is 12, where the geometric's threshold is still the
+    lower one over three keys (at 1 the truncated design is chosen, as it should be)."""
     frame = _frame()
     spec = _spec()
     if groups is not None:
+        spec = _spec(epsilon=12.0)
         spec["unit"] = {**spec["unit"], "max_groups": groups}
     parsed = parse_query_spec(spec)
     parsed = with_found_keys(parsed, found_in_frame(frame, parsed))
@@ -76,7 +79,7 @@ def test_the_threshold_is_the_least_meeting_delta_on_the_cells_noise(groups):
     t = kind_of(item.stat).selection(item)
     q = item.cell.noise.quantize()
     m = groups or 1
-    assert t.keys_per_unit == m
+    assert t.keys_per_unit == m and item.cell.design.get("method") != "truncated"
     assert 1 - (1 - upper_tail(q, t.tau - 1)) ** m <= Fraction(1e-6) < 1 - (1 - upper_tail(q, t.tau - 2)) ** m
 
 
@@ -123,7 +126,7 @@ def test_consistent_is_refused_with_found_keys():
         _query(_frame(n=30), spec, 1)
 
 
-def test_the_command_line_writes_only_released_keys_and_refuses_a_ledger(tmp_path):
+def test_the_command_line_writes_only_released_keys_and_charges_a_ledger(tmp_path):
     frame = _frame(n=3000)
     frame["region"] = np.arange(len(frame)) % 2 + 1
     frame.to_csv(tmp_path / "in.csv", index=False)
@@ -139,8 +142,13 @@ def test_the_command_line_writes_only_released_keys_and_refuses_a_ledger(tmp_pat
     assert runner.invoke(app, ["ledger", "init", str(tmp_path / "l.sqlite"), "--dataset", "sales", "--unit", "c",
                                "--budget-epsilon", "10", "--budget-delta", "1e-5"]).exit_code == 0
     r = runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
-                            "--ledger", str(tmp_path / "l.sqlite")])
-    assert r.exit_code == 2 and "ledger" in r.stderr and "from-data" in r.stderr
+                            "--ledger", str(tmp_path / "l.sqlite"), "--output", str(tmp_path / "led.json")])
+    assert r.exit_code == 0, r.output
+    from optnoise.publish.ledger import Ledger
+    doc = json.loads((tmp_path / "led.json").read_text())
+    shown = Ledger(tmp_path / "l.sqlite", write=False).show()
+    assert shown["total"]["basic"] == doc["total"]["basic"] and shown["runs"][0]["shifts"][0]["about"] == "selection"
+    assert shown["total"]["shifts"]["delta"] == doc["total"]["selection"]["delta"] > 0
 
 
 def test_found_values_keep_their_type():
@@ -158,21 +166,6 @@ def test_too_many_found_keys_are_refused(monkeypatch):
     with pytest.raises(InvalidParameterError, match="at most 5 keys"):
         found.found_in_frame(frame, parse_query_spec(_spec()))
     assert MAX_FOUND >= 10_000
-
-
-@pytest.mark.spark
-def test_spark_gives_the_local_document(tmp_path):
-    frame = _frame(n=900)
-    frame.to_csv(tmp_path / "in.csv", index=False)
-    (tmp_path / "q.toml").write_text('unit = { id = "c", max_rows = 3 }\n[statistics.p]\nkind = "histogram"\n'
-                                     'key = "product"\nkeys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n')
-    docs = []
-    for engine in ("local", "spark"):
-        r = runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
-                                "--seed", "4", "--json", "--engine", engine])
-        assert r.exit_code == 0, r.output
-        docs.append(json.loads(r.stdout)["statistics"]["p"])
-    assert docs[0]["values"] == docs[1]["values"] and set(docs[0]["values"]) <= {"apple", "pear", "fig"}
 
 
 def test_at_a_small_epsilon_the_truncated_geometric_gives_the_lower_threshold_and_no_selection_delta():
@@ -212,3 +205,45 @@ def smallest_threshold_of(n: int, epsilon: float, delta: float) -> int:
     from optnoise.target import Target
     return smallest_threshold(count_cell("x", n, 0, 1, Target(epsilon), "clamped-geometric").noise.quantize(),
                               1, delta).tau
+
+
+def test_the_choice_between_truncated_and_geometric_reads_the_keys_one_unit_can_create():
+    """The truncated design's threshold ``T + 2`` does not depend on ``m`` (a key of one unit
+    alone never shows); the geometric's grows with ``m`` (``1 - (1 - p)^m <= delta``). At eps 1,
+    delta 1e-6 the geometric wins for one key per unit and loses for eight: the choice must be
+    made with the unit's ``max_groups``, not with one key."""
+    from optnoise.query.kinds.histogram import KIND
+    from optnoise.query.statistic import Statistic
+    from optnoise.query.threshold import smallest_threshold
+    from optnoise.target import Target
+    stat = Statistic("p", "histogram", Target(1.0, 1e-6), key="product", keys_from_data=True)
+    chosen = {m: KIND.mechanism(stat, Target(1.0, 1e-6), 1, 1000, 0, keys_per_unit=m) for m in (1, 8)}
+    assert chosen[1].design.get("method") != "truncated" and chosen[8].design.get("method") == "truncated"
+    geometric = chosen[1].noise.quantize()
+    half = chosen[8].design["half_width"]
+    assert smallest_threshold(geometric, 1, 1e-6).tau <= half + 2 < smallest_threshold(geometric, 8, 1e-6).tau
+
+
+def test_the_planned_cell_is_chosen_for_the_units_max_groups():
+    """Through the query: with ``max_groups = 4`` (add-remove: 4 cells per unit at (eps / 4,
+    delta / 4)) at eps 2, delta 1e-6 the planned cell is the truncated geometric, whose
+    threshold is lower over 4 keys per unit; comparing over one key (the old rule) would have
+    kept the geometric."""
+    from optnoise.query.aggregate import aggregate
+    from optnoise.query.kinds import kind_of
+    from optnoise.query.mechanisms import cell_target
+    from optnoise.query.release import plan
+    from optnoise.query.threshold import smallest_threshold
+    frame = _frame(n=600)
+    spec = _spec(epsilon=2.0)
+    spec["unit"] = {"id": "c", "max_rows": 3, "change": "add-remove", "max_units": 10 ** 4, "max_groups": 4}
+    parsed = parse_query_spec(spec)
+    parsed = with_found_keys(parsed, found_in_frame(frame, parsed))
+    item = plan(parsed, aggregate([frame], parsed))[0]
+    kind = kind_of(item.stat)
+    t = kind.selection(item)
+    assert t.keys_per_unit == 4 and item.cell.design.get("method") == "truncated"
+    target = cell_target(item.stat.target, 4)
+    old = kind.mechanism(item.stat, target, 1, item.cell.n, item.cell.offset, keys_per_unit=1)
+    assert old.design.get("method") != "truncated"
+    assert t.tau < smallest_threshold(old.noise.quantize(), 4, 1e-6).tau

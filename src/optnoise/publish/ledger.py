@@ -30,13 +30,19 @@ from typing import Any, Iterator
 
 from ..errors import InvalidParameterError, OptnoiseError
 from ..target import Target
-from .spend import (Spend, StoredPart, canonical, describe_remaining, lifetime_total, own_spend, pack, rebuild,
-                    sha256, shown, stored, unpack, weights_digest)
+from .spend import (Shift, Spend, StoredPart, canonical, describe_remaining, lifetime_total, own_spend, pack,
+                    rebuild, sha256, shown, stored, unpack, weights_digest)
 
 #: ``format`` of a ledger's meta table.
 FORMAT = "optnoise.ledger"
-#: The schema this version writes and reads; a file with a larger one is refused.
-SCHEMA_VERSION = 1
+#: The schema this version writes and reads; a file with a larger one is refused, one with a
+#: smaller one migrated when opened for writing (:data:`MIGRATIONS`) and read as it is otherwise.
+#: 2: each run's ``shifts`` (a selection of keys found in the data, a statistic composed by its
+#: declared target after a bound chosen privately), added to every total.
+SCHEMA_VERSION = 2
+#: The statements that bring a file of schema ``v`` to ``v + 1``, run in one transaction with
+#: the version's update (a version-1 run has no shifts: ``'[]'``).
+MIGRATIONS = {1: ("ALTER TABLE runs ADD COLUMN shifts TEXT NOT NULL DEFAULT '[]'",)}
 #: ``PRAGMA application_id`` of a ledger ("OPNL"): another SQLite database has another.
 APPLICATION_ID = 0x4F504E4C
 #: Seconds a run waits for another run's transaction before giving up.
@@ -56,7 +62,8 @@ CREATE TABLE runs (
     parts TEXT NOT NULL,
     spend TEXT NOT NULL,
     total TEXT NOT NULL,
-    audit TEXT NOT NULL
+    audit TEXT NOT NULL,
+    shifts TEXT NOT NULL DEFAULT '[]'
 );
 """
 
@@ -105,6 +112,8 @@ class Ledger:
         self._check_file()
         with self._session() as con:
             self._meta = self._read_meta(con)
+            if self.write and int(self._meta["schema_version"]) < SCHEMA_VERSION:
+                self._migrate(con)
         self.dataset: str = self._meta["dataset"]
         self.unit: str = self._meta["unit"]
         self.budget: Target = Target.from_json(json.loads(self._meta["budget"]), parameter="ledger")
@@ -218,6 +227,22 @@ class Ledger:
             raise _bad(self.path, f"an intact optnoise ledger (its meta table lacks {', '.join(sorted(missing))})")
         return meta
 
+    def _migrate(self, con: sqlite3.Connection) -> None:
+        """Bring an older file to :data:`SCHEMA_VERSION` in one ``BEGIN IMMEDIATE`` transaction
+        (the version read again inside it: two runs opening one old file migrate it once); a
+        crash leaves the old file as it was."""
+        with _immediate(con):
+            version = int(dict(con.execute("SELECT key, value FROM meta").fetchall())["schema_version"])
+            for v in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[v]:
+                    con.execute(statement)
+            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        self._meta["schema_version"] = str(SCHEMA_VERSION)
+
+    def _shifts_column(self) -> str:
+        """The runs' shifts as a query reads them: the column, or none in a version-1 file read only."""
+        return "shifts" if int(self._meta["schema_version"]) >= 2 else "'[]'"
+
     # ------------------------------------------------------------------ runs
     def check(self, *, dataset: str, unit: str) -> None:
         """Refuse a run on another dataset or unit than the ledger's (before any work)."""
@@ -242,6 +267,7 @@ class Ledger:
             raise _bad(self.path, "a ledger opened for writing (Ledger(path), not write=False)")
         self.check(dataset=spend.dataset, unit=spend.unit)
         new = [stored(p) for p in spend.parts]
+        shifts = list(spend.shifts)
         for (sp, _), part in zip(new, spend.parts):
             if sp.mechanism_sha256 not in self._profiles:
                 self._profiles[sp.mechanism_sha256] = _profile(part.mechanism)
@@ -250,21 +276,22 @@ class Ledger:
         with self._session() as con, _immediate(con):
             if con.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None:
                 raise InvalidParameterError("run_id", run_id, f"a run id not yet recorded in {self.path}")
-            rows = con.execute("SELECT parts, total FROM runs ORDER BY seq").fetchall()
-            before = [StoredPart.from_json(p) for parts, _ in rows for p in json.loads(parts)]
+            rows = con.execute("SELECT parts, total, shifts FROM runs ORDER BY seq").fetchall()
+            before = [StoredPart.from_json(p) for parts, _, _ in rows for p in json.loads(parts)]
+            moved = [Shift.from_json(x) for _, _, run in rows for x in json.loads(run)] + shifts
             self._load_profiles(con, before)
-            total = lifetime_total(before + [sp for sp, _ in new], self._profiles, self.budget)
+            total = lifetime_total(before + [sp for sp, _ in new], self._profiles, self.budget, moved)
             if not total["within_budget"]:
                 last = json.loads(rows[-1][1]) if rows else None
                 raise self._refusal(total, last, len(rows))
             con.executemany("INSERT OR IGNORE INTO mechanisms VALUES (?, ?)",
                             [(sp.mechanism_sha256, pack(text)) for sp, text in new])
-            spent = own_spend([sp for sp, _ in new])
+            spent = own_spend([sp for sp, _ in new], shifts)
             con.execute("INSERT INTO runs (run_id, state, reserved_at, spec_sha256, statistics, parts, spend, total,"
-                        " audit) VALUES (?, 'reserved', ?, ?, ?, ?, ?, ?, ?)",
+                        " audit, shifts) VALUES (?, 'reserved', ?, ?, ?, ?, ?, ?, ?, ?)",
                         (run_id, _now(), spend.spec_sha256, canonical(list(spend.statistics)),
                          canonical([sp.to_json() for sp, _ in new]), canonical(spent), canonical(total),
-                         canonical(dict(spend.audit))))
+                         canonical(dict(spend.audit)), canonical([x.to_json() for x in shifts])))
         return Reservation(run_id, spent, total)
 
     def _refusal(self, total: dict, last: dict | None, runs: int) -> InvalidParameterError:
@@ -311,10 +338,12 @@ class Ledger:
         the running total after it, and (private) its audit fields."""
         with self._session() as con:
             rows = con.execute("SELECT seq, run_id, state, reserved_at, delivered_at, spec_sha256, statistics, "
-                               "parts, spend, total, audit FROM runs ORDER BY seq").fetchall()
+                               f"parts, spend, total, audit, {self._shifts_column()} FROM runs ORDER BY seq"
+                               ).fetchall()
         keys = ("seq", "run_id", "state", "reserved_at", "delivered_at", "spec_sha256")
         return [{**dict(zip(keys, r[:6])), "statistics": json.loads(r[6]), "parts": json.loads(r[7]),
-                 "spend": json.loads(r[8]), "total": json.loads(r[9]), "audit": json.loads(r[10])} for r in rows]
+                 "spend": json.loads(r[8]), "total": json.loads(r[9]), "audit": json.loads(r[10]),
+                 "shifts": json.loads(r[11])} for r in rows]
 
     def show(self, *, audit: bool = False) -> dict:
         """The ledger as a document (keys: docs/cli.md, ``ledger show``): the dataset, unit and
@@ -326,13 +355,15 @@ class Ledger:
             t = r["total"]
             run = {k: r[k] for k in ("seq", "run_id", "state", "reserved_at", "delivered_at", "spec_sha256",
                                      "statistics", "spend")}
-            run["total"] = {k: t[k] for k in ("basic", "pld", "attack", "within_budget")}
+            if r["shifts"]:
+                run["shifts"] = r["shifts"]
+            run["total"] = {k: t[k] for k in ("basic", "pld", "attack", "within_budget", "shifts") if k in t}
             run["remaining"] = t["remaining"]
             if audit:
                 run["audit"] = r["audit"]
             runs.append(run)
         current = runs[-1]["total"] if runs else None
-        return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "ledger": str(self.path),
+        return {"format": FORMAT, "schema_version": int(self._meta["schema_version"]), "ledger": str(self.path),
                 "dataset": self.dataset, "unit": self.unit, "budget": self.budget.to_json(),
                 "created": self._meta.get("created"), "runs": runs, "total": current,
                 "remaining": runs[-1]["remaining"] if runs else _whole(self.budget),
@@ -372,6 +403,7 @@ def check_runs(runs: list[dict], bodies: dict[str, bytes], budget: Target) -> di
     mismatches: list[str] = []
     profiles, weights = _rebuilt(bodies, mismatches)
     so_far: list[StoredPart] = []
+    moved: list[Shift] = []
     checked, total = [], None
     for r in runs:
         where = f"run {r['seq']} ({r['run_id'][:12]})"
@@ -386,9 +418,11 @@ def check_runs(runs: list[dict], bodies: dict[str, bytes], budget: Target) -> di
         if lost:
             mismatches.append(f"{where}: mechanism {lost[0].mechanism_sha256[:12]} is missing or unreadable")
             continue
+        shifts = [Shift.from_json(x) for x in r.get("shifts", [])]
         so_far += parts
-        total = lifetime_total(so_far, profiles, budget)
-        mismatches += [f"{where}: {m}" for m in _differences(r["spend"], own_spend(parts), "spend")]
+        moved += shifts
+        total = lifetime_total(so_far, profiles, budget, moved)
+        mismatches += [f"{where}: {m}" for m in _differences(r["spend"], own_spend(parts, shifts), "spend")]
         mismatches += [f"{where}: {m}" for m in _differences(r["total"], total, "total")]
         if not total["within_budget"]:
             mismatches.append(f"{where}: the running total exceeds the budget {budget.describe()}")

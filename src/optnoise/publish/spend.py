@@ -21,6 +21,11 @@ rebuilt the same ones.
   count is theirs summed and whose releases may see different pairs (``mixed``: its
   dominating pair, Zhu, Dong & Wang 2022, Thm 10): two runs of a dataset that changed in
   between see different pairs, and the dominating pair covers every mix;
+* ``shifts``: a run's parts whose release is the composed mechanisms' with a rare extra event
+  (a selection of keys found in the data: docs/proofs/key-selection.md) or that are composed
+  by their declared target (a statistic with a delta after a bound chosen privately:
+  docs/proofs/private-bounds.md) are stored as ``(epsilon, delta)`` shifts: every bound is moved
+  by their sums, as the core's accountant does (:func:`~.accountant.shifted`);
 * ``attack``: a proven upper bound on the best attacker
   (:func:`optnoise.analysis.tradeoff.profile_readout` over the total's points and the
   composed privacy profile at a few epsilons);
@@ -92,13 +97,38 @@ def default_epsilon_delta(mechanism: Mechanism) -> tuple[float, float]:
     return float(eps), 0.0
 
 
+@dataclass(frozen=True)
+class Shift:
+    """What a run adds on top of its composed mechanisms (module docstring): ``(epsilon,
+    delta)``, both rounded up where they were proven, and ``about`` in words (``"selection"``:
+    keys found in the data; ``"declared target"``: a statistic after a bound chosen privately)."""
+
+    epsilon: float
+    delta: float
+    about: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", float(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(float(self.delta)))
+        if not (math.isfinite(self.epsilon) and self.epsilon >= 0):
+            raise InvalidParameterError("shifts", self.epsilon, "a shift's epsilon >= 0")
+
+    def to_json(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "about": self.about}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Shift":
+        return cls(float(data["epsilon"]), float(data["delta"]), str(data["about"]))
+
+
 @dataclass(frozen=True, eq=False)
 class Spend:
     """What one run spends on one dataset for one unit, with what the ledger records of it.
 
     ``parts``: :class:`Part` objects or ``(Mechanism, count)`` pairs. ``spec_sha256``: the
     SHA-256 of the spec that was run; ``statistics``: the names released; ``audit``: the
-    private audit fields (JSON-able; stored, shown only by ``show(audit=True)``).
+    private audit fields (JSON-able; stored, shown only by ``show(audit=True)``). ``shifts``:
+    :class:`Shift` objects or ``(epsilon, delta, about)`` triples added on top of the parts.
     """
 
     parts: Sequence[Part | tuple[Mechanism, int]]
@@ -107,12 +137,14 @@ class Spend:
     spec_sha256: str | None = None
     statistics: Sequence[str] = ()
     audit: Mapping[str, Any] = field(default_factory=dict)
+    shifts: Sequence[Shift | tuple[float, float, str]] = ()
 
     def __post_init__(self) -> None:
         parts = [p if isinstance(p, Part) else Part(*_pair(p)) for p in self.parts]
         if not parts:
             raise InvalidParameterError("parts", [], "at least one part (a mechanism and its count)")
         object.__setattr__(self, "parts", tuple(parts))
+        object.__setattr__(self, "shifts", tuple(s if isinstance(s, Shift) else Shift(*s) for s in self.shifts))
         object.__setattr__(self, "statistics", tuple(str(s) for s in self.statistics))
         for name in ("dataset", "unit"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
@@ -204,18 +236,34 @@ def rebuild(text: str) -> Mechanism:
 
 
 # ------------------------------------------------------------------ totals
-def basic_total(parts: Sequence[StoredPart]) -> dict:
+def basic_total(parts: Sequence[StoredPart], shifts: Sequence[Shift] = ()) -> dict:
     """Basic composition: the exact sums of ``count * epsilon`` and ``count * delta``, rounded up
-    (delta at most 1)."""
+    (delta at most 1); with ``shifts``, the parts' sums plus the shifts' sums, each rounded up
+    (as :func:`~.accountant.shifted` adds them)."""
     from ..analysis.outward import sum_up
-    return {"epsilon": sum_up(p.count * Fraction(p.epsilon) for p in parts),
-            "delta": min(1.0, sum_up(p.count * Fraction(p.delta) for p in parts))}
+    basic = {"epsilon": sum_up(p.count * Fraction(p.epsilon) for p in parts),
+             "delta": min(1.0, sum_up(p.count * Fraction(p.delta) for p in parts))}
+    if not shifts:
+        return basic
+    e_s, d_s = shift_sums(shifts)
+    return {"epsilon": sum_up([basic["epsilon"], e_s]), "delta": min(1.0, sum_up([basic["delta"], d_s]))}
 
 
-def own_spend(parts: Sequence[StoredPart]) -> dict:
+def shift_sums(shifts: Sequence[Shift]) -> tuple[float, float]:
+    """The sums of the shifts' epsilons and deltas, rounded up (the accountant's order: one sum each)."""
+    from ..analysis.outward import sum_up
+    return sum_up(s.epsilon for s in shifts), sum_up(s.delta for s in shifts)
+
+
+def own_spend(parts: Sequence[StoredPart], shifts: Sequence[Shift] = ()) -> dict:
     """A run's own spend as the ledger shows it: its basic ``(epsilon, delta)`` (the run's
-    composed total is its publication's to state) and how many releases one unit moved."""
-    return {"basic": basic_total(parts), "parts": sum(p.count for p in parts)}
+    composed total is its publication's to state; with its shifts added) and how many releases
+    one unit moved; with shifts, their sums and number (``shifts``)."""
+    out: dict[str, Any] = {"basic": basic_total(parts, shifts), "parts": sum(p.count for p in parts)}
+    if shifts:
+        e_s, d_s = shift_sums(shifts)
+        out["shifts"] = {"epsilon": e_s, "delta": d_s, "count": len(shifts)}
+    return out
 
 
 def composition_items(parts: Sequence[StoredPart], profiles: Mapping[str, Any]) -> tuple[list, list[bool]]:
@@ -237,10 +285,12 @@ LEDGER = Accountant(counted="parts", single="one part", readout="profile", pure_
                     whose="the dataset's lifetime total", parts="the runs'")
 
 
-def lifetime_total(parts: Sequence[StoredPart], profiles: Mapping[str, Any], budget: Target) -> dict:
+def lifetime_total(parts: Sequence[StoredPart], profiles: Mapping[str, Any], budget: Target,
+                   shifts: Sequence[Shift] = ()) -> dict:
     """The total of ``parts`` (every run recorded, delivered or not) against ``budget``, composed
     by the core's one accountant (:data:`LEDGER`: basic, PLD over the stored exact profiles with
-    the pure-sum shortcut, the attack readout from the composed profile).
+    the pure-sum shortcut, the attack readout from the composed profile), every bound moved by
+    the runs' ``shifts`` as the accountant moves a publication's (``shifts``: their sums).
 
     Keys: ``parts`` (how many releases one unit moved), ``basic``, ``pld`` (``epsilon`` at
     ``delta``, ``delta_at_budget_epsilon``, ``bound``: which bound won), ``attack``
@@ -249,11 +299,15 @@ def lifetime_total(parts: Sequence[StoredPart], profiles: Mapping[str, Any], bud
     """
     items, mixed = composition_items(parts, profiles)
     attack_terms = budget.notion == "attack"
-    accounted = Parts(items, [(p.epsilon, p.delta) for p in parts for _ in range(p.count)], mixed)
+    moved = [(s.epsilon, s.delta) for s in shifts]
+    accounted = Parts(items, [(p.epsilon, p.delta) for p in parts for _ in range(p.count)], mixed, moved)
     composed = LEDGER.composed(accounted, None if attack_terms else budget)
     total: dict[str, Any] = {"parts": composed["parts"], "basic": composed["basic"], "pld": composed["pld"]}
+    if shifts:
+        total["shifts"] = {**{k: composed["selection"][k] for k in ("epsilon", "delta")}, "count": len(shifts)}
     extra = (budget.at_fpr,) if attack_terms and budget.at_fpr is not None else ()
-    readout = profile_attack(items, total, sorted({*FPRS, *extra}), lambda worst: {"subject": "a unit's rows"})
+    readout = profile_attack(items, total, sorted({*FPRS, *extra}), lambda worst: {"subject": "a unit's rows"},
+                             moved)
     total["attack"] = {k: readout[k] for k in ("tpr_at_fpr", "advantage", "mu_gdp", "posterior", "method")}
     total["within_budget"] = within(total, budget)
     total["remaining"] = remaining(total, budget)

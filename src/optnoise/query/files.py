@@ -28,7 +28,7 @@ from .aggregate import aggregate, bounding_source
 from .kinds import KINDS
 from .autobound import chosen_in_batches, has_auto, prepass_columns
 from .found import found_in_batches, wanted, with_found_keys
-from .release import build_documents, charge, delivered, ledger_unit, refuse_with_ledger
+from .release import build_documents, charge, delivered, ledger_unit
 from .spec import QuerySpec, load_query_spec, parse_query_spec
 
 #: Engines of the statistics: streamed with pyarrow, or on Spark (:mod:`.spark`).
@@ -124,8 +124,6 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     names = column_names(input_path, fmt)
     check_columns(names, parsed, Path(input_path).name)
     book = open_ledger(ledger if ledger is not None else parsed.ledger, parsed)   # --ledger, else the spec's
-    if book is not None:
-        refuse_with_ledger(parsed)
     if wanted(parsed):   # keys found in the data: one pass over their columns first (both engines)
         parsed = with_found_keys(parsed, found_in_batches(read_batches(input_path, fmt, list(wanted(parsed))), parsed))
     spec_info = None if spec_file is None else file_record(spec_file)

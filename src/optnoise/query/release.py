@@ -77,6 +77,9 @@ class Planned:
     all_units: int = 0
     #: The groups (or keys) one unit is kept in at most (``unit.max_groups``, default 1).
     groups_per_unit: int = 1
+    #: The selection of a statistic by a key found in the data (``stat.selected_by``): its
+    #: planned histogram of units (:func:`.found.with_selections`).
+    companion: Any = None
 
     def profile(self):
         """The exact profile of one of the cells (what the total composes ``len(parts)`` times)."""
@@ -141,9 +144,9 @@ def plan(spec: QuerySpec, agg: Aggregated, progress: Callable[[int, int], None] 
                     progress(len(out), len(spec.statistics))
                 continue
             offset, n = cell_domain(stat, unit, agg.units)
-            key = cell_key(stat, derived, n, offset)
+            key = (*cell_key(stat, derived, n, offset), unit.groups_bound)
             if key not in built:
-                built[key] = cell_for(stat, derived, n, offset)
+                built[key] = cell_for(stat, derived, n, offset, unit.groups_bound)
             cell = built[key]
             bounded = None if cell.bounded is None else replace(cell.bounded, name=stat.name)
             out.append(Planned(stat, derived, exact, replace(cell, name=stat.name, bounded=bounded), None, public,
@@ -154,7 +157,9 @@ def plan(spec: QuerySpec, agg: Aggregated, progress: Callable[[int, int], None] 
             raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
         if progress is not None:
             progress(len(out), len(spec.statistics))
-    return out
+    named = {item.stat.name: item for item in out}
+    return [item if item.stat.selected_by is None else replace(item, companion=named[item.stat.selected_by])
+            for item in out]
 
 
 def cell_key(stat: Statistic, derived: Derived, n: int, offset: int) -> tuple:
@@ -179,45 +184,47 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     ``basic`` sums the cells' certified targets (rounded up); ``pld`` composes the exact
     profiles of every cell one unit can move, each statistic's cell once with its count, so
     that a mechanism moved twice is profiled once; ``attack`` bounds the best attacker from
-    the composed privacy profile. With a bound chosen privately, :func:`bounded_parts`.
+    the composed privacy profile; every bound moved by the shifts (:func:`accounted`).
     """
-    if spec.bounds:
-        out = ACCOUNTANT.total(bounded_parts(planned, spec), spec.budget, lambda worst: spec.unit.subject())
-        if "selection" in out:   # the shifts here are statistics with a delta, by their declared targets
-            out["declared_targets"] = {**out.pop("selection"), "about": "statistics with a delta, composed by their "
-                                       "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"}
-        return out
-    parts = Parts([(p.composition_profile(), k) for item in planned for p, k in item.distinct()],
-                  [p.epsilon_delta for item in planned for p in item.parts], shifts=selections(planned))
-    return ACCOUNTANT.total(parts, spec.budget, lambda worst: spec.unit.subject())
+    parts, shifts = accounted(planned, spec)
+    out = ACCOUNTANT.total(Parts([(p.composition_profile(), k) for p, k, _ in parts],
+                                 [ed for _, k, ed in parts for _ in range(k)], shifts=[(e, d) for e, d, _ in shifts]),
+                           spec.budget, lambda worst: spec.unit.subject())
+    if spec.bounds and "selection" in out:   # the shifts here are statistics with a delta, by their declared targets
+        out["declared_targets"] = {**out.pop("selection"), "about": "statistics with a delta, composed by their "
+                                   "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"}
+    return out
 
 
-def bounded_parts(planned: list[Planned], spec: QuerySpec) -> Parts:
-    """The unit's parts when a bound was chosen privately (:mod:`.autobound`): the histogram's
-    cells (exact profile, moved once under add-remove, twice under replace), then each
-    statistic by what holds *whatever bound was chosen* -- its declared target: a pure one by
-    binary randomized response certified at no less than its epsilon (it dominates every
-    mechanism with that pure epsilon), one with a delta as a shift ``(epsilon, delta)`` (basic
-    composition with the rest). The exact profiles of the chosen bound's mechanisms are not
-    composed: they depend on the histogram's output (adaptive composition).
+def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, int, tuple[float, float]]],
+                                                                  list[tuple[float, float, str]]]:
+    """What the unit's total composes -- and a ledger records (:func:`charge`): each distinct
+    part (with ``mechanism`` and ``composition_profile()``), the times one unit moves it and its
+    ``(epsilon, delta)``; and each shift ``(epsilon, delta, about)`` added on top: a selection
+    of keys found in the data (:func:`selections`).
 
-    Proof: docs/proofs/private-bounds.md
+    With a bound chosen privately (:mod:`.autobound`): the histograms' cells (exact profile,
+    moved once under add-remove, twice under replace), then each statistic by what holds
+    *whatever bound was chosen* -- its declared target: a pure one by binary randomized
+    response certified at no less than its epsilon (it dominates every mechanism with that
+    pure epsilon), one with a delta as a shift (basic composition with the rest). The exact
+    profiles of the chosen bound's mechanisms are not composed: they depend on the histogram's
+    output (adaptive composition).
+
+    Proof: docs/proofs/private-bounds.md, docs/proofs/key-selection.md
     """
-    from ..design.standin import dominating_rr
-    items: list[tuple[Any, int]] = []
-    eds: list[tuple[float, float]] = []
+    if not spec.bounds:
+        return ([(p, k, p.epsilon_delta) for item in planned for p, k in item.distinct()],
+                [(e, d, "selection") for e, d in selections(planned)])
+    parts: list[tuple[Any, int, tuple[float, float]]] = [(cell, moved, ed) for cell, moved, ed in bound_parts(spec)]
     shifts = []
-    for cell, moved, epsilon_delta in bound_parts(spec):
-        items.append((cell.composition_profile(), moved))
-        eds += [epsilon_delta] * moved
     for item in planned:
         t = item.stat.target
         if t.pure:
-            items.append((TheoremPart(item.stat.name, dominating_rr(t.epsilon), t.epsilon).composition_profile(), 1))
-            eds.append((t.epsilon, 0.0))
+            parts.append((TheoremPart(item.stat.name, dominating_rr(t.epsilon), t.epsilon), 1, (t.epsilon, 0.0)))
         else:
-            shifts.append((t.epsilon, t.delta))
-    return Parts(items, eds, shifts=shifts)
+            shifts.append((t.epsilon, t.delta, "declared target"))
+    return parts, shifts
 
 
 def selections(planned: list[Planned]) -> list[tuple[float, float]]:
@@ -450,7 +457,6 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     warn_not_private(src, "query")
     data = frame.set_axis(names, axis=1)[list(parsed.columns)]
     if ledger is not None:
-        refuse_with_ledger(parsed)
         ledger.check(dataset=ledger.dataset, unit=ledger_unit(parsed))
     runs: list = []
 
@@ -467,20 +473,6 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
     return (doc, audit) if with_audit else doc
 
 
-def refuse_with_ledger(spec: QuerySpec) -> None:
-    """A ledger records mechanisms it composes; a selection's shift (keys found in the data) and
-    a bound chosen privately are not among them yet: such a spec is refused with a ledger
-    rather than under-counted."""
-    if has_auto(spec):
-        raise InvalidParameterError("ledger", "with a bound = \"auto\"", "declared bounds (max_rows, clamp) with a "
-                                    "ledger (a ledger does not yet record a bound chosen privately)")
-    for s in spec.statistics:
-        if s.keys_from_data:
-            raise InvalidParameterError("ledger", "with keys = \"from-data\"", f"declared keys for "
-                                        f"statistics.{s.name} with a ledger (a ledger does not yet record what "
-                                        "a selection of keys found in the data adds to the total)")
-
-
 def ledger_unit(spec: QuerySpec) -> str:
     """The unit a ledger records a query's spends for: the id column (``row`` without one),
     with its change when it is not the default ``replace``."""
@@ -492,9 +484,10 @@ def charge(book: Any, spec: QuerySpec, planned: list[Planned], spec_sha256: str 
     """Record the run's spend in the ledger (:meth:`optnoise.publish.ledger.Ledger.reserve`:
     refused above its lifetime budget) once every statistic is certified, before any draw."""
     from ..publish.spend import Part, Spend
-    parts = [Part(mech, count, epsilon_delta) for mech, count, epsilon_delta in spent_parts(planned)]
+    found, shifts = accounted(planned, spec)
+    parts = [Part(p.mechanism, count, epsilon_delta) for p, count, epsilon_delta in found]
     return book.reserve(Spend(parts, book.dataset, ledger_unit(spec), spec_sha256=spec_sha256,
-                              statistics=[s.name for s in spec.statistics]))
+                              statistics=[s.name for s in spec.statistics], shifts=shifts))
 
 
 def delivered(book: Any, run: Any, audit: dict) -> None:
@@ -508,5 +501,5 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "charge", "delivered", "kept_warnings", "ledger_unit", "spent_parts", "plan", "query", "seeded",
+__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "charge", "delivered", "accounted", "kept_warnings", "ledger_unit", "spent_parts", "plan", "query", "seeded",
            "statement", "unit_total"]

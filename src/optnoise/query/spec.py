@@ -15,7 +15,8 @@ One structure, two front doors: a TOML file (``optnoise query --spec FILE.toml``
 Statistic keys: ``kind``; the target ``epsilon`` [``delta``, ``notion``] or ``share`` (a
 fraction of ``budget``); ``where`` (``{ col = v }``, ``{ col = [v, w] }``,
 ``{ col = { lower = a, upper = b } }``); ``of`` (a count: ``"units"``, default, or
-``"rows"``; a peak: the summed column); ``key`` + ``keys`` (``{ lower, upper }`` or a list);
+``"rows"``; a peak: the summed column); ``key`` + ``keys`` (``{ lower, upper }`` or a list; ``"from-data"``: a histogram's, or a count's,
+sum's or mean's by key, with ``selection_share``, :mod:`.found`);
 ``by`` + ``groups``; ``column`` (a sum); ``clamp`` ``{ lower, upper }`` and ``resolution``
 (a sum, a peak, a mean, a quantile: its public grid); ``quantiles`` (a quantile's levels, e.g.
 ``[0.25, 0.5, 0.75]``; a median has 0.5); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
@@ -45,6 +46,7 @@ from ..publish.spec import parse_budget, read_toml, section
 from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
 from .auto_spec import AutoRows, check_auto, clamp_target, parse_auto, split_auto, split_clamp
+from .found import with_selections
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
@@ -104,6 +106,7 @@ def parse_query_spec(data: Any) -> QuerySpec:
             out.append(_statistic(str(name), table, budget, unit))
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{name}.{exc.parameter}") from exc
+    out = with_selections(out, smallest_epsilon=EPSILON_RANGE[0])   # counts, sums and means by a found key
     ledger = data.get("ledger")
     if ledger is not None and (not isinstance(ledger, str) or not ledger):
         raise InvalidParameterError("ledger", ledger, "the path of the dataset's ledger (optnoise ledger init), as text")

@@ -91,6 +91,12 @@ class Statistic:
     mechanism_file: str | None = None
     #: ``clamp = "auto"``: the clamp's upper bound to choose privately (:mod:`.autobound`).
     auto_clamp: Any = None
+    #: A count, sum or mean by a key found in the data: the share of its epsilon spent on the
+    #: noisy counts of units that select its keys (:mod:`.found`).
+    selection_share: float | None = None
+    #: The statistic (a histogram of units with keys found in the data) whose released keys are
+    #: the only ones this statistic's values are released for (:func:`.found.with_selections`).
+    selected_by: str | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -138,16 +138,18 @@ def cell_domain(stat: Statistic, unit: UnitRules, units: int) -> tuple[int, int]
 
 
 # ------------------------------------------------------------------ mechanisms and answers
-def cell_for(stat: Statistic, derived: Derived, n: int, offset: int) -> Cell:
+def cell_for(stat: Statistic, derived: Derived, n: int, offset: int, keys_per_unit: int = 1) -> Cell:
     """The mechanism of one cell of ``stat`` (``n``, ``offset``: the cell's domain): at the
     statistic's target split over the cells one unit moves, or under the L1 plan
-    (``derived.l1``) pure noise certified at distance 1 for :func:`~..mechanisms.l1_target`."""
+    (``derived.l1``) pure noise certified at distance 1 for :func:`~..mechanisms.l1_target`.
+    ``keys_per_unit``: the keys one unit can create (``unit.max_groups``; a selection of keys
+    found in the data is composed over them)."""
     target = cell_target(stat.target, derived.cells)  # type: ignore[arg-type]
     distance = derived.distance
     if derived.l1 is not None:
         target, distance = l1_target(stat.target, derived.l1), 1  # type: ignore[arg-type]
     try:
-        return kind_of(stat).mechanism(stat, target, distance, n, offset)
+        return kind_of(stat).mechanism(stat, target, distance, n, offset, keys_per_unit)
     except InvalidParameterError as exc:
         if exc.parameter == "bd":   # the distances one unit moves a cell by: from max_rows and the clamp
             raise InvalidParameterError("unit.max_rows", f"statistic '{stat.name}' moved by up to {distance}",

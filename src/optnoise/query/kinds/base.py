@@ -24,7 +24,7 @@ from ...target import Target
 from ..cells import ONE, Answers, GroupRules
 from ..draw import draw_keys, draw_numbers
 from ..mechanisms import Cell, cell_target, count_cell, key_cell, unbiased_cell
-from ..statistic import METHODS, Statistic, choice, clamp, column, declared
+from ..statistic import FROM_DATA, METHODS, Statistic, choice, clamp, column, declared
 
 
 class UnitRules(Protocol):
@@ -141,9 +141,12 @@ class Kind:
         return Answers(grid)
 
     # ------------------------------------------------------------------ the mechanism
-    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int,
+                  keys_per_unit: int = 1) -> Cell:
         """The certified mechanism of one cell on ``offset + {0..n}`` at ``target``, whose
-        value one unit moves by at most ``distance`` (:mod:`..mechanisms`)."""
+        value one unit moves by at most ``distance`` (:mod:`..mechanisms`); ``keys_per_unit``:
+        the keys one unit can create (``unit.max_groups``), which a selection of keys found in
+        the data reads."""
         if stat.unbiased:
             return unbiased_cell(stat.name, n, offset, int(distance), target)  # type: ignore[arg-type]
         if stat.mechanism_file is not None:
@@ -229,7 +232,8 @@ class KeyKind(Kind):
     def grid(self, answers: Answers) -> np.ndarray:
         return answers.scores  # type: ignore[return-value]
 
-    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int,
+                  keys_per_unit: int = 1) -> Cell:
         return key_cell(stat.name, stat, target)
 
     def design_key(self, stat: Statistic) -> tuple:
@@ -254,6 +258,30 @@ class KeyKind(Kind):
 def read_keys(t: Mapping[str, Any]) -> dict[str, Any]:
     """``key`` and its declared ``keys``."""
     return {"key": column(t.get("key"), "key"), "keys": declared(t.get("keys"), "keys")}
+
+
+#: The default share of a count's, sum's or mean's epsilon spent on selecting its keys found in
+#: the data (the noisy counts of units per key: :func:`..found.with_selections`).
+SELECTION_SHARE = 0.5
+
+
+def read_found(t: Mapping[str, Any]) -> dict[str, Any]:
+    """``key`` with ``keys = "from-data"`` (a count, sum or mean by a key found in the data) and
+    ``selection_share``; none of them: ``{}``. Declared keys are not taken here (a sum's and a
+    quantile's declared groups are ``by`` + ``groups``), nor ``by`` beside them (one grouping)."""
+    if not any(k in t for k in ("key", "keys", "selection_share")):
+        return {}
+    if t.get("keys") != FROM_DATA:
+        raise InvalidParameterError("keys", t.get("keys"), f"\"{FROM_DATA}\" with key = COLUMN (a count, sum or "
+                                    "mean by a key found in the data; declared groups are by + groups)")
+    if "by" in t or "groups" in t:
+        raise InvalidParameterError("by", t.get("by"), "no by with keys = \"from-data\" (one grouping: the key)")
+    share = t.get("selection_share", SELECTION_SHARE)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise InvalidParameterError("selection_share", share, "a fraction 0 < share < 1 of the statistic's epsilon "
+                                    "spent on the noisy counts of units that select its keys (default 0.5)")
+    return {"key": column(t.get("key"), "key"), "keys": None, "keys_from_data": True,
+            "selection_share": float(share)}
 
 
 def read_groups(t: Mapping[str, Any]) -> dict[str, Any]:
@@ -301,4 +329,4 @@ def rows_of(unit: UnitRules) -> int:
 
 
 __all__ = ["Kind", "KeyKind", "Planned", "UnitRules", "clamped_contribution", "group_rows", "groups_of", "read_groups",
-           "read_keys", "read_of", "read_values", "rows_of"]
+           "read_found", "read_keys", "read_of", "read_values", "rows_of"]

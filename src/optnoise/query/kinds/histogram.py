@@ -23,9 +23,10 @@ import numpy as np
 
 from ...errors import InvalidParameterError
 from ...randomness import RandomSource
-from ...target import Target, check_delta
+from ...target import Target
 from ..cells import ONE, Answers, GroupRules, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
+from ..found import check_found
 from ..statistic import FROM_DATA, Statistic, column
 from ..threshold import Threshold, smallest_threshold
 from ..truncated import truncated_cell
@@ -112,11 +113,13 @@ class Histogram(Kind):
     def counts_units(self, stat: Statistic) -> bool:
         return stat.of == "units"
 
-    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int,
+                  keys_per_unit: int = 1) -> Cell:
         """Keys found in the data: the clamped geometric at the cell's epsilon (pure: the
         statistic's delta is the selection's), or the truncated geometric at the cell's
-        ``(epsilon, delta)`` (no selection delta) where its threshold is smaller
-        (:mod:`..truncated`); else as every count."""
+        ``(epsilon, delta)`` (no selection delta) where its threshold is smaller than the
+        geometric's over the ``keys_per_unit`` keys one unit can create (:mod:`..truncated`);
+        else as every count."""
         if not stat.keys_from_data:
             return super().mechanism(stat, target, distance, n, offset)
         geometric = count_cell(stat.name, n, offset, int(distance), Target(target.epsilon),  # type: ignore[arg-type]
@@ -124,7 +127,7 @@ class Histogram(Kind):
         truncated = truncated_cell(stat.name, n, offset, target) if int(distance) == 1 else None  # type: ignore[arg-type]
         if truncated is None:
             return geometric
-        by_tail = smallest_threshold(geometric.noise.quantize(), KEYS_PER_UNIT, stat.target.delta).tau  # type: ignore[union-attr]
+        by_tail = smallest_threshold(geometric.noise.quantize(), keys_per_unit, stat.target.delta).tau  # type: ignore[union-attr]
         return truncated if truncated.design["half_width"] + 2 < by_tail else geometric
 
     def design_key(self, stat: Statistic) -> tuple:
@@ -163,7 +166,10 @@ class Histogram(Kind):
 
     def together(self, items: list[Planned], docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
         """Consistent histograms ``by`` groups made to add up to their overall histogram
-        (:func:`..consistent.add_up`)."""
+        (:func:`..consistent.add_up`); a histogram of rows by a key found in the data (a count of
+        rows) kept for its selection's released keys (:func:`..found.selected`)."""
+        from ..found import selected
+        docs = selected(items, docs)
         if not any(item.stat.consistent for item in items):
             return docs
         from ..consistent import add_up
@@ -171,26 +177,6 @@ class Histogram(Kind):
 
     def about(self, stat: Statistic) -> str:
         return f"histogram of {stat.of} over {stat.key}" + (" (consistent)" if stat.consistent else "")
-
-
-def check_found(stat: Statistic) -> None:
-    """What keys found in the data need (refused naming the key otherwise)."""
-    key = "keys"
-    if stat.of != "units":
-        raise InvalidParameterError(key, FROM_DATA, "declared keys for a histogram of rows (keys found in the data "
-                                    "are released for a histogram of units: one key per unit)")
-    if stat.target is not None:
-        check_delta(stat.target.delta, positive=True, accepted="a delta > 0 with keys = \"from-data\": a key held "
-                    "by one unit alone is shown with a small probability, which is this delta (e.g. 1e-6)")
-    if stat.target is not None and stat.target.notion != "dp":
-        raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
-    for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):
-        if flag:
-            raise InvalidParameterError(name, True, f"false with keys = \"from-data\" (declare the keys for {name} "
-                                        "= true: the suppressed keys' units would have to go somewhere)")
-    if stat.mechanism not in ("optimal", "clamped-geometric"):
-        raise InvalidParameterError("mechanism", stat.mechanism, "clamped-geometric (the default) with keys = "
-                                    "\"from-data\": the threshold reads the tail of noise on the line")
 
 
 def found_body(item: Planned, doc: dict, threshold: Threshold) -> dict:

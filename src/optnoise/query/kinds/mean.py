@@ -31,6 +31,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ...errors import InvalidParameterError
 from ...randomness import RandomSource
 from ...target import Target
 from ..draw import plain
@@ -38,7 +39,7 @@ from ..intervals import alpha_split, interval, outward, ratio_interval
 from ..mechanisms import Cell
 from ..neighbourhood import Derived
 from ..statistic import Statistic
-from .base import Planned, UnitRules, clamped_contribution, read_values
+from .base import Planned, UnitRules, clamped_contribution, read_found, read_values
 from .sum import Sum
 
 #: A part's share of the statistic's epsilon is rounded down by this much, so that the parts'
@@ -153,18 +154,27 @@ def unit_bounds(cell: Cell, derived: Any) -> tuple[int, int, int]:
 class Mean(Sum):
     name = "mean"
     order = 5
-    keys = ("column", "clamp", "resolution")
+    keys = ("column", "clamp", "resolution", "key", "keys", "selection_share")
     unbiased = False
 
     def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
-        return read_values(t, "column")
+        return {**read_values(t, "column"), **read_found(t)}
 
     def rows_needed(self, stat: Statistic) -> str | None:
         return "a mean"
 
+    def check(self, stat: Statistic, unit: UnitRules) -> None:
+        """A mean by a key found in the data divides a key's sum by its selection's count of
+        units: both must keep a unit in the same keys, which ``bounding = "first"`` does (one
+        rule on the same rows) and ``"random"`` does not (each draws its own priorities)."""
+        if stat.keys_from_data and getattr(unit, "bounding", "first") != "first":
+            raise InvalidParameterError("unit.bounding", getattr(unit, "bounding"), "'first' for a mean by a key "
+                                        "found in the data (its sums and its counts of units must keep a unit in the "
+                                        "same keys)")
+
     def contribution(self, stat: Statistic, unit: UnitRules) -> tuple[int, int]:
         low, high = clamped_contribution(stat, unit)
-        if unit.change == "replace":
+        if unit.change == "replace" or stat.by is not None:   # by a found key: uncentred (module docstring)
             return low, high
         c = centre(low, high)
         return low - c, high - c
@@ -174,7 +184,7 @@ class Mean(Sum):
 
         Proof: docs/proofs/mean-interval.md
         """
-        if unit.change == "replace":
+        if unit.change == "replace" or stat.by is not None:
             return None
         low, high = clamped_contribution(stat, unit)
         c, most = centre(low, high), int(unit.max_units)  # type: ignore[attr-defined]
@@ -183,6 +193,8 @@ class Mean(Sum):
                                        PartSpec("count", 0, 1, 0, most, float(half))], {"centre": c})
 
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
+        if item.stat.selected_by is not None:
+            return drawn_sums(item, alpha, source)
         if item.extra:
             return self._from_parts(item, alpha, source)
         doc = super().body(item, alpha, source)
@@ -229,8 +241,69 @@ class Mean(Sum):
     def notes(self, stat: Statistic) -> dict:
         return {}
 
+    def together(self, items: list[Planned], docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
+        """A mean by a key found in the data: each released key's mean from its released sum and
+        its selection's released count (:func:`means_by_key`), then kept for those keys only."""
+        from ..found import selected
+        for item in items:
+            if item.stat.selected_by is not None and item.stat.selected_by in docs:
+                docs[item.stat.name] = means_by_key(item, docs[item.stat.name], docs[item.stat.selected_by])
+        return selected(items, docs)
+
     def about(self, stat: Statistic) -> str:
         return f"mean of {stat.column} per unit"
+
+
+def drawn_sums(item: Planned, alpha: float, source: RandomSource) -> dict:
+    """A mean by a key found in the data, first step: every candidate key's sum drawn by the
+    statistic's cell, with its interval at ``alpha / 2`` (answer units), kept under ``drawn``
+    until :func:`means_by_key` (the selection's counts are drawn by its own statistic)."""
+    cell = item.cell
+    truth = item.answers.cells[:, 0] - cell.offset  # type: ignore[union-attr]
+    released = cell.release(truth, source)  # type: ignore[union-attr]
+    low, high, how = interval(cell, released, alpha / 2)  # type: ignore[arg-type]
+    labels = item.stat.groups.labels()  # type: ignore[union-attr]
+    off = cell.offset  # type: ignore[union-attr]
+    drawn = {k: (int(released[i]) + off, None if low is None else int(low[i]) + off,  # type: ignore[index]
+                 None if high is None else int(high[i]) + off) for i, k in enumerate(labels)}  # type: ignore[index]
+    return {"drawn": drawn, "alpha": alpha, "sum_interval_method": how}
+
+
+def means_by_key(item: Planned, doc: dict, chosen: dict) -> dict:
+    """Each released key's mean: ``clip(S / max(C, 1), L, U)`` from its released sum ``S`` and
+    its selection's released count of units ``C`` (post-processing), its interval the range of
+    ``s / c`` over the box of the sum's and the count's intervals, each at ``alpha / 2``
+    (independent draws: coverage ``>= (1 - alpha / 2)^2 >= 1 - alpha``), within ``[L, U]``
+    (every unit counted in the key's count holds ``[L, U]``; a unit kept in the key's sum is
+    counted there: one rule on the same rows, ``bounding = "first"``).
+
+    Proof: docs/proofs/key-selection.md, docs/proofs/mean-interval.md
+    """
+    drawn, alpha = doc.pop("drawn"), doc.pop("alpha")
+    counts = item.companion.cell
+    low, high = item.derived.low, item.derived.high   # [L, U]: uncentred by a found key
+    res = item.stat.resolution
+    values, intervals = {}, {}
+    for key, n in chosen["values"].items():
+        s, s_lo, s_hi = drawn[key]
+        c_low, c_high, _ = interval(counts, np.array([n - counts.offset], np.int64), alpha / 2)
+        mean = mean_value(s, n, (low, high))
+        values[key] = plain(float(mean * res))
+        if s_lo is None or c_low is None:
+            intervals[key] = [plain(float(low * res)), plain(float(high * res))]
+            continue
+        lo, hi = ratio_interval((s_lo, s_hi), (int(c_low[0]) + counts.offset, int(c_high[0]) + counts.offset),
+                                (low, high))
+        intervals[key] = outward(lo, hi, res)
+    return {**doc, "values": values, "intervals": intervals,
+            "interval_method": f"the mean's values over the box of the key's sum interval and its count interval (each "
+                               f"at alpha {alpha / 2:g}: independent draws, coverage >= 1 - {alpha:g}), within "
+                               f"[{float(low * res):g}, {float(high * res):g}], rounded outward",
+            "expected_abs_error": None,
+            "expected_abs_error_method": "none: a ratio of two noisy values (the interval states its accuracy)",
+            "mean_method": "clip(S / max(C, 1), L, U) per released key: the key's released sum S over its released "
+                           "count of units C (the selection's, taken as at least 1), kept within the unit's range "
+                           "[L, U]; post-processing"}
 
 
 KIND = Mean()

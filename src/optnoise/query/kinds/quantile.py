@@ -348,7 +348,8 @@ class Quantile(Kind):
     def from_grid(self, stat: Statistic, grid: np.ndarray) -> Answers:
         return Answers(grid)
 
-    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int) -> Cell:
+    def mechanism(self, stat: Statistic, target: Target, distance: int | None, n: int, offset: int,
+                  keys_per_unit: int = 1) -> Cell:
         """The group's part in the unit's total: randomized response certified at no less than
         the theorem's pure epsilon stands in for it (as for report-noisy-max); what is drawn is
         :func:`joint_draw`."""

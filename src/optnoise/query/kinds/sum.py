@@ -9,9 +9,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ...randomness import RandomSource
 from ..cells import ONE, Answers, GroupRules, summed_cells
 from ..statistic import Statistic
-from .base import Kind, UnitRules, clamped_contribution, read_groups, read_values
+from .base import Kind, Planned, UnitRules, clamped_contribution, read_found, read_groups, read_values
 
 #: How to read a mean from a released sum (the document's ``note``).
 MEAN_NOTE = ("a mean is post-processing of a released sum and a released count (divide them): it costs no budget "
@@ -22,11 +23,11 @@ UNBIASED_MEAN = "; it is not unbiased even when both are: E[S / C] is not E[S] /
 class Sum(Kind):
     name = "sum"
     order = 2
-    keys = ("column", "clamp", "resolution", "by", "groups")
+    keys = ("column", "clamp", "resolution", "by", "groups", "key", "keys", "selection_share")
     unbiased = True
 
     def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
-        return {**read_groups(t), **read_values(t, "column")}
+        return {**read_groups(t), **read_values(t, "column"), **read_found(t)}
 
     def rows_needed(self, stat: Statistic) -> str | None:
         return "a sum"
@@ -42,6 +43,19 @@ class Sum(Kind):
 
     def notes(self, stat: Statistic) -> dict:
         return {"note": MEAN_NOTE + (UNBIASED_MEAN if stat.unbiased else "")}
+
+    def csv_rows(self, entry: Mapping[str, Any]) -> list[tuple]:
+        """By a key found in the data: one row per released key, in the key column."""
+        if not isinstance(entry.get("keys"), Mapping):
+            return super().csv_rows(entry)
+        ivs = entry.get("intervals") or {}
+        return [("", k, v, ivs.get(k)) for k, v in entry["values"].items()]
+
+    def together(self, items: list[Planned], docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
+        """A sum by a key found in the data: its values kept for its selection's released keys
+        (:func:`..found.selected`)."""
+        from ..found import selected
+        return selected(items, docs)
 
     def about(self, stat: Statistic) -> str:
         return f"sum of {stat.column}"
