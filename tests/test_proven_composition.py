@@ -227,3 +227,16 @@ def test_numpy_and_dp_accounting_plds_agree_and_bound_the_truth(k):
         assert "numpy" in dense.candidate("pld").detail and "dp_accounting" in acc.candidate("pld").detail
         assert d_truth <= dense.delta_dp <= acc.delta_dp + 1e-12
         assert e_truth <= dense.epsilon_dp <= acc.epsilon_dp * (1 + 1e-9)
+
+
+def test_an_infinite_composed_epsilon_names_no_bound():
+    """Noise on three points, neighbours one apart: the output 2 below the shift has mass 1/3
+    under one input and 0 under the other, so no epsilon holds at delta 1e-9 for one release
+    or two; the composition says no bound gave a finite value rather than naming one."""
+    pmf = IntegerPMF(np.array([1.0, 1.0, 1.0]) / 3, offset=-1)
+    prof = privacy_profile(pmf, Neighbourhood.sd(1))
+    composed = compose_best([(prof, 2)], delta=1e-9)
+    assert composed.epsilon_dp == math.inf
+    assert composed.bound["epsilon_dp"].startswith("none")
+    finite = compose_best([(prof, 2)], delta=0.9)      # above the impossible outputs' mass: a bound gives it
+    assert math.isfinite(finite.epsilon_dp) and not finite.bound["epsilon_dp"].startswith("none")

@@ -205,6 +205,8 @@ def best_of(cands: list[Bound], attr: str) -> tuple[float | None, str | None, bo
         rejected = [v[2] for v in vals if v[0] < floor]
         vals = [v for v in vals if v[0] >= floor]
     v, _, m, ex = min(vals)
+    if math.isinf(v):   # no candidate bounds it: name none of them as the bound that gave it
+        return v, "none: no bound is finite here", False, rejected
     return v, m, ex, rejected
 
 
