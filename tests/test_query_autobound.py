@@ -272,6 +272,7 @@ def test_no_share_of_the_budget_left_is_refused_before_any_noise():
 def test_cli_refusals_exit_2_with_one_line(tmp_path):
     _frame(50).to_csv(tmp_path / "in.csv", index=False)
     cases = {'unit = { id = "h", max_rows = "auto", coverage = 1.5 }': "unit.coverage",
+             # auto bounds are recorded by a ledger (tests/test_ledger_query.py); a missing one is named
              'unit = { id = "h", max_rows = "auto" }\nledger = "x.db"': "ledger"}
     for engine, (head, key) in [("local", item) for item in cases.items()] + \
             [("spark", ('unit = { id = "h", max_rows = "auto", bound_epsilon = 0.5 }\nbudget = { epsilon = 1.2 }',
