@@ -394,3 +394,16 @@ def test_random_bounding_past_the_slots_memory_is_refused_naming_the_key():
     with pytest.raises(InvalidParameterError) as exc:
         aggregate([frame], spec, slot_bytes=10, source=SeededRandomSource(1))
     assert exc.value.parameter == "unit.bounding"
+
+
+def test_fewer_rows_per_group_than_groups_on_a_histogram_with_no_by_is_refused():
+    """With no ``by`` a histogram's one group is the whole unit: ``max_rows_per_group = 1``
+    keeps one row, so one key, while ``max_groups = 3`` would charge the noise for three."""
+    stats = {"h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "epsilon": 1.0}}
+    with pytest.raises(InvalidParameterError) as exc:
+        parse_query_spec({"unit": {"id": "u", "max_rows": 4, "max_groups": 3, "max_rows_per_group": 1},
+                          "statistics": stats})
+    assert exc.value.parameter.endswith("unit.max_rows_per_group") and "max_groups (3)" in str(exc.value)
+    parse_query_spec({"unit": {"id": "u", "max_rows": 4, "max_groups": 3, "max_rows_per_group": 3}, "statistics": stats})
+    by = {"h": {**stats["h"], "by": "g", "groups": [0, 1]}}       # with groups, r rows per group: accepted
+    parse_query_spec({"unit": {"id": "u", "max_rows": 4, "max_groups": 3, "max_rows_per_group": 1}, "statistics": by})

@@ -61,6 +61,12 @@ class Histogram(Kind):
         line (the threshold reads its tail), not consistent."""
         if stat.keys_from_data:
             check_found(stat)
+        few = getattr(unit, "max_rows_per_group", None)
+        if stat.by is None and stat.of == "units" and few is not None and few < groups_of(unit):
+            raise InvalidParameterError("unit.max_rows_per_group", few, f"at least unit.max_groups ({groups_of(unit)}) "
+                                        "for a histogram of units with no `by` (its one group is the whole unit: "
+                                        f"{few} row(s) reach at most {few} key(s), while the noise pays for "
+                                        f"{groups_of(unit)}); lower max_groups instead")
         if not stat.consistent:
             return
         if unit.change != "replace":
