@@ -136,6 +136,39 @@ def additive_abs_error(form: IntegerForm, n: int, *, output: Output = "clamped")
     return AbsError.of(cu[np.minimum(n - q, m)] + cd[np.minimum(q, m)])
 
 
+def remapped_abs_error(form: IntegerForm, n: int, outputs: tuple[int, ...] | np.ndarray,
+                       values: tuple[int, ...] | np.ndarray) -> AbsError:
+    """Expected absolute error per true value ``q`` of additive noise clamped to ``0..n`` and then
+    remapped: the clamped output ``outputs[j]`` released as ``values[j]``, every other as itself
+    (:class:`~optnoise.sampling.clamp_remap.ClampRemap`).
+
+    The clamped error (:func:`additive_abs_error`) plus, for each moved output ``z`` with value
+    ``v``, ``P(clip(q + eta) = z) (|v - q| - |z - q|)``: ``O(n k)`` for ``k`` moved outputs, the
+    masses from the same float unrolling (``P(z = 0) = P(eta <= -q)``, ``P(z = n) = P(eta >= n - q)``).
+    """
+    base = additive_abs_error(form, n, output="clamped")
+    z = np.asarray(outputs, dtype=np.int64)
+    v = np.asarray(values, dtype=np.int64)
+    if z.size == 0:
+        return base
+    m = min(n, _float_reach(form))
+    p, lo = _float_masses(form, m)
+    right_tail, left_tail = _tail_totals(form, p, lo)
+    suffix = np.append(np.cumsum(p[::-1])[::-1] + right_tail, 0.0)   # suffix[i] = P(eta >= lo + i)
+    prefix = np.cumsum(p) + left_tail                                 # prefix[i] = P(eta <= lo + i)
+
+    def at(table: np.ndarray, i: np.ndarray, below: float, above: float) -> np.ndarray:
+        return np.where(i < 0, below, np.where(i >= table.size, above, table[np.clip(i, 0, table.size - 1)]))
+
+    q = np.arange(n + 1)[:, None]
+    shift = z[None, :] - q                                             # eta that gives z (inside the domain)
+    mass = at(np.append(p, 0.0), shift - lo, 0.0, 0.0)
+    mass = np.where(z[None, :] == 0, at(prefix, shift - lo, 0.0, 1.0), mass)
+    mass = np.where(z[None, :] == n, at(suffix, shift - lo, 1.0, 0.0), mass)
+    change = np.abs(v[None, :] - q) - np.abs(z[None, :] - q)
+    return AbsError.of(base.per_value + (mass * change).sum(axis=1))
+
+
 #: ``r^t`` below ``2^-UNDERFLOW_BITS`` rounds to 0.0 (the least subnormal is ``2^-1074``).
 UNDERFLOW_BITS = 1100
 
@@ -209,4 +242,4 @@ def _tail_abs(form: IntegerForm, p: np.ndarray, lo: int) -> float:
 
 
 __all__ = ["AbsError", "MAX_CHANNEL_CELLS", "Output", "additive_abs_error", "channel_abs_error", "channel_weights",
-           "row_totals_below"]
+           "remapped_abs_error", "row_totals_below"]

@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..analysis.abs_error import AbsError
 from ..design import Request, design
 from ..design.calibrate import calibrate
 from ..design.standin import dominating_rr
@@ -53,6 +54,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..randomness import RandomSource
 from ..sampling.integer_line import coarse_tails
+from ..sampling.quantize import integer_line_form
 from ..target import Target
 from .statistic import Statistic
 from .unbiased import symmetric_noise
@@ -215,8 +217,66 @@ def count_cell(name: str, n: int, offset: int, distance: int, target: Target, ch
     from ..design.large_channel import proven_gap   # E|y - q| above the best channel's (issue 23)
     bound = proven_gap(mech.pmf, n, target.epsilon) if gap and fam == "geometric" and target.pure and distance == 1 \
         else {}
-    return Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
+    cell = Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
                 + (f"; {note}" if note else ""), {**_report(found), **bound})
+    return remap_or(cell, target) if choice == "optimal" and remap_fits(n, distance, target) else cell
+
+
+def remap_fits(n: int, distance: int, target: Target) -> bool:
+    """Whether the optimal channel beyond :func:`channel_fits` is designed as the geometric noise
+    with a remap (:mod:`optnoise.design.remap_design`): pure DP, distance 1, ``COMPACT_FROM < n <=
+    LARGE_FROM``."""
+    from ..design.large_channel import LARGE_FROM
+    from ..design.remap_design import COMPACT_FROM
+    return distance == 1 and target.pure and target.notion == "dp" and COMPACT_FROM < n <= LARGE_FROM
+
+
+def clamped_errors(noise: Mechanism, n: int) -> AbsError:
+    """``E|released - q|`` per true value ``q`` of noise on the integer line released on ``{0..n}``:
+    clamped, then remapped where the noise has a release
+    (:func:`~optnoise.analysis.abs_error.remapped_abs_error`), from the quantized weights that are
+    sampled (a float accuracy figure)."""
+    from ..analysis.abs_error import additive_abs_error, remapped_abs_error
+    q = noise.quantize()
+    form = integer_line_form(q.weights, q.lo, q.left, q.right)
+    r = noise.release
+    return additive_abs_error(form, n, output="clamped") if r is None else \
+        remapped_abs_error(form, n, r.outputs, r.values)
+
+
+def remap_or(clamped: Cell, target: Target) -> Cell:
+    """The optimal channel for neighbours one apart (Ghosh, Roughgarden & Sundararajan 2012: the
+    geometric noise, clamped, then the best remap for the released value's absolute error under
+    the uniform prior; :func:`~optnoise.design.remap_design.solve_remap_channel`, its gap proven)
+    in place of the calibrated clamped geometric ``clamped``, where its remap moves an output and
+    its average ``E|released - q|`` over a uniform true value is below the clamped geometric's
+    (both from the quantized weights, :func:`clamped_errors`); otherwise ``clamped`` unchanged.
+
+    Proof: docs/proofs/geometric-remap.md (claim 3: the noise's certificate is the released value's)
+    """
+    n = clamped.n
+    try:
+        found = design(Request(space="channel", n=n, target=target, neighbourhood=Neighbourhood.bd(1),
+                               cost="abs-error"))
+    except (DesignError, ResourceLimitError, TimeLimitError):
+        return clamped
+    mech = found.mechanism
+    if mech.release is None or not mech.release.outputs:
+        return clamped
+    mech = mech.replace(neighbourhood=Neighbourhood.bd(1))
+    mech.quantize()   # certified exactly now, refused here if it cannot be
+    before = float(clamped_errors(clamped.noise, n).per_value.mean())
+    after = float(clamped_errors(mech, n).per_value.mean())
+    if not after < before:
+        return clamped
+    moved = len(mech.release.outputs)
+    return Cell(clamped.name, mech, "clamped-line", n, clamped.offset,
+                f"optimal channel on the domain (released value's absolute error, uniform prior): geometric noise "
+                f"(alpha = {found.details.solution.alpha:.6g}) clamped to the domain, then {moved} outputs near its "
+                f"ends remapped (Ghosh, Roughgarden & Sundararajan); average E|released - true| {after:.6g} against "
+                f"{before:.6g} for the calibrated clamped geometric",
+                {**_report(found), "remapped_outputs": moved, "average_abs_error": after,
+                 "clamped_geometric_average_abs_error": before})
 
 
 def family_designs(target: Target, nb: Neighbourhood, families: tuple[str, ...], n: int | None,
@@ -400,4 +460,4 @@ def l1_target(target: Target, l1: int) -> Target:
 
 
 __all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "dominating_rr", "staircase_gain", "cell_target", "channel_fits", "count_cell",
-           "coarse", "family_designs", "key_cell", "l1_target", "noise_abs", "unbiased_cell"]
+           "clamped_errors", "coarse", "family_designs", "key_cell", "l1_target", "noise_abs", "remap_fits", "remap_or", "unbiased_cell"]
