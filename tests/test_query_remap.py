@@ -15,7 +15,7 @@ import pytest
 
 import optnoise
 from optnoise.query.intervals import expected_abs_error, interval
-from optnoise.query.mechanisms import count_cell, remap_fits
+from optnoise.query.mechanisms import REMAP_MAX_WORK, count_cell, remap_fits, remap_work
 from optnoise.randomness import SeededRandomSource
 from optnoise.target import Target
 
@@ -89,12 +89,16 @@ def test_where_the_remap_moves_nothing_the_clamped_geometric_is_kept():
     target, n above 20,000) the remap is not tried."""
     cell = count_cell("c", N, 0, 1, Target(1.0))
     plain = count_cell("c", N, 0, 1, Target(1.0), "clamped-geometric")
-    assert cell.noise.release is None and cell.noise.name == plain.noise.name
+    assert cell.noise.release is None and cell.noise.name == plain.noise.name and "moves no output" in cell.built
     truth = np.arange(0, N + 1, 7)
     assert np.array_equal(cell.release(truth, SeededRandomSource(3)), plain.release(truth, SeededRandomSource(3)))
     assert remap_fits(N, 1, Target(0.5)) and not remap_fits(N, 2, Target(0.5))
     assert not remap_fits(N, 1, Target(0.5, 1e-6)) and not remap_fits(2_000, 1, Target(0.5))
     assert not remap_fits(20_001, 1, Target(0.5))
+    # beyond the work the query spends on it (n = 10,000 at eps = 0.01: windows of about 11,200): not designed
+    assert remap_work(10_000, 0.01) > REMAP_MAX_WORK >= remap_work(20_000, 0.05)
+    slow = count_cell("c", 10_000, 0, 1, Target(0.01), gap=False)
+    assert slow.noise.release is None and "not designed here" in slow.built
 
 
 def test_the_remap_cells_intervals_cover_exactly():

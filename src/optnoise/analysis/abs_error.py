@@ -154,19 +154,23 @@ def remapped_abs_error(form: IntegerForm, n: int, outputs: tuple[int, ...] | np.
     m = min(n, _float_reach(form))
     p, lo = _float_masses(form, m)
     right_tail, left_tail = _tail_totals(form, p, lo)
-    suffix = np.append(np.cumsum(p[::-1])[::-1] + right_tail, 0.0)   # suffix[i] = P(eta >= lo + i)
-    prefix = np.cumsum(p) + left_tail                                 # prefix[i] = P(eta <= lo + i)
-
-    def at(table: np.ndarray, i: np.ndarray, below: float, above: float) -> np.ndarray:
-        return np.where(i < 0, below, np.where(i >= table.size, above, table[np.clip(i, 0, table.size - 1)]))
-
-    q = np.arange(n + 1)[:, None]
-    shift = z[None, :] - q                                             # eta that gives z (inside the domain)
-    mass = at(np.append(p, 0.0), shift - lo, 0.0, 0.0)
-    mass = np.where(z[None, :] == 0, at(prefix, shift - lo, 0.0, 1.0), mass)
-    mass = np.where(z[None, :] == n, at(suffix, shift - lo, 1.0, 0.0), mass)
-    change = np.abs(v[None, :] - q) - np.abs(z[None, :] - q)
-    return AbsError.of(base.per_value + (mass * change).sum(axis=1))
+    k = np.arange(lo, lo + p.size)
+    inside = (k >= -n) & (k <= n)
+    full = np.zeros(2 * n + 1)                                         # P(eta = k) at k + n, k = -n..n
+    full[k[inside] + n] = p[inside]
+    left_tail += float(p[k < -n].sum())
+    right_tail += float(p[k > n].sum())
+    below = np.cumsum(full) + left_tail                                # below[k + n] = P(eta <= k)
+    above = np.concatenate((np.cumsum(full[::-1])[::-1] + right_tail, [0.0]))   # above[k + n] = P(eta >= k)
+    q = np.arange(n + 1)
+    correction = np.zeros(n + 1)
+    for start in range(0, z.size, 64):                                 # 64 moved outputs at a time: O(64 n) scratch
+        zs, vs = z[start:start + 64], v[start:start + 64]
+        mass = full[zs[None, :] - q[:, None] + n]                      # P(eta = z - q), for 0 < z < n
+        mass[:, zs == 0] = below[n - q][:, None]                       # P(eta <= -q)
+        mass[:, zs == n] = above[2 * n - q][:, None]                   # P(eta >= n - q)
+        correction += (mass * (np.abs(vs[None, :] - q[:, None]) - np.abs(zs[None, :] - q[:, None]))).sum(axis=1)
+    return AbsError.of(base.per_value + correction)
 
 
 #: ``r^t`` below ``2^-UNDERFLOW_BITS`` rounds to 0.0 (the least subnormal is ``2^-1074``).
