@@ -139,3 +139,25 @@ def test_the_query_document_names_the_remap():
     assert "remap" in text and "Ghosh" in text, text
     for key, value in stat["values"].items():
         assert 0 <= value <= 2_500
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from optnoise.publish.spark import spark_session  # pyspark is installed by `make test` (extra "spark")
+    return spark_session()
+
+
+def test_the_remap_cell_releases_the_same_on_spark(tmp_path, spark):
+    """The same document on Spark and locally for the same seed: the cell is chosen and drawn on
+    the driver from the same exact answers."""
+    from optnoise.query.files import query_file
+    rng = np.random.default_rng(1)
+    pd.DataFrame({"u": np.arange(2_400), "k": rng.integers(0, 3, 2_400)}).to_csv(tmp_path / "in.csv", index=False)
+    spec = {"unit": {"id": "u", "max_rows": 1, "change": "add-remove", "max_units": 2_500},
+            "statistics": {"h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "epsilon": 0.2}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        doc = query_file(tmp_path / "in.csv", spec, engine="spark", source=SeededRandomSource(9))
+        ref = query_file(tmp_path / "in.csv", spec, source=SeededRandomSource(9))
+    assert "remap" in str(ref["statistics"]["h"]["mechanism"])
+    assert doc["engine"] == "spark" and doc["statistics"] == ref["statistics"]
