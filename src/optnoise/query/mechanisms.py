@@ -14,7 +14,9 @@ non-negative and integer.
   error (:func:`optnoise.design.design`, ``space="channel"``) where it fits
   (:func:`channel_fits`): the LP with its proven gap, above ``n = 100`` the
   geometric-plus-remap channel (pure DP, distance 1) or the band LP (approximate DP); beyond
-  that the best calibrated clamped family;
+  that the best calibrated clamped family -- at distance 1 under pure DP up to ``n = 20,000``
+  replaced by the same optimal channel stored as the geometric noise with a remap where the
+  remap moves an output and lowers the average error (:func:`remap_or`);
 * ``clamped-geometric`` / ``clamped-discrete-gaussian``: the family calibrated to the cell's
   target under the cell's distances (:func:`optnoise.design.calibrate`), its output clamped to
   the domain -- post-processing, so its certificate (the noise's) stands for approximate DP;
