@@ -105,9 +105,11 @@ def test_the_remap_cells_intervals_cover_exactly():
     """Coverage of the 90 % interval, enumerated for every true value q in 0..n: the law of the
     released value (quantized noise, clamped, remapped) summed over the values whose interval
     holds q, at least 1 - alpha (to float rounding of the masses, far below the margin the
-    noise window leaves)."""
+    noise window leaves). The remap moves outputs inward, so the coverage holds even without
+    the widening; what the widening adds is checked directly: every value's interval holds the
+    noise window's interval of each output remapped to it (it fails without the widening)."""
     alpha = 0.1
-    cell = count_cell("c", N, 0, 1, Target(0.4))
+    cell = count_cell("c", N, 0, 1, Target(0.05))   # 120 outputs moved; at 0.4 no interval is widened
     assert cell.noise.release is not None
     y = np.arange(N + 1)
     low, high, how = interval(cell, y, alpha)
@@ -117,10 +119,17 @@ def test_the_remap_cells_intervals_cover_exactly():
         law = released(q)
         cover[q] = law[(low <= q) & (q <= high)].sum()
     assert cover.min() >= 1 - alpha - 1e-12, (int(cover.argmin()), cover.min())
+    # each value's interval holds the noise window's interval of every output remapped to it
+    from dataclasses import replace
+    bare = replace(cell, noise=cell.noise.replace(release=None))
+    bl, bh, _ = interval(bare, y, alpha)
+    table = cell.noise.release.table()
+    assert np.all(low[table] <= bl) and np.all(high[table] >= bh)
+    assert np.any((low < bl) | (high > bh))   # wider than the value's own window somewhere
     # not trivially wide: the widest interval is that of the clamped geometric's window, or less
-    plain = count_cell("c", N, 0, 1, Target(0.4), "clamped-geometric")
+    plain = count_cell("c", N, 0, 1, Target(0.05), "clamped-geometric")
     pl, ph, _ = interval(plain, y, alpha)
-    assert (high - low).max() <= (ph - pl).max()
+    assert (high - low).max() <= (ph - pl).max() + 1   # one count wider at most (docs/benchmarks.md)
     assert Fraction(int((cover < 1 - alpha + 0.02).sum()), N + 1) > Fraction(1, 2)   # tight in the middle
 
 
