@@ -26,7 +26,7 @@ from ..analysis.intervals import (
     neyman_intervals,
 )
 from ..sampling.quantize import integer_line_form
-from .mechanisms import Cell
+from .mechanisms import Cell, clamped_errors
 
 
 def _form(cell: Cell) -> IntegerForm:
@@ -109,6 +109,9 @@ def expected_abs_error(cell: Cell) -> tuple[float | None, str]:
             "E|noise| (the same for every true value: the released value is not clamped)"
     if cell.space == "clamped-line":
         r = cell.noise.release
+        if r is not None and r.outputs and cell.n <= CLAMPED_ERROR_MAX_N:
+            return clamped_errors(cell.noise, cell.n).worst, "worst case over the true value of E|released - true| " \
+                                                              "(clamped, then remapped)"
         if r is not None and r.outputs:   # |R(z) - q| <= |z - q| + |R(z) - z| <= |eta| + the largest move
             moved = int(np.max(np.abs(np.asarray(r.values) - np.asarray(r.outputs))))
             return additive_abs_error(_form(cell), cell.n, output="line").worst + moved, \
@@ -186,7 +189,7 @@ def unbiased_price(cell: Cell, scale: float = 1.0) -> dict:
     if b.space == "channel":
         per_value = channel_abs_error(b.noise.quantize().weights).per_value
     elif b.space == "clamped-line" and b.n <= CLAMPED_ERROR_MAX_N:
-        per_value = additive_abs_error(_form(b), b.n, output="clamped").per_value
+        per_value = clamped_errors(b.noise, b.n).per_value
     worst = (float(per_value.max()) if per_value is not None else expected_abs_error(b)[0]) * scale  # type: ignore
     average = None if per_value is None else float(per_value.mean()) * scale
     out.update(bounded_expected_abs_error=worst, ratio=err / worst if worst else None,

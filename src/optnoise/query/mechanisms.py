@@ -14,7 +14,9 @@ non-negative and integer.
   error (:func:`optnoise.design.design`, ``space="channel"``) where it fits
   (:func:`channel_fits`): the LP with its proven gap, above ``n = 100`` the
   geometric-plus-remap channel (pure DP, distance 1) or the band LP (approximate DP); beyond
-  that the best calibrated clamped family;
+  that the best calibrated clamped family -- at distance 1 under pure DP up to ``n = 20,000``
+  replaced by the same optimal channel stored as the geometric noise with a remap where the
+  remap moves an output and lowers the average error (:func:`remap_or`);
 * ``clamped-geometric`` / ``clamped-discrete-gaussian``: the family calibrated to the cell's
   target under the cell's distances (:func:`optnoise.design.calibrate`), its output clamped to
   the domain -- post-processing, so its certificate (the noise's) stands for approximate DP;
@@ -45,6 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..analysis.abs_error import AbsError
 from ..design import Request, design
 from ..design.calibrate import calibrate
 from ..design.standin import dominating_rr
@@ -53,6 +56,7 @@ from ..mechanism import Mechanism
 from ..neighbourhood import Neighbourhood
 from ..randomness import RandomSource
 from ..sampling.integer_line import coarse_tails
+from ..sampling.quantize import integer_line_form
 from ..target import Target
 from .statistic import Statistic
 from .unbiased import symmetric_noise
@@ -62,6 +66,9 @@ from .unbiased import symmetric_noise
 CHANNEL_MAX_N = 2_000
 #: ... and up to this many (domain x distance) otherwise (the LP).
 CHANNEL_MAX_WORK = 2_000
+#: Above this (:func:`remap_work`) the query keeps the clamped geometric rather than design the
+#: remap: about 3 s at n = 20,000, eps = 0.05 (load 6); n = 10,000 at eps = 0.02 is above it.
+REMAP_MAX_WORK = 50_000_000
 #: Largest distance certified exactly for an approximate-DP target on the line.
 MAX_EXACT_DISTANCE = 64
 #: An unbiased cell with a PDP target is pure at ``eps (1 - PDP_MARGIN)`` (:func:`unbiased_cell`).
@@ -211,12 +218,92 @@ def count_cell(name: str, n: int, offset: int, distance: int, target: Target, ch
     _, fam, found, _ = min(family_designs(target, nb, families, n), key=lambda e: e[0])
     mech, note = coarse(found.mechanism)   # tails whose ratio the exact certificate can carry (as release does)
     mech.quantize()   # certified exactly now, refused here if it cannot be
-    why = "" if choice != "optimal" else f" (the optimal channel is designed up to n * distance = {CHANNEL_MAX_WORK})"
+    remap = choice == "optimal" and remap_fits(n, distance, target)
+    why = "" if choice != "optimal" or remap else \
+        f" (the optimal channel is designed up to n * distance = {CHANNEL_MAX_WORK})"
     from ..design.large_channel import proven_gap   # E|y - q| above the best channel's (issue 23)
     bound = proven_gap(mech.pmf, n, target.epsilon) if gap and fam == "geometric" and target.pure and distance == 1 \
         else {}
-    return Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
+    cell = Cell(name, mech, "clamped-line", n, offset, f"calibrated {fam} noise, output clamped to the domain{why}"
                 + (f"; {note}" if note else ""), {**_report(found), **bound})
+    return remap_or(cell, target) if remap else cell
+
+
+def remap_fits(n: int, distance: int, target: Target) -> bool:
+    """Whether the optimal channel beyond :func:`channel_fits` is designed as the geometric noise
+    with a remap (:mod:`optnoise.design.remap_design`): pure DP, distance 1, ``COMPACT_FROM < n <=
+    LARGE_FROM``."""
+    from ..design.large_channel import LARGE_FROM
+    from ..design.remap_design import COMPACT_FROM
+    return distance == 1 and target.pure and target.notion == "dp" and COMPACT_FROM < n <= LARGE_FROM
+
+
+def clamped_errors(noise: Mechanism, n: int) -> AbsError:
+    """``E|released - q|`` per true value ``q`` of noise on the integer line released on ``{0..n}``:
+    clamped, then remapped where the noise has a release
+    (:func:`~optnoise.analysis.abs_error.remapped_abs_error`), from the quantized weights that are
+    sampled (a float accuracy figure)."""
+    from ..analysis.abs_error import additive_abs_error, remapped_abs_error
+    q = noise.quantize()
+    form = integer_line_form(q.weights, q.lo, q.left, q.right)
+    r = noise.release
+    return additive_abs_error(form, n, output="clamped") if r is None else \
+        remapped_abs_error(form, n, r.outputs, r.values)
+
+
+def remap_work(n: int, epsilon: float) -> int:
+    """About the number of weights the geometric-plus-remap design sums over, ``(n + 1) (2 W + 1)``
+    (:func:`~optnoise.design.geometric_remap.design_width` at ``alpha = e^-eps``, uniform prior,
+    absolute error): its time grows with it."""
+    from ..design.geometric_remap import design_width
+    width, _ = design_width(n, math.exp(-epsilon), 1.0 / (n + 1), float(n))
+    return (n + 1) * (2 * width + 1)
+
+
+def remap_or(clamped: Cell, target: Target) -> Cell:
+    """The optimal channel for neighbours one apart (Ghosh, Roughgarden & Sundararajan 2012: the
+    geometric noise, clamped, then the best remap for the released value's absolute error under
+    the uniform prior; :func:`~optnoise.design.remap_design.solve_remap_channel`, its gap proven)
+    in place of the calibrated clamped geometric ``clamped``, where its remap moves an output and
+    its average ``E|released - q|`` over a uniform true value is below the clamped geometric's
+    (both from the quantized weights, :func:`clamped_errors`); otherwise ``clamped``, the same
+    mechanism, its description saying why. Tried up to :data:`REMAP_MAX_WORK` (:func:`remap_work`).
+
+    Proof: docs/proofs/geometric-remap.md (claim 3: the noise's certificate is the released value's)
+    """
+    n = clamped.n
+    work = remap_work(n, target.epsilon)
+    if work > REMAP_MAX_WORK:
+        return _kept(clamped, f"the optimal channel (geometric noise with a remap) is not designed here: its windows "
+                              f"would sum {work:.3g} weights, above {REMAP_MAX_WORK:.3g} (seconds per cell)")
+    try:
+        found = design(Request(space="channel", n=n, target=target, neighbourhood=Neighbourhood.bd(1),
+                               cost="abs-error"))
+    except (DesignError, ResourceLimitError, TimeLimitError):
+        return _kept(clamped, "the optimal channel (geometric noise with a remap) was not designed here")
+    mech = found.mechanism
+    if mech.release is None or not mech.release.outputs:
+        return _kept(clamped, "the optimal channel's remap (geometric noise with a remap) moves no output here: "
+                              f"the clamped geometric kept (the design's gap {found.report.gap:.2g})")
+    mech = mech.replace(neighbourhood=Neighbourhood.bd(1))
+    mech.quantize()   # certified exactly now, refused here if it cannot be
+    before = float(clamped_errors(clamped.noise, n).per_value.mean())
+    after = float(clamped_errors(mech, n).per_value.mean())
+    if not after < before:
+        return _kept(clamped, f"the optimal channel (geometric noise with a remap) is not better here: average "
+                              f"E|released - true| {after:.6g} against {before:.6g}")
+    moved = len(mech.release.outputs)
+    return Cell(clamped.name, mech, "clamped-line", n, clamped.offset,
+                f"optimal channel on the domain (released value's absolute error, uniform prior): geometric noise "
+                f"(alpha = {found.details.solution.alpha:.6g}) clamped to the domain, then {moved} outputs near its "
+                f"ends remapped (Ghosh, Roughgarden & Sundararajan); average E|released - true| {after:.6g} against "
+                f"{before:.6g} for the calibrated clamped geometric",
+                {**_report(found), "remapped_outputs": moved, "average_abs_error": after,
+                 "clamped_geometric_average_abs_error": before})
+
+
+def _kept(clamped: Cell, why: str) -> Cell:
+    return replace(clamped, built=f"{clamped.built}; {why}")
 
 
 def family_designs(target: Target, nb: Neighbourhood, families: tuple[str, ...], n: int | None,
@@ -400,4 +487,5 @@ def l1_target(target: Target, l1: int) -> Target:
 
 
 __all__ = ["CHANNEL_MAX_N", "CHANNEL_MAX_WORK", "Cell", "dominating_rr", "staircase_gain", "cell_target", "channel_fits", "count_cell",
-           "coarse", "family_designs", "key_cell", "l1_target", "noise_abs", "unbiased_cell"]
+           "clamped_errors", "coarse", "family_designs", "key_cell", "l1_target", "noise_abs", "remap_fits", "remap_or", "remap_work",
+           "REMAP_MAX_WORK", "unbiased_cell"]
