@@ -155,3 +155,79 @@ def test_the_boundary_keeps_more_keys_of_every_count():
         plain = release_probability(noise, c, t.tau)
         assert release_probability(noise, c, t.tau, t.boundary) >= plain
     assert release_probability(noise, t.tau - 1, t.tau, t.boundary) > release_probability(noise, t.tau - 1, t.tau)
+
+
+def _boundary_frame(keys: int, count: int):
+    """``keys`` keys each held by ``count`` units (one row per unit)."""
+    import pandas as pd
+    rows = [(k * count + u, f"k{k}") for k in range(keys) for u in range(count)]
+    return pd.DataFrame(rows, columns=["c", "product"])
+
+
+def _boundary_spec() -> dict:
+    return {"unit": {"id": "c", "max_rows": 1},
+            "statistics": {"p": {"kind": "histogram", "key": "product", "keys": "from-data", "epsilon": 1.0,
+                                 "delta": 1e-6}}}
+
+
+def _planned_threshold(frame, spec):
+    from optnoise.query.aggregate import aggregate
+    from optnoise.query.found import found_in_frame, with_found_keys
+    from optnoise.query.kinds import kind_of
+    from optnoise.query.release import plan
+    from optnoise.query.spec import parse_query_spec
+    parsed = parse_query_spec(spec)
+    parsed = with_found_keys(parsed, found_in_frame(frame, parsed))
+    item = plan(parsed, aggregate([frame], parsed))[0]
+    return kind_of(item.stat).selection(item), item.cell.noise.quantize()
+
+
+def test_released_documents_keep_boundary_keys_at_their_exact_rate():
+    """120 keys of ``tau - 1`` units each, 25 seeded documents: the share released is within 4.5
+    binomial standard deviations of ``P[Z >= 1] + q P[Z = 0]`` (false alarm < 1e-5); the plain
+    threshold's ``P[Z >= 1]`` is about 7 deviations lower (power > 0.99). The document states the
+    threshold and ``q``, and a key shown at ``tau - 1`` is one of the boundary's."""
+    import warnings
+    import optnoise
+    t, noise = _planned_threshold(_boundary_frame(2, 3), _boundary_spec())
+    assert t.boundary > 0
+    keys = 120
+    frame = _boundary_frame(keys, t.tau - 1)
+    rate = float(release_probability(noise, t.tau - 1, t.tau, t.boundary))
+    plain = float(release_probability(noise, t.tau - 1, t.tau))
+    runs, shown, at_boundary = 25, 0, 0
+    for seed in range(runs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            doc = optnoise.query(frame, _boundary_spec(), seed=seed)["statistics"]["p"]
+        assert doc["keys"]["threshold"] == t.tau and doc["keys"]["boundary_count"] == t.tau - 1
+        assert doc["keys"]["boundary_probability"] == float(t.boundary)   # the exact one below
+        assert doc["keys"]["boundary_probability_exact"] == f"{t.boundary * FULL}/2^64"
+        shown += len(doc["values"])
+        at_boundary += sum(v == t.tau - 1 for v in doc["values"].values())
+        assert all(v >= t.tau - 1 for v in doc["values"].values())
+    n = runs * keys
+    sd = math.sqrt(n * rate * (1 - rate))
+    assert abs(shown - n * rate) <= 4.5 * sd
+    assert n * (rate - plain) > 6.5 * sd and at_boundary > 0
+
+
+@pytest.mark.spark
+def test_spark_draws_the_same_boundary_coins(tmp_path):
+    """Keys at the boundary count: Spark and the local engine give the same document for the
+    same seed, coins included (a key is released at ``tau - 1`` in it: the coins were drawn)."""
+    import json
+    from typer.testing import CliRunner
+    from optnoise.cli.app import app
+    t, _ = _planned_threshold(_boundary_frame(2, 3), _boundary_spec())
+    _boundary_frame(30, t.tau - 1).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "q.toml").write_text('unit = { id = "c", max_rows = 1 }\n[statistics.p]\nkind = "histogram"\n'
+                                     'key = "product"\nkeys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n')
+    docs = []
+    for engine in ("local", "spark"):
+        r = CliRunner().invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
+                                     "--seed", "4", "--json", "--engine", engine])
+        assert r.exit_code == 0, r.output
+        docs.append(json.loads(r.stdout)["statistics"]["p"])
+    assert docs[0] == docs[1]
+    assert any(v == t.tau - 1 for v in docs[0]["values"].values())
