@@ -21,7 +21,8 @@ key per unit): each key's answer is its count of units, and the keys are not dec
 
 * **optnoise**: ``optnoise.query`` with ``keys = "from-data"``: noisy counts of units,
   released iff at least the threshold ``tau`` designed from the quantized noise's exact tail
-  (query/threshold.py, query/truncated.py). The statistic is asked for at ``eps - ln(1/(1 -
+  (query/threshold.py, query/truncated.py), or at ``tau - 1`` with the boundary probability
+  ``q`` the rest of the delta allows (shown beside the threshold). The statistic is asked for at ``eps - ln(1/(1 -
   delta))``, which bounds the selection's epsilon shift ``m ln(1/(1-p))`` (docs/proofs/
   key-selection.md), so that its *total* (the document's ``total.basic``) is at most ``eps``.
 * **PipelineDP, default** (``TRUNCATED_GEOMETRIC`` partition selection, its optimal
@@ -124,7 +125,8 @@ def optnoise_run(frame, counts, eps: float, delta: float, groups: int, seed: int
     import optnoise
     from optnoise import Target
     from optnoise.query.mechanisms import count_cell
-    from optnoise.query.threshold import upper_tail
+    from fractions import Fraction
+    from optnoise.query.threshold import release_probability
     from optnoise.query.truncated import truncated_noise
     unit = {"id": "unit", "max_rows": groups, "change": "add-remove", "max_units": MAX_UNITS}
     if groups > 1:   # no max_rows_per_group: a histogram of units counts a unit once per key anyway, and
@@ -148,11 +150,14 @@ def optnoise_run(frame, counts, eps: float, delta: float, groups: int, seed: int
     else:
         lo, hi = mech["domain"]
         noise = count_cell("keys", hi - lo, lo, 1, Target(cell.epsilon), "clamped-geometric", gap=False).noise.quantize()
-    keep = {int(c): float(upper_tail(noise, tau - int(c))) for c in set(counts.tolist())}
+    numerator, bits = stat["keys"]["boundary_probability_exact"].split("/2^")   # the document's q = a / 2^k
+    q = Fraction(int(numerator), 2 ** int(bits))
+    keep = {int(c): float(release_probability(noise, int(c), tau, q)) for c in set(counts.tolist())}
     probs = [keep[int(c)] for c in counts]
     by_key = frame["key"].value_counts()
     shown = [int(k) for k in values]
-    return {"method": "optnoise", "threshold": str(tau), "kept": len(values),
+    shown_tau = f"{tau} (q {float(q):.3f} at {tau - 1})" if q else str(tau)
+    return {"method": "optnoise", "threshold": shown_tau, "kept": len(values),
             "share": float(by_key.loc[shown].sum() / by_key.sum()) if shown else 0.0,
             "expected": float(sum(probs)), "expected_share": float(sum(p * c for p, c in zip(probs, counts)) / counts.sum()),
             "epsilon": total["epsilon"], "reported_delta": total["delta"], "exact_delta": total["delta"],

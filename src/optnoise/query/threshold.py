@@ -12,6 +12,14 @@ probability that a unit's own keys show is at most ``1 - (1 - p)^m`` with
 the quantized weights and the dyadic tail ratios, not from a float formula, then rounded up.
 The selection adds that delta and an epsilon of ``m ln(1 / (1 - p))`` to the unit's total.
 
+**A randomised boundary** (:func:`randomised_threshold`): the integer threshold leaves part of
+the delta unused. A key whose noisy count is exactly ``tau - 1`` is released with probability
+``q = a / 2^64`` (a coin: one uniform 64-bit word below ``a``), the largest such ``q`` with
+``1 - (1 - p(q))^m <= delta`` for ``p(q) = P[Z >= tau - 1] + q P[Z = tau - 2]`` -- exact
+rationals again. The rules ``(tau, q)`` are ordered (``(tau, 1)`` is ``(tau - 1, 0)``), every
+key's release probability grows along the order, so the least ``tau`` and then the largest
+``q`` keep the most keys of every count at the target delta.
+
 Proof: docs/proofs/key-selection.md (the decomposition of the release into the counts of the
 keys a unit shares with the others -- composed with the rest of the publication as the counts
 are -- and the event that one of its own keys shows; both directions; add-remove and replace).
@@ -27,6 +35,8 @@ from ..errors import InvalidParameterError
 from ..sampling.quantized import QuantizedInteger
 from ..target import check_delta
 
+#: The bits of the boundary probability ``q = a / 2^BOUNDARY_BITS`` (one uniform word per coin).
+BOUNDARY_BITS = 64
 #: The largest threshold searched (a noisy count of units beyond it is never needed: the
 #: geometric's tail at eps = 0.001 drops by e^-1 every 1,000 steps).
 MAX_THRESHOLD = 10 ** 7
@@ -125,14 +135,37 @@ class Threshold:
     keys_per_unit: int
     epsilon_shift: float
     delta: float
+    #: ``q``: a key whose noisy count is ``tau - 1`` is released with this probability
+    #: (``a / 2^BOUNDARY_BITS``; 0: none is).
+    boundary: Fraction = Fraction(0)
+
+    def keeps(self, value: float, word: int | None = None) -> bool:
+        """Whether a key of noisy count ``value`` is released; at the boundary (``value = tau -
+        1``, ``q > 0``) the coin is the uniform ``BOUNDARY_BITS``-bit integer ``word``: released
+        iff ``word < q 2^BOUNDARY_BITS`` (probability ``q`` exactly).
+
+        Proof: docs/proofs/key-selection.md
+        """
+        if value >= self.tau:
+            return True
+        if value != self.tau - 1 or not self.boundary:
+            return False
+        if word is None:
+            raise InvalidParameterError("word", word, f"a uniform {BOUNDARY_BITS}-bit integer at the boundary")
+        return int(word) < self.boundary * (1 << BOUNDARY_BITS)
 
     def to_json(self) -> dict:
-        return {"threshold": self.tau, "keys_per_unit": self.keys_per_unit,
+        q = self.boundary
+        return {"threshold": self.tau, "boundary_count": self.tau - 1,
+                "boundary_probability": float(q),
+                "boundary_probability_exact": f"{q * (1 << BOUNDARY_BITS)}/2^{BOUNDARY_BITS}",
+                "keys_per_unit": self.keys_per_unit,
                 "one_unit_key_shown": float_up(self.p), "selection_epsilon": self.epsilon_shift,
                 "selection_delta": self.delta,
-                "rule": "a key is released iff its noisy count of units is at least the threshold; the probability "
-                        "that a key held by one unit alone is released is exact (the quantized noise's law), "
-                        "rounded up"}
+                "rule": "a key is released iff its noisy count of units is at least the threshold, or equals the "
+                        "boundary count and a coin of the boundary probability falls (a uniform 64-bit word below "
+                        "its numerator); the probability that a key held by one unit alone is released is exact "
+                        "(the quantized noise's law), rounded up"}
 
 
 def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float) -> Threshold:
@@ -167,4 +200,46 @@ def smallest_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float
     return Threshold(hi, p, m, eps_shift, d)
 
 
-__all__ = ["MAX_THRESHOLD", "Threshold", "selection_cost", "smallest_threshold", "upper_tail"]
+def release_probability(noise: QuantizedInteger, count: int, tau: int, q: Fraction = Fraction(0)) -> Fraction:
+    """``P[count + Z >= tau] + q P[count + Z = tau - 1]``: a key of true count ``count`` is
+    released under the rule ``(tau, q)`` (exact; the clamp of the noisy count to the cell's
+    domain only lowers it while ``tau - 1`` is above the domain's least value)."""
+    above = upper_tail(noise, tau - count)
+    return above + q * (upper_tail(noise, tau - 1 - count) - above) if q else above
+
+
+def randomised_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: float, *,
+                         lowest: int = 0) -> Threshold:
+    """:func:`smallest_threshold` with the largest boundary probability ``q = a / 2^64`` still
+    meeting ``delta`` (module docstring) -- by bisection on ``a``, the delta being increasing in
+    ``q`` -- where the boundary count ``tau - 1`` is above ``lowest`` (the cell's least value,
+    where the clamp gathers the lower tail); else ``q = 0``.
+
+    Proof: docs/proofs/key-selection.md
+    """
+    plain = smallest_threshold(noise, keys_per_unit, delta)
+    if plain.tau - 1 <= lowest:
+        return plain
+    goal, m, tau = Fraction(delta), plain.keys_per_unit, plain.tau
+    full = 1 << BOUNDARY_BITS
+
+    above = upper_tail(noise, tau - 1)
+    at = upper_tail(noise, tau - 2) - above   # P[Z = tau - 2]: a one-unit key at the boundary
+
+    def meets(a: int) -> bool:   # exact: 1 - (1 - p(a / 2^64))^m <= delta
+        return 1 - (1 - above - Fraction(a, full) * at) ** m <= goal
+
+    lo, hi = 0, full   # meets(lo); not meets(hi): q = 1 is the threshold tau - 1, which fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
+    if lo == 0:
+        return plain
+    q = Fraction(lo, full)
+    p = above + q * at
+    eps_shift, d = selection_cost(p, m)
+    return Threshold(tau, p, m, eps_shift, d, q)
+
+
+__all__ = ["BOUNDARY_BITS", "MAX_THRESHOLD", "Threshold", "randomised_threshold", "release_probability",
+           "selection_cost", "smallest_threshold", "upper_tail"]

@@ -28,7 +28,7 @@ from ..cells import ONE, Answers, GroupRules, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
 from ..found import check_found
 from ..statistic import FROM_DATA, Statistic, column
-from ..threshold import Threshold, smallest_threshold
+from ..threshold import Threshold, randomised_threshold, smallest_threshold
 from ..truncated import truncated_cell
 from .base import Kind, Planned, UnitRules, group_rows, groups_of, read_groups, read_keys, read_of, rows_of
 
@@ -143,8 +143,8 @@ class Histogram(Kind):
         """The threshold of keys found in the data: with the truncated geometric on ``[-T, T]``,
         ``T + 2`` (a key held by one unit alone never shows: nothing added); with the geometric,
         the least whose delta, over the ``g = max_groups`` keys one unit can hold (one by
-        default), is the statistic's delta (:func:`..threshold.smallest_threshold`); ``None``
-        for declared keys.
+        default), is the statistic's delta, with the largest boundary probability that still
+        meets it (:func:`..threshold.randomised_threshold`); ``None`` for declared keys.
 
         Proof: docs/proofs/key-selection.md
         """
@@ -154,7 +154,8 @@ class Histogram(Kind):
         cell = item.cell
         if cell.design.get("method") == "truncated":  # type: ignore[union-attr]
             return Threshold(cell.design["half_width"] + 2, Fraction(0), keys, 0.0, 0.0)  # type: ignore[union-attr]
-        return smallest_threshold(cell.noise.quantize(), keys, item.stat.target.delta)  # type: ignore[union-attr]
+        return randomised_threshold(cell.noise.quantize(), keys, item.stat.target.delta,  # type: ignore[union-attr]
+                                    lowest=cell.offset)  # type: ignore[union-attr]
 
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """The released cells; ``consistent``: projected onto the public number of units, with
@@ -164,7 +165,8 @@ class Histogram(Kind):
         Proof: docs/proofs/consistent-tables.md
         """
         if item.stat.keys_from_data:
-            return found_body(item, super().body(item, alpha, source), self.selection(item))  # type: ignore[arg-type]
+            doc = super().body(item, alpha, source)
+            return found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
@@ -185,11 +187,13 @@ class Histogram(Kind):
         return f"histogram of {stat.of} over {stat.key}" + (" (consistent)" if stat.consistent else "")
 
 
-def found_body(item: Planned, doc: dict, threshold: Threshold) -> dict:
+def found_body(item: Planned, doc: dict, threshold: Threshold, source: RandomSource) -> dict:
     """The released cells of keys found in the data: ``doc`` holds every candidate drawn (a
-    number's body); only the cells whose true count is at least 1 and whose released count is
-    at least the threshold are kept -- the keys that did not pass, and how many, are in no
-    published part.
+    number's body); only the cells whose true count is at least 1 and whose released count
+    passes the threshold (:meth:`..threshold.Threshold.keeps`) are kept -- the keys that did not
+    pass, and how many, are in no published part. The boundary's coins are uniform 64-bit words
+    of ``source``, one per candidate at the boundary count, drawn in the order of the groups and
+    keys (both engines draw the same ones for the same seed).
 
     Proof: docs/proofs/key-selection.md
     """
@@ -198,8 +202,12 @@ def found_body(item: Planned, doc: dict, threshold: Threshold) -> dict:
     grouped = item.stat.groups is not None
     names = item.stat.groups.labels() if grouped else [None]  # type: ignore[union-attr]
 
+    def passes(value: Any) -> bool:
+        at_boundary = threshold.boundary and value == threshold.tau - 1
+        return threshold.keeps(value, int(source.words(1)[0]) if at_boundary else None)
+
     def kept(values: dict, ivs: dict | None, row: int) -> tuple[dict, dict | None]:
-        keep = [k for j, k in enumerate(keys) if counts[row, j] >= 1 and values[k] >= threshold.tau]
+        keep = [k for j, k in enumerate(keys) if counts[row, j] >= 1 and passes(values[k])]
         return {k: values[k] for k in keep}, None if ivs is None else {k: ivs[k] for k in keep}
 
     ivs = doc.get("intervals")
