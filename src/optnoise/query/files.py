@@ -24,7 +24,7 @@ from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
-from .aggregate import aggregate, bounding_source
+from .aggregate import aggregate, bounding_key
 from .kinds import KINDS
 from .autobound import auto_key, chosen_in_batches, has_auto, prepass_columns
 from .found import found_in_batches, wanted, with_found_keys
@@ -143,10 +143,9 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
             pool.submit(warm_imports, warm)
         if engine == "spark":
             from .spark import aggregate_spark
-            agg = aggregate_spark(input_path, fmt, parsed, master=spark_master)
+            agg = aggregate_spark(input_path, fmt, parsed, master=spark_master, key=bounding_key(parsed, src))
         else:
-            agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed,
-                            source=bounding_source(parsed, src))
+            agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed, key=bounding_key(parsed, src))
         info = input_info(input_path, fmt, digest.result())
     runs: list = []
 
@@ -174,10 +173,8 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
 
 
 def refuse_on_spark(spec: QuerySpec) -> None:
-    """The unit keys of a person in several groups and of random bounding are not yet on the
-    Spark engine: refused there, naming the key, before any work."""
-    for key, value in spec.unit.group_json().items():
-        raise InvalidParameterError(f"unit.{key}", value, "not yet on the Spark engine; use --engine local")
+    """What the Spark engine does not run yet: refused there, naming the key, before any work
+    (none today: ``max_groups``, ``max_rows_per_group`` and ``bounding`` run on both)."""
 
 
 def open_ledger(path: str | os.PathLike | None, spec: QuerySpec) -> Any:

@@ -42,6 +42,7 @@ from ..errors import InvalidParameterError
 from .aggregate import Aggregated, aggregate, answers
 from .kinds import from_cells, kind_of
 from .spark_rules import eligible
+from .spark_groups import INDEX, with_index
 from .spark_units import BAD_VALUE, DATA_ROW, ROW, UNIT, aggregate_jvm
 from .spec import QuerySpec
 
@@ -58,24 +59,32 @@ TOTALS = -1
 
 
 def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
-                    master: str | None = None) -> Aggregated:
+                    master: str | None = None, key: bytes | None = None) -> Aggregated:
     """Bound and aggregate on Spark in one job; an :class:`.Aggregated` whose ``answered``
-    holds every statistic's exact answers (module docstring).
+    holds every statistic's exact answers (module docstring). ``key``: the key of ``bounding =
+    "random"`` (:func:`.aggregate.bounding_key`; drawn from the CSPRNG when not given).
 
     Proof: docs/proofs/spark-bounding.md
     """
     from ..publish.spark import interruptible, spark_session
+    if spec.unit.bounding == "random" and key is None:
+        from ..randomness import random_source
+        from .priority import draw_key
+        key = draw_key(random_source())
     spark = spark_session(master)
     with interruptible(spark):   # Ctrl-C: the application stopped, exit 130
-        return _aggregate(spark, input_path, fmt, spec)
+        return _aggregate(spark, input_path, fmt, spec, key if spec.unit.bounding == "random" else None)
 
 
-def _aggregate(spark: Any, input_path: str | os.PathLike, fmt: str, spec: QuerySpec) -> Aggregated:
+def _aggregate(spark: Any, input_path: str | os.PathLike, fmt: str, spec: QuerySpec, key: bytes | None) -> Aggregated:
     """:func:`aggregate_spark`'s body: the JVM path, else the Python path."""
     from pyspark.sql import functions as F
     raw = read_input(spark, input_path, fmt, list(spec.columns)).withColumn(ROW, F.monotonically_increasing_id())
-    if fmt != "csv" and eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
-        return aggregate_jvm(raw, spec)
+    if fmt != "csv" and not spec.unit.group_json() and \
+            eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
+        return aggregate_jvm(raw, spec, key)
+    if key is not None:   # random bounding: each row's read index, the input of its priority
+        raw = with_index(raw)
     uid = spec.unit.id
     if uid is not None:
         keyed = raw.withColumn(UNIT, F.col(f"`{uid}`").cast("string"))
@@ -85,7 +94,7 @@ def _aggregate(spark: Any, input_path: str | os.PathLike, fmt: str, spec: QueryS
     from ..publish.spark import quiet_failures
     try:
         with quiet_failures():
-            rows = raw_rows.mapInArrow(_per_partition(spec), SCHEMA).collect()
+            rows = raw_rows.mapInArrow(_per_partition(spec, key), SCHEMA).collect()
     except Exception as exc:   # a failed job: a bad value, or something else
         raise _job_error(exc, raw) from None
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
@@ -126,9 +135,10 @@ def rebatch(batches: Iterator[Any], rows: int = BATCH_ROWS) -> Iterator[Any]:
         yield pa.Table.from_batches(held)
 
 
-def _per_partition(spec: QuerySpec) -> Any:
+def _per_partition(spec: QuerySpec, key: bytes | None = None) -> Any:
     """The executors' function: the local engine over one partition's batches (every unit's
-    rows in this partition, in input order), yielding its totals and counts as rows."""
+    rows in this partition, in input order), yielding its totals and counts as rows; under
+    random bounding with the driver's ``key`` and each row's read index (:data:`INDEX`)."""
     stats = spec.statistics
     kinds = [kind_of(stat) for stat in stats]   # shipped with the function: the executor needs no registry
 
@@ -136,7 +146,8 @@ def _per_partition(spec: QuerySpec) -> Any:
         import pandas as pd
         import pyarrow as pa
         try:
-            agg = aggregate(rebatch(batches), spec, row_column=ROW)
+            agg = aggregate(rebatch(batches), spec, row_column=ROW, key=key,
+                            index_column=None if key is None else INDEX)
             found = [answers(agg, stat, kind) for stat, kind in zip(stats, kinds)]
         except InvalidParameterError as exc:
             raise RuntimeError(BAD_VALUE + json.dumps({"parameter": exc.parameter, "value": str(exc.value),

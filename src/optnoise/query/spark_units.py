@@ -322,7 +322,7 @@ def row_cells(rows: Any, width: int) -> Any:
         zero.alias("noid"))
 
 
-def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
+def aggregate_jvm(raw: Any, spec: QuerySpec, key: bytes | None = None) -> Aggregated:
     """The JVM path (module docstring): one job per branch, one collect of its per-cell table
     (and, when units are over ``max_rows``, one more per branch for their ranked rows).
 
