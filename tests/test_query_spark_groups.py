@@ -27,6 +27,7 @@ from optnoise.query.aggregate import aggregate, answers
 from optnoise.query.files import query_file_audited
 from optnoise.query.priority import draw_key, group_priorities, row_priorities
 from optnoise.query.spark import aggregate_spark
+from optnoise.query.spark_rules import eligible
 from optnoise.query.spec import parse_query_spec
 from optnoise.randomness import SeededRandomSource
 
@@ -78,6 +79,10 @@ def _same(path, fmt: str, unit: dict, stats: dict = STATS, seed: int = 4) -> dic
     """The exact answers and counts of both engines for the same key; the local ones."""
     spec = parse_query_spec({"unit": unit, "statistics": stats})
     key = draw_key(SeededRandomSource(seed)) if unit.get("bounding") == "random" else None
+    if fmt == "parquet":   # the JVM path (the rules as Spark windows), not the local engine on the executors
+        import pyarrow.parquet as pq
+        types = {"int64": "bigint", "double": "double"}
+        assert eligible({f.name: types[str(f.type)] for f in pq.read_schema(path)}, spec)
     local = aggregate(read_batches(path, fmt, list(spec.columns)), spec, key=key)
     remote = aggregate_spark(path, fmt, spec, key=key)
     assert (remote.rows, remote.units, remote.kept) == (local.rows, local.units, local.kept)
@@ -112,7 +117,8 @@ def test_the_read_index_is_the_local_row_number_in_many_partitions(tmp_path, spa
     from pyspark.sql import functions as F
 
     from optnoise.query.spark import read_input
-    from optnoise.query.spark_groups import INDEX, with_index
+    from optnoise.query.spark import index_column
+    from optnoise.query.spark_groups import INDEX
     from optnoise.query.spark_units import ROW
     frame = pd.DataFrame({"x": np.arange(20_000) * 7})
     frame.to_csv(tmp_path / "t.csv", index=False)
@@ -123,7 +129,8 @@ def test_the_read_index_is_the_local_row_number_in_many_partitions(tmp_path, spa
         for path, fmt in ((tmp_path / "t.csv", "csv"), (tmp_path / "t.parquet", "parquet")):
             raw = read_input(spark, path, fmt, ["x"]).withColumn(ROW, F.monotonically_increasing_id())
             assert raw.rdd.getNumPartitions() > 3, fmt
-            got = with_index(raw).select(F.col("x").cast("long").alias("x"), INDEX).toPandas().sort_values(INDEX)
+            got = raw.withColumn(INDEX, index_column(raw)).select(F.col("x").cast("long").alias("x"), INDEX)
+            got = got.toPandas().sort_values(INDEX)
             assert got[INDEX].tolist() == list(range(1, 20_001)), fmt
             assert (got["x"].to_numpy() == 7 * (got[INDEX].to_numpy() - 1)).all(), fmt
     finally:

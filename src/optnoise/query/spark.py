@@ -42,8 +42,8 @@ from ..errors import InvalidParameterError
 from .aggregate import Aggregated, aggregate, answers
 from .kinds import from_cells, kind_of
 from .spark_rules import eligible
-from .spark_groups import INDEX, with_index
-from .spark_units import BAD_VALUE, DATA_ROW, ROW, UNIT, aggregate_jvm
+from .spark_groups import INDEX
+from .spark_units import BAD_VALUE, DATA_ROW, ROW, UNIT, aggregate_jvm, to_frame
 from .spec import QuerySpec
 
 SCHEMA = "stat int, group long, key long, n long, counter string"
@@ -80,11 +80,10 @@ def _aggregate(spark: Any, input_path: str | os.PathLike, fmt: str, spec: QueryS
     """:func:`aggregate_spark`'s body: the JVM path, else the Python path."""
     from pyspark.sql import functions as F
     raw = read_input(spark, input_path, fmt, list(spec.columns)).withColumn(ROW, F.monotonically_increasing_id())
-    if fmt != "csv" and not spec.unit.group_json() and \
-            eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
-        return aggregate_jvm(raw, spec, key)
     if key is not None:   # random bounding: each row's read index, the input of its priority
-        raw = with_index(raw)
+        raw = raw.withColumn(INDEX, index_column(raw))
+    if fmt != "csv" and eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
+        return aggregate_jvm(raw, spec, key)
     uid = spec.unit.id
     if uid is not None:
         keyed = raw.withColumn(UNIT, F.col(f"`{uid}`").cast("string"))
@@ -165,6 +164,34 @@ def _per_partition(spec: QuerySpec, key: bytes | None = None) -> Any:
             {"stat": "int32", "group": "int64", "key": "int64", "n": "int64", "counter": "object"})
         yield pa.RecordBatch.from_pandas(frame, schema=arrow_schema(), preserve_index=False)
     return run
+
+
+#: The bits of ``monotonically_increasing_id`` that hold the position in the partition.
+POSITION_BITS = 33
+
+
+def index_column(raw: Any) -> Any:
+    """Each row's read index (its number in the input, 1, 2, ..., as the local engine counts
+    it: the input of random bounding's priorities, :mod:`.priority`) as a Spark column of
+    ``raw``'s :data:`.spark_units.ROW`: ``monotonically_increasing_id`` is the partition's index
+    in its high bits and the row's position in the partition in the low 33, and the file's
+    partitions follow its order (docs/proofs/spark-bounding.md), so the read index is the rows
+    of the partitions before, plus the position, plus one. One small job counts each
+    partition's rows (the largest position it holds, plus one); one row per partition reaches
+    the driver."""
+    from pyspark.sql import functions as F
+    part = F.shiftright(F.col(ROW), POSITION_BITS)
+    position = F.col(ROW).bitwiseAND(F.lit((1 << POSITION_BITS) - 1))
+    sizes = to_frame(raw.groupBy(part.alias("p")).agg((F.max(position) + 1).alias("n")))
+    count = dict(zip((int(p) for p in sizes["p"]), (int(n) for n in sizes["n"])))
+    offsets, before = [], 0
+    for p in range(max(count, default=-1) + 1):
+        offsets.append(before)
+        before += count.get(p, 0)
+    if not offsets:
+        return F.lit(None).cast("long")
+    start = F.element_at(F.array(*[F.lit(o).cast("long") for o in offsets]), (part + 1).cast("int"))
+    return start + position + 1
 
 
 def read_input(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> Any:
