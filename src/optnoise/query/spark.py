@@ -24,6 +24,10 @@ unit's rows alone and a unit is in one partition, so the partitions' cell totals
 add up to the local engine's exactly. The driver sums them (one collect) and derives each
 statistic's answers (:func:`.aggregate.from_cells`).
 
+Under ``bounding = "random"`` both paths read each row's priority from its read index (its
+number in the input, :func:`index_column`) and the driver's key (:mod:`.priority`): the local
+engine's priorities, so the same rows and groups are kept.
+
 A bad value (a missing id, a non-number in a summed column) stops the query with its data
 row in the file, counted by a second job from the failing row's index. The session is
 :func:`optnoise.publish.spark.spark_session`'s (quiet JVM).

@@ -30,6 +30,10 @@ step 3 pays: :func:`combines`), in four steps:
    home (each on one row of its home cell), the rows and values of the units whose home group
    it is, and the counts. Each unit counts once, in its own partition.
 
+The rules that choose a unit's rows and groups -- ``max_rows`` by read index or, under random
+bounding, by priority; ``max_rows_per_group``; the home cell and group, or the ``max_groups``
+kept ones -- are :mod:`.spark_groups`'s.
+
 The driver (:func:`assemble`) makes each statistic's grid from its column: the units at home
 for a kind that counts units (``Kind.counts_units``), else the rows or the values summed in
 the home group, and ``from_cells`` (the kind's ``from_grid``) -- the kinds' rules, as
