@@ -161,7 +161,6 @@ def unit_windows(t: Any, shared: list[list[Statistic]], ids: list[int], dims: li
         n, lw = F.when(counted, w), F.when(live, w)
         if homes:
             levels[0][f"crows{i}"] = lw if cells == dims else F.sum(lw).over(Window.partitionBy(UNIT, *cells))
-            levels[1].update({f"lo{i}": F.min(F.when(live, cell)).over(unit), f"hi{i}": F.max(F.when(live, cell)).over(unit)})
             if rules.ranks_groups:
                 levels[1][f"crank{i}"] = rank_of(F.col(f"crows{i}"), cell, live, rules)
                 levels[2][f"hrow{i}"] = F.min(F.when(live, F.col("code"))).over(Window.partitionBy(UNIT, *cells))
@@ -170,6 +169,8 @@ def unit_windows(t: Any, shared: list[list[Statistic]], ids: list[int], dims: li
                                                                      (-cell).alias("b")))).over(unit)["b"]
                 # the unit once, on one row of its home cell (the other keyed layouts split a cell in rows)
                 levels[2][f"hrow{i}"] = F.min(F.when(live & (cell == F.col(f"home{i}")), F.col("code"))).over(unit)
+            levels[1].update({f"lo{i}": F.min(F.when(live, cell)).over(unit),
+                              f"hi{i}": F.max(F.when(live, cell)).over(unit)})
         if grouped:
             levels[0][f"grows{i}"] = lw if dims == ["G"] else F.sum(lw).over(Window.partitionBy(UNIT, "G"))
             if rules.ranks_groups:
