@@ -1,9 +1,10 @@
 """A person in several groups and random bounding on Spark (issue 36, items 2, 3 and 6): the
 Spark engine keeps the local engine's rows and groups, value for value, for the same seed.
 
-* The priorities: Spark's ``aes_encrypt`` blocks give the bytes of the local AES
-  (:mod:`optnoise.query.priority`) for rows and for (unit, group) pairs, indices and codes up
-  to the top bits; the read index Spark computes is the local row number on a file read in
+* The priorities: Spark's (a vectorised UDF) are the local AES (:mod:`optnoise.query.priority`)
+  for rows and for (unit, group) pairs, indices and codes up to the top bits, as signed longs in
+  the same order; one block checked against an independent AES call and Spark SQL's
+  ``aes_encrypt``; the read index Spark computes is the local row number on a file read in
   many partitions.
 * The answers and counts of ``max_groups``, ``max_rows_per_group`` and ``bounding = "random"``
   (CSV: the Python path; Parquet: the JVM path), with units over ``max_rows``, units in several
@@ -94,7 +95,7 @@ def _same(path, fmt: str, unit: dict, stats: dict = STATS, seed: int = 4) -> dic
     return want
 
 
-def test_spark_priorities_are_the_local_aes_bytes(spark):
+def test_spark_priorities_are_the_local_aes_and_order_as_it(spark):
     from pyspark.sql import functions as F
 
     from optnoise.query.priority import spark_group_priority, spark_row_priority
@@ -104,14 +105,20 @@ def test_spark_priorities_are_the_local_aes_bytes(spark):
     frame = spark.createDataFrame([(int(a), int(b)) for a, b in zip(index, code)], "i long, c long")
     got = frame.select(spark_row_priority(key, F.col("i")).alias("r"),
                        spark_group_priority(key, F.col("i"), F.col("c")).alias("g")).toPandas()
-    as_int = [int.from_bytes(bytes(b), "big") for b in got["r"]]
-    assert as_int == [int(x) for x in row_priorities(key, index)]
-    assert [int.from_bytes(bytes(b), "big") for b in got["g"]] == [int(x) for x in group_priorities(key, index, code)]
-    # an independent computation of one block: AES_k(0^8 || be64(1)), first 8 bytes
+    unsigned = [int(x) for x in row_priorities(key, index)]
+    assert [(int(x) + 2 ** 64) % 2 ** 64 ^ 2 ** 63 for x in got["r"]] == unsigned   # the top bit flipped
+    assert np.argsort(got["r"].to_numpy(), kind="stable").tolist() == np.argsort(unsigned, kind="stable").tolist()
+    assert [(int(x) + 2 ** 64) % 2 ** 64 ^ 2 ** 63 for x in got["g"]] == \
+        [int(x) for x in group_priorities(key, index, code)]
+    # an independent computation of one block: AES_k(0^8 || be64(1)), first 8 bytes; and Spark
+    # SQL's aes_encrypt of the block (ECB, PKCS padding: its first 16 bytes encrypt the block)
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     block = Cipher(algorithms.AES(key), modes.ECB()).encryptor().update(bytes(15) + b"\x01")
-    assert int.from_bytes(block[:8], "big") == as_int[0]
-    assert len(set(as_int)) == len(as_int) and as_int != sorted(as_int)
+    assert int.from_bytes(block[:8], "big") == unsigned[0]
+    sql = spark.range(1).select(F.aes_encrypt(F.unhex(F.lit("00" * 15 + "01")), F.unhex(F.lit(key.hex())),
+                                              F.lit("ECB")).alias("e")).toPandas()["e"][0]
+    assert bytes(sql)[:16] == block
+    assert len(set(unsigned)) == len(unsigned) and unsigned != sorted(unsigned)
 
 
 def test_the_read_index_is_the_local_row_number_in_many_partitions(tmp_path, spark):

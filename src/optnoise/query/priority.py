@@ -11,10 +11,9 @@ the block whose first 8 bytes are ``2^63 + c`` and last 8 the read index of the 
 row (:func:`group_priorities`): the top bit separates the two domains, so no group block is a
 row block, and distinct rows (or distinct (unit, group) pairs) are distinct blocks, hence --
 AES being a permutation -- distinct ciphertexts (their 64-bit prefixes tie with probability
-about ``n^2 / 2^65`` among ``n``). Locally the whole batch is one AES-ECB call (OpenSSL through
-``cryptography``); on Spark the same bytes come from ``aes_encrypt(block, key, 'ECB')``, whose
-first 16 bytes are ``AES_k(block)`` (the last 16 encrypt the PKCS padding block), compared as
-binary (unsigned, byte by byte: the order of the big-endian integers).
+about ``n^2 / 2^65`` among ``n``). The whole batch is one AES-ECB call (OpenSSL through
+``cryptography``), locally and on Spark's executors (a vectorised UDF, the priorities as signed
+longs in the same order, :func:`signed`).
 """
 
 from __future__ import annotations
@@ -66,26 +65,38 @@ def group_priorities(key: bytes, first: np.ndarray, code: np.ndarray) -> np.ndar
     return encrypt_blocks(key, code | np.uint64(GROUP_TAG), np.asarray(first, np.int64).astype(np.uint64))
 
 
-def spark_priority(key: bytes, high: Any, low: Any) -> Any:
-    """The Spark column of :func:`encrypt_blocks`'s 8 bytes (binary) for the long columns
-    ``high`` and ``low`` (``hex`` writes a long as 16 hex digits of its two's complement when
-    negative: the unsigned big-endian bytes)."""
-    from pyspark.sql import functions as F
-    block = F.unhex(F.concat(F.lpad(F.hex(high), 16, "0"), F.lpad(F.hex(low), 16, "0")))
-    return F.substring(F.aes_encrypt(block, F.unhex(F.lit(key.hex())), F.lit("ECB")), 1, 8)
+def signed(priority: np.ndarray) -> np.ndarray:
+    """Unsigned 64-bit priorities as int64 in the same order (the top bit flipped): Spark's
+    longs are signed."""
+    return (np.asarray(priority, np.uint64) ^ np.uint64(1 << 63)).view(np.int64)
 
 
 def spark_row_priority(key: bytes, index: Any) -> Any:
-    """:func:`row_priorities` as a Spark column (binary) of the read index column ``index``."""
+    """:func:`row_priorities` of the read index column ``index`` as a Spark long column,
+    :func:`signed` (ordered as the priorities): a vectorised UDF (Arrow batches, one AES call
+    each) -- Spark SQL's ``aes_encrypt`` gives the same bytes but builds a cipher per row, ten
+    times slower (docs/benchmarks.md, "Group rules on Spark")."""
+    import pandas as pd
     from pyspark.sql import functions as F
-    return spark_priority(key, F.lit(0).cast("long"), index)
+
+    def rows(i: pd.Series) -> pd.Series:
+        return pd.Series(signed(row_priorities(key, i.to_numpy(np.int64))))
+    rows.__annotations__ = {"i": pd.Series, "return": pd.Series}   # types, not this module's texts
+    return F.pandas_udf(rows, "long")(F.coalesce(index, F.lit(0).cast("long")))
 
 
 def spark_group_priority(key: bytes, first: Any, code: Any) -> Any:
-    """:func:`group_priorities` as a Spark column (binary)."""
+    """:func:`group_priorities` as a Spark long column, :func:`signed` (null inputs read as 0:
+    the caller orders those rows apart)."""
+    import pandas as pd
     from pyspark.sql import functions as F
-    return spark_priority(key, code.cast("long").bitwiseOR(F.lit(-GROUP_TAG).cast("long")), first)
+
+    def groups(f: pd.Series, c: pd.Series) -> pd.Series:
+        return pd.Series(signed(group_priorities(key, f.to_numpy(np.int64), c.to_numpy(np.int64))))
+    groups.__annotations__ = {"f": pd.Series, "c": pd.Series, "return": pd.Series}
+    zero = F.lit(0).cast("long")
+    return F.pandas_udf(groups, "long")(F.coalesce(first.cast("long"), zero), F.coalesce(code.cast("long"), zero))
 
 
-__all__ = ["GROUP_TAG", "KEY_BYTES", "draw_key", "encrypt_blocks", "group_priorities", "row_priorities",
-           "spark_group_priority", "spark_priority", "spark_row_priority"]
+__all__ = ["GROUP_TAG", "KEY_BYTES", "draw_key", "encrypt_blocks", "group_priorities", "row_priorities", "signed",
+           "spark_group_priority", "spark_row_priority"]

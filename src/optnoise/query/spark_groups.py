@@ -39,7 +39,7 @@ ROW, UNIT, KEPT = "__optnoise_row", "__optnoise_unit", "__optnoise_kept"
 INDEX = "__optnoise_index"
 #: Under random bounding: among the unit's ``max_rows`` rows of smallest priority.
 TOP = "__optnoise_top"
-#: Under random bounding: the row's priority (binary, :func:`.priority.spark_row_priority`).
+#: Under random bounding: the row's priority (a signed long, :func:`.priority.spark_row_priority`).
 PRIORITY = "__optnoise_priority"
 #: The dimension of the counted rows that no cell counts (module docstring).
 CUT = "X"
