@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .aggregate import Aggregated, carriers, layouts
+from .aggregate import Aggregated, layouts
 from .cells import bump
 from .kinds import from_cells, kind_of
 from .spark_groups import (CUT, INDEX, KEPT, PRIORITY, ROW, TOP, UNIT, SparkRules, cut, ranked, rules_of,
