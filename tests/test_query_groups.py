@@ -11,7 +11,8 @@
   a stated false-alarm rate, with a power check against the ``first`` rule), the same law
   whatever the file's order, reproducible with a seed, and the bottom-``m`` rule exact across
   batches against a brute force with given priorities.
-* Refusals (exit 2, one line naming the key) and the Spark engine's refusal.
+* Refusals (exit 2, one line naming the key). (The Spark engine runs the three keys:
+  tests/test_query_spark_groups.py.)
 """
 
 import itertools
@@ -21,14 +22,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
-from typer.testing import CliRunner
 
-from optnoise.cli.app import app
 from optnoise.errors import InvalidParameterError
 from optnoise.query import query
 from optnoise.query.aggregate import aggregate, answers
 from optnoise.query.files import query_file
 from optnoise.query.kinds import derive, kind_of, score_sensitivity
+from optnoise.query.priority import draw_key, row_priorities
 from optnoise.query.spec import parse_query_spec
 from optnoise.randomness import SeededRandomSource
 
@@ -315,13 +315,14 @@ def test_each_unit_keeps_its_rows_of_smallest_priority_in_any_batches():
     # units 0..199 appear first in increasing order: their dense index is their id
     frame = pd.DataFrame({"u": np.concatenate([np.arange(200), rng.integers(0, 200, n - 200)]),
                           "k": rng.integers(0, 6, n)})
-    prio = rng.integers(0, 2 ** 63, n, dtype=np.int64).astype(np.uint64)
+    words = rng.integers(0, 2 ** 63, 2, dtype=np.int64).astype(np.uint64)   # the key's
+    prio = row_priorities(draw_key(GivenWords(words)), np.arange(1, n + 1))  # each row's, by its read index
     spec = parse_query_spec({"unit": {"id": "u", "max_rows": m, "bounding": "random"}, "statistics": {
         "x": {"kind": "histogram", "of": "rows", "key": "k", "keys": list(range(6)), "epsilon": 1.0}}})
     expected = frame.assign(p=prio).sort_values(["u", "p"]).groupby("u").head(m)
     want = expected.groupby(["u", "k"]).size()
     for size in (n, 1, 17, 250):
-        agg = aggregate([frame.iloc[i:i + size] for i in range(0, n, size)], spec, source=GivenWords(prio))
+        agg = aggregate([frame.iloc[i:i + size] for i in range(0, n, size)], spec, source=GivenWords(words))
         part = agg.parts["x"].frame()
         got = part.set_index(["unit", "key"])["rows"].sort_index()
         assert got.index.tolist() == want.sort_index().index.tolist(), size
@@ -367,24 +368,6 @@ def test_a_consistent_histogram_is_refused_when_a_unit_counts_in_several_cells()
         parse_query_spec({"unit": {"id": "u", "max_rows": 2, "max_groups": 2}, "statistics": {
             "h": {"kind": "histogram", "key": "k", "keys": [0, 1], "consistent": True, "epsilon": 1.0}}})
     assert exc.value.parameter == "statistics.h.consistent" and "max_groups" in str(exc.value)
-
-
-def test_the_spark_engine_refuses_the_new_keys_before_any_work(tmp_path):
-    path = tmp_path / "t.csv"
-    pd.DataFrame({"u": [1, 2], "k": [0, 1]}).to_csv(path, index=False)
-    for extra, key in (({"max_groups": 2}, "unit.max_groups"), ({"bounding": "random"}, "unit.bounding"),
-                       ({"max_rows_per_group": 1}, "unit.max_rows_per_group")):
-        spec = {"unit": {"id": "u", "max_rows": 2, **extra}, "statistics": {"c": {"kind": "count", "epsilon": 1.0}}}
-        with pytest.raises(InvalidParameterError) as exc:
-            query_file(path, spec, engine="spark", output=tmp_path / "o.json")
-        assert exc.value.parameter == key and "not yet on the Spark engine; use --engine local" in str(exc.value)
-        assert not (tmp_path / "o.json").exists()
-    spec_file = tmp_path / "s.toml"
-    spec_file.write_text('unit = { id = "u", max_rows = 2, max_groups = 2 }\n[statistics.c]\nkind = "count"\n'
-                         'epsilon = 1.0\n')
-    r = CliRunner().invoke(app, ["query", "--input", str(path), "--spec", str(spec_file), "--engine", "spark"])
-    assert r.exit_code == 2 and "unit.max_groups" in r.stderr and "--engine local" in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_random_bounding_past_the_slots_memory_is_refused_naming_the_key():

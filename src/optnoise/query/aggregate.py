@@ -19,7 +19,9 @@ the input's order; later rows are dropped. Then, per statistic:
   first ``r`` of its counted rows in each group (:mod:`.units`, :mod:`.cells`);
 * ``bounding = "random"``: "first" becomes "of smallest random priority" -- a uniformly
   random ``max_rows`` of the unit's rows, ``r`` of each group's, and ``g`` of its groups,
-  drawn with the injected source, whatever the input's order.
+  whatever the input's order: the priorities are a pseudorandom function of the rows' read
+  index under one key drawn from the injected source (:mod:`.priority`), so that the Spark
+  engine keeps the same rows for the same seed.
 
 These make a unit's contribution lie in the fixed sets of :mod:`.neighbourhood` whatever the
 table. The manifest reports the counts of what was dropped and clamped (never values); those
@@ -44,6 +46,7 @@ from ..errors import ResourceLimitError
 from ..randomness import RandomSource
 from .cells import Answers, GroupRules, bump, home_cells
 from .kinds import Kind, kind_of
+from .priority import draw_key, row_priorities
 from .rows import (arrow_to_pandas, cell_rows, counted_rows, declared_index, matches, numbers, row_values,
                    unit_ids)
 from .spec import QuerySpec
@@ -69,6 +72,14 @@ def bounding_source(spec: QuerySpec, source: RandomSource) -> RandomSource | Non
     return child_source(source, BOUNDING_STREAM)
 
 
+def bounding_key(spec: QuerySpec, source: RandomSource) -> bytes | None:
+    """The key of ``bounding = "random"`` (:mod:`.priority`; ``None`` under ``first``): the one
+    :func:`aggregate` draws from :func:`bounding_source` -- the same for the same seed, on
+    either engine."""
+    child = bounding_source(spec, source)
+    return None if child is None else draw_key(child)
+
+
 @dataclass
 class Aggregated:
     """Per statistic, one aggregate per unit and cell (``unit, group, key, rows, value``), and
@@ -82,13 +93,14 @@ class Aggregated:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Exact answers computed elsewhere (the Spark engine: only these reach the driver).
     answered: dict[str, "Answers"] = field(default_factory=dict)
-    #: The source of ``bounding = "random"`` (its choice of groups, :class:`.cells.GroupRules`).
-    source: RandomSource | None = None
+    #: The key of ``bounding = "random"`` (:mod:`.priority`; ``None`` under ``first``).
+    key: bytes | None = None
+    #: Under random bounding, the read index of each unit's first row (by its dense index).
+    first: np.ndarray | None = None
 
     def rules(self) -> GroupRules:
-        """The unit's group rules: ``max_groups`` and, under random bounding, the source."""
-        unit = self.spec.unit
-        return GroupRules(unit.groups_bound, self.source if unit.bounding == "random" else None)
+        """The unit's group rules: ``max_groups`` and, under random bounding, the key."""
+        return GroupRules(self.spec.unit.groups_bound, self.key, self.first)
 
     def bounding(self) -> dict:
         """The manifest's ``bounding``: counts only."""
@@ -100,7 +112,8 @@ class Aggregated:
 
 def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | None = None,
               row_column: str | None = None, slot_bytes: int | None = None,
-              source: RandomSource | None = None) -> Aggregated:
+              source: RandomSource | None = None, key: bytes | None = None,
+              index_column: str | None = None) -> Aggregated:
     """Bound every unit's contribution and aggregate, batch by batch (module docstring).
 
     ``batches``: pandas DataFrames or Arrow record batches with the spec's columns (and
@@ -117,26 +130,31 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     value total per unit and cell (:class:`Totals`: dense arrays while units x cells stays
     under ``dense_cells``, default :data:`DENSE_CELLS`; beyond that sorted sparse arrays
     summed per batch and folded every :data:`FOLD_EVERY` batches). Both give the same
-    per (unit, cell) aggregate. ``bounding = "random"`` draws from ``source`` (needed then;
-    the CSPRNG by default at the front doors).
+    per (unit, cell) aggregate. ``bounding = "random"`` uses ``key`` (:mod:`.priority`), else
+    one drawn from ``source`` (the CSPRNG by default); a row's read index is its number in the
+    input, or the column ``index_column`` when given (the Spark engine's executors).
 
     Proof: docs/proofs/contribution-bounding.md
     """
     import pandas as pd
-    random = spec.unit.bounding == "random"
-    if random and source is None:
-        from ..randomness import random_source
-        source = random_source()
-    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics}, source=source if random else None)
+    if spec.unit.bounding == "random" and key is None:
+        if source is None:
+            from ..randomness import random_source
+            source = random_source()
+        key = draw_key(source)
+    out = Aggregated(spec, counts={s.name: {} for s in spec.statistics},
+                     key=key if spec.unit.bounding == "random" else None)
     state = Folding(spec, DENSE_CELLS if dense_cells is None else dense_cells,
-                    SLOT_BYTES if slot_bytes is None else slot_bytes, out.source)
+                    SLOT_BYTES if slot_bytes is None else slot_bytes, out.key)
     for batch in batches:
         df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
         rows = (df[row_column].to_numpy(np.int64) if row_column is not None
                 else np.arange(out.rows + 1, out.rows + 1 + len(df)))
-        state.fold(df, rows, out)
+        state.fold(df, rows, out, rows if index_column is None else df[index_column].to_numpy(np.int64))
     out.units = state.index.size
     out.parts = state.parts()
+    if out.key is not None:
+        out.first = state.first[:out.units]
     return out
 
 
@@ -144,11 +162,12 @@ class Folding:
     """The state of :func:`aggregate` between batches: the unit index, the rows seen per
     unit, and the slots (:class:`.units.Slots`) or the totals (:class:`Totals`)."""
 
-    def __init__(self, spec: QuerySpec, dense_cells: int, slot_bytes: int,
-                 source: RandomSource | None = None) -> None:
-        self.spec, self.dense_cells, self.source = spec, dense_cells, source
+    def __init__(self, spec: QuerySpec, dense_cells: int, slot_bytes: int, key: bytes | None = None) -> None:
+        self.spec, self.dense_cells, self.key = spec, dense_cells, key
         self.index = UnitIndex()
         self.seen = np.zeros(0, np.int64)
+        #: Under random bounding: each unit's first read index (:class:`.cells.GroupRules`).
+        self.first = np.zeros(0, np.int64)
         self.shared = layouts(spec.statistics)
         self.m = spec.unit.rows_bound
         self.totals: dict[str, Totals] | None = None
@@ -163,7 +182,7 @@ class Folding:
                     if stat.value_column:
                         lo, hi = stat.scaled_clamp
                         lanes[f"values {stat.name}"] = (narrowest(min(lo, 0), max(hi, 0)), 0)
-            if source is not None:   # random bounding: each row's priority
+            if key is not None:   # random bounding: each row's priority
                 lanes["priority"] = (np.dtype(np.uint64), 2 ** 64 - 1)
             self.slots = Slots(self.m, lanes, slot_bytes)
 
@@ -171,7 +190,7 @@ class Folding:
     def needs_slots(self) -> str | None:
         """The unit key whose rule needs each unit's rows in order (slots), or ``None``."""
         unit = self.spec.unit
-        if self.source is not None:
+        if self.key is not None:
             return "unit.bounding"
         return "unit.max_rows_per_group" if unit.max_rows_per_group is not None else None
 
@@ -219,16 +238,19 @@ class Folding:
         kept = rank < self.m
         return rank, None if kept.all() else kept
 
-    def fold(self, df: "pd.DataFrame", rows: np.ndarray, out: Aggregated) -> None:
-        """Add one batch (``rows``: each row's number in the input): a row is kept iff its rank
-        in its unit is below ``max_rows``, and only kept rows are written.
+    def fold(self, df: "pd.DataFrame", rows: np.ndarray, out: Aggregated, index: np.ndarray) -> None:
+        """Add one batch (``rows``: each row's number in the input; ``index``: its read index,
+        the same numbers locally): a row is kept iff its rank in its unit is below
+        ``max_rows``, and only kept rows are written.
 
         Proof: docs/proofs/contribution-bounding.md (items 2-4)
         """
         codes = self.index.codes(unit_ids(df, self.spec, rows=rows))
-        if self.source is not None and self.m is not None:
-            self.fold_random(df, rows, codes, out)
-            return
+        if self.key is not None:
+            self.first_rows(codes, index)
+            if self.m is not None:
+                self.fold_random(df, rows, codes, out, index)
+                return
         rank, kept = self.ranks(codes)
         if rank is not None:
             ranked = rank if kept is None else rank[kept]
@@ -261,22 +283,32 @@ class Folding:
                                                    else value[mask], self.index.size)
                 bump(counts, "rows_counted_before_unit_rules", int(mask.sum()))
 
-    def fold_random(self, df: "pd.DataFrame", rows: np.ndarray, codes: np.ndarray, out: Aggregated) -> None:
-        """Add one batch under ``bounding = "random"``: every row gets a priority (64 random
-        bits of the source); a row within its unit's first ``m`` is written at its rank, the
-        others compete with the unit's ``m`` slots (:meth:`.units.Slots.merge`): each unit
-        keeps its ``m`` rows of smallest priority, whatever the input's order.
+    def first_rows(self, codes: np.ndarray, index: np.ndarray) -> None:
+        """Each unit's least read index so far (random bounding: it names the unit in its
+        groups' priorities, :func:`.priority.group_priorities`)."""
+        if len(self.first) < self.index.size:
+            grow = max(self.index.size, 2 * len(self.first)) - len(self.first)
+            self.first = np.concatenate([self.first, np.full(grow, np.iinfo(np.int64).max, np.int64)])
+        np.minimum.at(self.first, codes, index)
+
+    def fold_random(self, df: "pd.DataFrame", rows: np.ndarray, codes: np.ndarray, out: Aggregated,
+                    index: np.ndarray) -> None:
+        """Add one batch under ``bounding = "random"``: every row gets a priority
+        (:func:`.priority.row_priorities` of its read index); a row within its unit's first
+        ``m`` is written at its rank, the others compete with the unit's ``m`` slots
+        (:meth:`.units.Slots.merge`): each unit keeps its ``m`` rows of smallest priority,
+        whatever the input's order.
 
         Proof: docs/proofs/contribution-bounding.md (item 7)
         """
         rank, _ = self.ranks(codes)
-        assert rank is not None and self.slots is not None and self.source is not None and self.m is not None
+        assert rank is not None and self.slots is not None and self.key is not None and self.m is not None
         direct = rank < self.m
         if not self.slots.reserve(self.index.size, min(int(rank.max()) + 1 if len(rank) else 0, self.m)):
             self.to_totals()   # refused: random bounding needs the slots
         out.rows += len(df)
         out.kept += int(direct.sum())
-        lanes: dict[str, np.ndarray] = {"priority": self.source.words(len(df))}
+        lanes: dict[str, np.ndarray] = {"priority": row_priorities(self.key, index)}
         for i, stats in enumerate(self.shared):
             first = stats[0]
             mask, group, key, tallies = cell_rows(df, first)
@@ -459,6 +491,6 @@ def answers(agg: Aggregated, stat: Statistic, kind: Kind | None = None) -> Answe
     return (kind or kind_of(stat)).answers(stat, agg.parts[stat.name], agg.counts[stat.name], *more)
 
 
-__all__ = ["BOUNDING_STREAM", "DENSE_CELLS", "bounding_source", "Aggregated", "Answers", "Folding", "Totals", "UnitIndex", "aggregate", "answers",
+__all__ = ["BOUNDING_STREAM", "DENSE_CELLS", "bounding_key", "bounding_source", "Aggregated", "Answers", "Folding", "Totals", "UnitIndex", "aggregate", "answers",
            "arrow_to_pandas", "bump", "carriers", "cell_rows", "cells_of", "counted_rows", "declared_index",
            "first_rows", "home_cells", "layouts", "matches", "numbers", "position_in_unit", "row_values", "unit_ids"]

@@ -15,19 +15,20 @@ on one unit's rows alone:
 With ``unit.max_groups = g`` (:class:`GroupRules`) "one" becomes "at most ``g``": a unit
 counts once in each of its ``g`` cells (groups) of most counted rows (ties to the first
 declared), or -- ``bounding = "random"`` -- in ``g`` of its cells (groups) drawn uniformly at
-random (each (unit, cell) given an independent 64-bit priority from the injected source, the
-``g`` smallest kept): either way a function of one unit's rows (and the randomness) alone
+random (each (unit, cell) given a pseudorandom 64-bit priority,
+:func:`.priority.group_priorities` of the query's key, the unit's first read index and the cell,
+the ``g`` smallest kept): either way a function of one unit's rows (and the key) alone
 (:func:`top_cells`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..randomness import RandomSource
+from .priority import group_priorities
 from .statistic import Statistic
 from .units import SlotPart
 
@@ -48,11 +49,18 @@ class Answers:
 @dataclass(frozen=True)
 class GroupRules:
     """How many groups (or cells) a unit is kept in (``groups``: ``unit.max_groups``, default
-    1) and, for ``bounding = "random"``, the source of their random choice (``None``: the
-    groups of most counted rows)."""
+    1) and, for ``bounding = "random"``, the key of their random choice (``None``: the
+    groups of most counted rows) with ``first``, the read index of each unit's first row by
+    its dense index (:func:`.priority.group_priorities`)."""
 
     groups: int = 1
-    source: RandomSource | None = None
+    key: bytes | None = None
+    first: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    def priorities(self, unit: np.ndarray, code: np.ndarray) -> np.ndarray:
+        """The priority of each (unit, code) entry under random bounding."""
+        assert self.key is not None and self.first is not None
+        return group_priorities(self.key, self.first[unit], code)
 
 
 #: Today's rule: one group, the unit's majority.
@@ -101,20 +109,20 @@ def home_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray) -> tuple[np
 def top_cells(unit: np.ndarray, code: np.ndarray, rows: np.ndarray,
               rules: GroupRules = ONE) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's kept cells ``code``: its ``rules.groups`` codes with the most rows (summed
-    over equal ``(unit, code)``; ties to the least code) or, with ``rules.source``, of the
-    smallest independent 64-bit priorities (a uniformly random choice, ties to the least
+    over equal ``(unit, code)``; ties to the least code) or, with ``rules.key``, of the
+    smallest pseudorandom 64-bit priorities (:meth:`GroupRules.priorities`) (a uniformly random choice, ties to the least
     code): ``(units, codes)`` sorted by unit, then code. One group of most rows:
     :func:`home_cells` (the same answer).
 
     Proof: docs/proofs/contribution-bounding.md (item 5)
     """
-    if rules.groups == 1 and rules.source is None:
+    if rules.groups == 1 and rules.key is None:
         return home_cells(unit, code, rows)
     if len(unit) == 0:
         return unit[:0], code[:0]
     order = np.lexsort((code, unit))
     u, c, r = pair_sums(unit[order], code[order], rows[order])
-    rank_by = -r if rules.source is None else rules.source.words(len(u))
+    rank_by = -r if rules.key is None else rules.priorities(u, c)
     order = np.lexsort((c, rank_by, u))          # by unit, then most rows (or priority), then code
     u, c = u[order], c[order]
     first = np.ones(len(u), dtype=bool)
@@ -170,7 +178,7 @@ def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], 
 def in_kept(unit: np.ndarray, group: np.ndarray, rows: np.ndarray, rules: GroupRules = ONE) -> np.ndarray:
     """Which (unit, group) entries lie in one of their unit's kept groups (:func:`top_cells`)."""
     homes, home = top_cells(unit, group, rows, rules)
-    if rules.groups == 1 and rules.source is None:
+    if rules.groups == 1 and rules.key is None:
         low = int(unit.min())
         of_unit = np.full(int(unit.max()) - low + 1, -1, np.int64)
         of_unit[homes - low] = home

@@ -24,7 +24,7 @@ from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
 from ..publish.document import input_info
 from ..publish.files import column_names, file_format, file_record, file_sha256, read_batches
-from .aggregate import aggregate, bounding_source
+from .aggregate import aggregate, bounding_key
 from .kinds import KINDS
 from .autobound import chosen_in_batches, has_auto, prepass_columns
 from .found import found_in_batches, wanted, with_found_keys
@@ -110,8 +110,6 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     if engine not in ENGINES:
         raise InvalidParameterError("engine", engine, "'local' or 'spark'")
     parsed = load_query_spec(spec) if isinstance(spec, (str, os.PathLike)) else parse_query_spec(spec)
-    if engine == "spark":
-        refuse_on_spark(parsed)
     fmt = file_format(input_path, "input")
     reads = [input_path] + ([spec_file] if spec_file else []) + ([spec] if isinstance(spec, (str, Path)) else [])
     outputs = [(path, name) for path, name in ((output, "output"), (csv, "csv"), (audit, "audit")) if path is not None]
@@ -141,10 +139,9 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
             pool.submit(warm_imports, warm)
         if engine == "spark":
             from .spark import aggregate_spark
-            agg = aggregate_spark(input_path, fmt, parsed, master=spark_master)
+            agg = aggregate_spark(input_path, fmt, parsed, master=spark_master, key=bounding_key(parsed, src))
         else:
-            agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed,
-                            source=bounding_source(parsed, src))
+            agg = aggregate(read_batches(input_path, fmt, list(parsed.columns)), parsed, key=bounding_key(parsed, src))
         info = input_info(input_path, fmt, digest.result())
     runs: list = []
 
@@ -169,13 +166,6 @@ def query_file_audited(input_path: str | os.PathLike, spec: Any, output: str | o
     if runs:
         delivered(book, runs[0], record)
     return doc, record
-
-
-def refuse_on_spark(spec: QuerySpec) -> None:
-    """The unit keys of a person in several groups and of random bounding are not yet on the
-    Spark engine: refused there, naming the key, before any work."""
-    for key, value in spec.unit.group_json().items():
-        raise InvalidParameterError(f"unit.{key}", value, "not yet on the Spark engine; use --engine local")
 
 
 def open_ledger(path: str | os.PathLike | None, spec: QuerySpec) -> Any:
@@ -205,4 +195,4 @@ def released_table(doc: dict) -> str:
     return buf.getvalue()
 
 
-__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "open_ledger", "refuse_on_spark", "released_rows", "released_table", "warm_imports", "warm_modules"]
+__all__ = ["ENGINES", "WARM_MODULES", "check_columns", "query_file", "query_file_audited", "open_ledger", "released_rows", "released_table", "warm_imports", "warm_modules"]

@@ -24,6 +24,10 @@ unit's rows alone and a unit is in one partition, so the partitions' cell totals
 add up to the local engine's exactly. The driver sums them (one collect) and derives each
 statistic's answers (:func:`.aggregate.from_cells`).
 
+Under ``bounding = "random"`` both paths read each row's priority from its read index (its
+number in the input, :func:`index_column`) and the driver's key (:mod:`.priority`): the local
+engine's priorities, so the same rows and groups are kept.
+
 A bad value (a missing id, a non-number in a summed column) stops the query with its data
 row in the file, counted by a second job from the failing row's index. The session is
 :func:`optnoise.publish.spark.spark_session`'s (quiet JVM).
@@ -42,7 +46,8 @@ from ..errors import InvalidParameterError
 from .aggregate import Aggregated, aggregate, answers
 from .kinds import from_cells, kind_of
 from .spark_rules import eligible
-from .spark_units import BAD_VALUE, DATA_ROW, ROW, UNIT, aggregate_jvm
+from .spark_groups import INDEX
+from .spark_units import BAD_VALUE, DATA_ROW, ROW, UNIT, aggregate_jvm, to_frame
 from .spec import QuerySpec
 
 SCHEMA = "stat int, group long, key long, n long, counter string"
@@ -58,24 +63,31 @@ TOTALS = -1
 
 
 def aggregate_spark(input_path: str | os.PathLike, fmt: str, spec: QuerySpec, *,
-                    master: str | None = None) -> Aggregated:
+                    master: str | None = None, key: bytes | None = None) -> Aggregated:
     """Bound and aggregate on Spark in one job; an :class:`.Aggregated` whose ``answered``
-    holds every statistic's exact answers (module docstring).
+    holds every statistic's exact answers (module docstring). ``key``: the key of ``bounding =
+    "random"`` (:func:`.aggregate.bounding_key`; drawn from the CSPRNG when not given).
 
     Proof: docs/proofs/spark-bounding.md
     """
     from ..publish.spark import interruptible, spark_session
+    if spec.unit.bounding == "random" and key is None:
+        from ..randomness import random_source
+        from .priority import draw_key
+        key = draw_key(random_source())
     spark = spark_session(master)
     with interruptible(spark):   # Ctrl-C: the application stopped, exit 130
-        return _aggregate(spark, input_path, fmt, spec)
+        return _aggregate(spark, input_path, fmt, spec, key if spec.unit.bounding == "random" else None)
 
 
-def _aggregate(spark: Any, input_path: str | os.PathLike, fmt: str, spec: QuerySpec) -> Aggregated:
+def _aggregate(spark: Any, input_path: str | os.PathLike, fmt: str, spec: QuerySpec, key: bytes | None) -> Aggregated:
     """:func:`aggregate_spark`'s body: the JVM path, else the Python path."""
     from pyspark.sql import functions as F
     raw = read_input(spark, input_path, fmt, list(spec.columns)).withColumn(ROW, F.monotonically_increasing_id())
+    if key is not None:   # random bounding: each row's read index, the input of its priority
+        raw = raw.withColumn(INDEX, index_column(raw))
     if fmt != "csv" and eligible({f.name: f.dataType.simpleString() for f in raw.schema.fields}, spec):
-        return aggregate_jvm(raw, spec)
+        return aggregate_jvm(raw, spec, key)
     uid = spec.unit.id
     if uid is not None:
         keyed = raw.withColumn(UNIT, F.col(f"`{uid}`").cast("string"))
@@ -85,7 +97,7 @@ def _aggregate(spark: Any, input_path: str | os.PathLike, fmt: str, spec: QueryS
     from ..publish.spark import quiet_failures
     try:
         with quiet_failures():
-            rows = raw_rows.mapInArrow(_per_partition(spec), SCHEMA).collect()
+            rows = raw_rows.mapInArrow(_per_partition(spec, key), SCHEMA).collect()
     except Exception as exc:   # a failed job: a bad value, or something else
         raise _job_error(exc, raw) from None
     out = Aggregated(spec, counts={s.name: {} for s in spec.statistics})
@@ -126,9 +138,10 @@ def rebatch(batches: Iterator[Any], rows: int = BATCH_ROWS) -> Iterator[Any]:
         yield pa.Table.from_batches(held)
 
 
-def _per_partition(spec: QuerySpec) -> Any:
+def _per_partition(spec: QuerySpec, key: bytes | None = None) -> Any:
     """The executors' function: the local engine over one partition's batches (every unit's
-    rows in this partition, in input order), yielding its totals and counts as rows."""
+    rows in this partition, in input order), yielding its totals and counts as rows; under
+    random bounding with the driver's ``key`` and each row's read index (:data:`INDEX`)."""
     stats = spec.statistics
     kinds = [kind_of(stat) for stat in stats]   # shipped with the function: the executor needs no registry
 
@@ -136,7 +149,8 @@ def _per_partition(spec: QuerySpec) -> Any:
         import pandas as pd
         import pyarrow as pa
         try:
-            agg = aggregate(rebatch(batches), spec, row_column=ROW)
+            agg = aggregate(rebatch(batches), spec, row_column=ROW, key=key,
+                            index_column=None if key is None else INDEX)
             found = [answers(agg, stat, kind) for stat, kind in zip(stats, kinds)]
         except InvalidParameterError as exc:
             raise RuntimeError(BAD_VALUE + json.dumps({"parameter": exc.parameter, "value": str(exc.value),
@@ -154,6 +168,34 @@ def _per_partition(spec: QuerySpec) -> Any:
             {"stat": "int32", "group": "int64", "key": "int64", "n": "int64", "counter": "object"})
         yield pa.RecordBatch.from_pandas(frame, schema=arrow_schema(), preserve_index=False)
     return run
+
+
+#: The bits of ``monotonically_increasing_id`` that hold the position in the partition.
+POSITION_BITS = 33
+
+
+def index_column(raw: Any) -> Any:
+    """Each row's read index (its number in the input, 1, 2, ..., as the local engine counts
+    it: the input of random bounding's priorities, :mod:`.priority`) as a Spark column of
+    ``raw``'s :data:`.spark_units.ROW`: ``monotonically_increasing_id`` is the partition's index
+    in its high bits and the row's position in the partition in the low 33, and the file's
+    partitions follow its order (docs/proofs/spark-bounding.md), so the read index is the rows
+    of the partitions before, plus the position, plus one. One small job counts each
+    partition's rows (the largest position it holds, plus one); one row per partition reaches
+    the driver."""
+    from pyspark.sql import functions as F
+    part = F.shiftright(F.col(ROW), POSITION_BITS)
+    position = F.col(ROW).bitwiseAND(F.lit((1 << POSITION_BITS) - 1))
+    sizes = to_frame(raw.groupBy(part.alias("p")).agg((F.max(position) + 1).alias("n")))
+    count = dict(zip((int(p) for p in sizes["p"]), (int(n) for n in sizes["n"])))
+    offsets, before = [], 0
+    for p in range(max(count, default=-1) + 1):
+        offsets.append(before)
+        before += count.get(p, 0)
+    if not offsets:
+        return F.lit(None).cast("long")
+    start = F.element_at(F.array(*[F.lit(o).cast("long") for o in offsets]), (part + 1).cast("int"))
+    return start + position + 1
 
 
 def read_input(spark: Any, path: str | os.PathLike, fmt: str, columns: list[str]) -> Any:

@@ -30,6 +30,10 @@ step 3 pays: :func:`combines`), in four steps:
    home (each on one row of its home cell), the rows and values of the units whose home group
    it is, and the counts. Each unit counts once, in its own partition.
 
+The rules that choose a unit's rows and groups -- ``max_rows`` by read index or, under random
+bounding, by priority; ``max_rows_per_group``; the home cell and group, or the ``max_groups``
+kept ones -- are :mod:`.spark_groups`'s.
+
 The driver (:func:`assemble`) makes each statistic's grid from its column: the units at home
 for a kind that counts units (``Kind.counts_units``), else the rows or the values summed in
 the home group, and ``from_cells`` (the kind's ``from_grid``) -- the kinds' rules, as
@@ -47,32 +51,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .aggregate import Aggregated, carriers, layouts
+from .aggregate import Aggregated, layouts
 from .cells import bump
 from .kinds import from_cells, kind_of
+from .spark_groups import (CUT, INDEX, KEPT, PRIORITY, ROW, TOP, UNIT, SparkRules, cut, ranked, rules_of,
+                           unit_windows, value_slots)
 from .spec import QuerySpec, Statistic
 
-ROW, UNIT, KEPT = "__optnoise_row", "__optnoise_unit", "__optnoise_kept"
 BAD_VALUE = "OPTNOISE_BAD_VALUE"
 #: Where the local engine's errors name a row (:func:`.aggregate.unit_ids`, ``_values``):
 #: on Spark that number is the row's read index, turned into its data row here.
 DATA_ROW = re.compile(r"at data row (\d+)")
-
-
-def value_slots(group: list[Statistic]) -> tuple[list[Statistic], dict[str, int]]:
-    """A layout's summed columns, one per distinct (column, clamp, resolution) -- two peaks of
-    the same column by two methods share one -- and each summing statistic's slot."""
-    first: dict[tuple, int] = {}
-    chosen: list[Statistic] = []
-    slot: dict[str, int] = {}
-    for stat in carriers(group):
-        if stat.value_column:
-            key = (stat.value_column, stat.clamp, stat.resolution)
-            if key not in first:
-                first[key] = len(chosen)
-                chosen.append(stat)
-            slot[stat.name] = first[key]
-    return chosen, slot
 
 
 def layout_fields(spec: QuerySpec, types: dict[str, str]) -> tuple[list[list[Statistic]], int, list[list[Any]]]:
@@ -120,19 +109,6 @@ def per_row(rows: Any, spec: QuerySpec) -> tuple[list[Any], list[list[Statistic]
     return [rows.select(*base, F.lit(i).alias("layout"), *f) for i, f in enumerate(fields)], shared, width
 
 
-def ranked(keyed: Any, spec: QuerySpec, rank: bool = True) -> Any:
-    """``keyed`` with :data:`KEPT`: among its unit's first ``max_rows`` rows by the read index
-    (a window partitioned by unit), or every row when there is no id, no ``max_rows`` or no
-    ``rank`` (the first pass: the units over ``max_rows`` set apart by its result,
-    :func:`by_unit`). Without ``rank`` nothing is shuffled."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    m = spec.unit.rows_bound
-    if spec.unit.id is None or m is None or not rank:
-        return keyed.withColumn(KEPT, F.lit(True))
-    return keyed.withColumn(KEPT, F.row_number().over(Window.partitionBy(UNIT).orderBy(ROW)) <= m)
-
-
 def _slots(width: int, values: bool = True) -> list[Any]:
     """The sums of ``nw``, ``ud``, ``cl*`` (and ``v*``) and the least ``b*``."""
     from pyspark.sql import functions as F
@@ -161,13 +137,15 @@ def branches(shared: list[list[Statistic]]) -> list[list[int]]:
     return split
 
 
-def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types: dict[str, str]) -> tuple[Any, list]:
+def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types: dict[str, str],
+                rules: SparkRules = SparkRules()) -> tuple[Any, list]:
     """One row per input row for a branch: the unit, ``G`` (the group's index when the row is
     kept, passes ``where`` and its group is declared; else null), ``K{i}`` per keyed layout
     (its key's index when ``G`` is set), ``ok`` (kept), ``w`` (kept and passes ``where``),
     ``nw`` (kept, fails ``where``) and per value slot of the branch ``v``, ``cl``, ``b`` (the
-    clamped, rounded value, clamped, the read index of a bad value; where ``G`` is set). And
-    the branch's value slots (``(column, clamp, resolution)`` -> slot)."""
+    clamped, rounded value, clamped, the read index of a bad value; where ``G`` is set); with
+    ``rules`` that cut rows, :data:`.spark_groups.CUT` (and under random bounding the read
+    index). And the branch's value slots (``(column, clamp, resolution)`` -> slot)."""
     from pyspark.sql import functions as F
 
     from .spark_rules import INTEGER, declared_index, matches, scaled_value
@@ -180,13 +158,17 @@ def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types
     g = declared_index(first.by, first.groups, types[first.by] in INTEGER) if first.by else zero
     inw = kept & where
     G = F.when(inw, g)
-    fields = [F.col(UNIT), G.alias("G"), kept.cast("long").alias("ok"), inw.cast("long").alias("w"),
-              (kept & ~where).cast("long").alias("nw")]
+    ok = F.col(TOP) if TOP in keyed.columns else kept
+    fields = [F.col(UNIT), G.alias("G"), ok.cast("long").alias("ok"), inw.cast("long").alias("w"),
+              (kept & ~where).cast("long").alias("nw")] + ([F.col(INDEX)] if rules.key is not None else [])
+    K = F.lit(0)
     for i in ids:
         lead = shared[i][0]
         if lead.key is not None:
-            fields.append(F.when(G.isNotNull(), declared_index(lead.key, lead.keys, types[lead.key] in INTEGER))
-                          .alias(f"K{i}"))
+            K = F.when(G.isNotNull(), declared_index(lead.key, lead.keys, types[lead.key] in INTEGER))
+            fields.append(K.alias(f"K{i}"))
+    if rules.cuts:   # one layout when max_rows_per_group is set (:func:`by_unit`)
+        fields.append(cut(keyed, G, K, rules))
     slots: dict[tuple, int] = {}
     for i in ids:
         for stat in value_slots(shared[i])[0]:
@@ -202,7 +184,7 @@ def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types
 
 
 def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots: dict[tuple, int],
-                 max_rows: int | None = None) -> Any:
+                 max_rows: int | None = None, rules: SparkRules = SparkRules()) -> Any:
     """Steps 3 and 4 (module docstring) for a branch: per (group, key of each keyed layout),
     per layout ``i`` of the branch: the units at home (``units_i``), the rows and values of the
     units whose home group holds it (``rows_i``, ``v{j}_i`` for the layout's slot ``j``), the
@@ -212,18 +194,21 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
     ``total``, ``kept``, the units (``nunits``: one row of each), ``noid``; with ``max_rows``,
     the units over it set apart (nothing of theirs counted) and their ids (``oids``: at most
     :data:`OVER_IDS` + 1, on the row of no group and key). Only the windows
-    the layouts' kinds read are computed."""
+    the layouts' kinds read are computed. ``rules``: the kept rows and groups
+    (:mod:`.spark_groups`: :data:`.spark_groups.CUT` one more dimension)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     keyed = [i for i in ids if shared[i][0].key is not None]
-    dims = ["G"] + [f"K{i}" for i in keyed]
+    dims = ["G"] + [f"K{i}" for i in keyed] + [CUT] * rules.cuts
     sums = [F.sum(c).alias(c) for c in ("ok", "w", "nw")] + [
         agg for s in range(len(slots)) for agg in (F.sum(f"v{s}").alias(f"v{s}"), F.sum(f"cl{s}").alias(f"cl{s}"),
-                                                   F.min(f"b{s}").alias(f"b{s}"))]
+                                                   F.min(f"b{s}").alias(f"b{s}"))] + [
+        F.min(INDEX).alias("r0")] * (rules.key is not None)
     t = rows.groupBy(UNIT, *dims).agg(F.count(F.lit(1)).alias("total"), *sums)
     unit = Window.partitionBy(UNIT)
     code = F.lit(0).cast("long")
-    for d, size in zip(dims, [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed]):
+    sizes = [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed] + [2] * rules.cuts
+    for d, size in zip(dims, sizes):
         code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
     t = t.withColumns({"code": code, "one": code == F.min(code).over(unit), "utotal": F.sum("total").over(unit)})
     extra = []
@@ -234,58 +219,11 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
                            **{c: F.when(~big, F.col(c)) for c in dims + [f"b{s}" for s in range(len(slots))]},
                            **{c: F.when(~big, F.col(c)).otherwise(0) for c in zeroed}})
         extra = [F.slice(F.collect_list("oid"), 1, OVER_IDS + 1).alias("oids")]
-    t, measures = unit_windows(t, shared, ids, dims, slots)
+    t, measures = unit_windows(t, shared, ids, dims, slots, rules)
     one = F.col("one")
     return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
                                 F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
                                 F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"), *extra)
-
-
-def unit_windows(t: Any, shared: list[list[Statistic]], ids: list[int], dims: list[str],
-                 slots: dict[tuple, int]) -> tuple[Any, list[Any]]:
-    """Step 4's windows over each unit's rows of ``t`` (the aggregate per (unit, ``dims``),
-    :func:`branch_cells`) in three projections -- the counted rows per cell and per group, then
-    the home cell and group, then the home cell's row -- and the final aggregation's measures.
-    A cell (or group) that is already a row of ``t`` needs no window for its count."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    unit, G, w = Window.partitionBy(UNIT), F.col("G"), F.col("w")
-    levels: list[dict] = [{}, {}, {}]
-    measures: list = []
-    for i in ids:
-        group, lead = shared[i], shared[i][0]
-        counted = G.isNotNull() & (F.col(f"K{i}").isNotNull() if lead.key is not None else F.lit(True))
-        cell = G * lead.keys.size + F.col(f"K{i}") if lead.key is not None else G
-        cells = ["G"] + ([f"K{i}"] if lead.key is not None else [])
-        homes = any(kind_of(s).counts_units(s) for s in group)
-        grouped = lead.by is not None and not all(kind_of(s).counts_units(s) for s in group)
-        n = F.when(counted, w)
-        if homes:
-            levels[0][f"crows{i}"] = n if cells == dims else F.sum(n).over(Window.partitionBy(UNIT, *cells))
-            levels[1].update({f"home{i}": -F.max(F.when(counted, F.struct(F.col(f"crows{i}").alias("a"),
-                                                                         (-cell).alias("b")))).over(unit)["b"],
-                              f"lo{i}": F.min(F.when(counted, cell)).over(unit),
-                              f"hi{i}": F.max(F.when(counted, cell)).over(unit)})
-            # the unit once, on one row of its home cell (the other keyed layouts split a cell in rows)
-            levels[2][f"hrow{i}"] = F.min(F.when(counted & (cell == F.col(f"home{i}")), F.col("code"))).over(unit)
-        if grouped:
-            levels[0][f"grows{i}"] = n if dims == ["G"] else F.sum(n).over(Window.partitionBy(UNIT, "G"))
-            levels[1][f"hgrp{i}"] = -F.max(F.when(counted, F.struct(F.col(f"grows{i}").alias("a"),
-                                                                    (-G).alias("b")))).over(unit)["b"]
-        at_home = (F.col("code") == F.col(f"hrow{i}")) if homes else F.lit(False)
-        in_group = (counted & (G == F.col(f"hgrp{i}"))) if grouped else counted
-        several = (at_home & (F.col(f"lo{i}") != F.col(f"hi{i}"))) if homes else F.lit(False)
-        measures += [F.sum(at_home.cast("long")).alias(f"units_{i}"), F.sum(F.when(in_group, w)).alias(f"rows_{i}"),
-                     F.sum(n).alias(f"n_{i}"), F.sum(F.when(counted & ~in_group, w)).alias(f"outside_{i}"),
-                     F.sum(several.cast("long")).alias(f"several_{i}"), F.sum(F.when(~counted, w)).alias(f"ud_{i}")]
-        for j, stat in enumerate(value_slots(group)[0]):
-            s = slots[(stat.value_column, stat.clamp, stat.resolution)]
-            measures += [F.sum(F.when(in_group, F.col(f"v{s}"))).alias(f"v{j}_{i}"),
-                         F.sum(F.when(counted, F.col(f"cl{s}"))).alias(f"cl{j}_{i}"),
-                         F.min(F.when(counted, F.col(f"b{s}"))).alias(f"b{j}_{i}")]
-    for level in levels:
-        t = t.withColumns(level) if level else t
-    return t, measures
 
 
 def by_layout(got: Any, shared: list[list[Statistic]], ids: list[int]) -> list[Any]:
@@ -322,7 +260,7 @@ def row_cells(rows: Any, width: int) -> Any:
         zero.alias("noid"))
 
 
-def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
+def aggregate_jvm(raw: Any, spec: QuerySpec, key: bytes | None = None) -> Aggregated:
     """The JVM path (module docstring): one job per branch, one collect of its per-cell table
     (and, when units are over ``max_rows``, one more per branch for their ranked rows).
 
@@ -330,11 +268,15 @@ def aggregate_jvm(raw: Any, spec: QuerySpec) -> Aggregated:
     """
     from pyspark.sql import functions as F
     uid = spec.unit.id
+    rules = rules_of(spec, key)
     if uid is not None:
         base = raw.withColumn(UNIT, F.col(f"`{uid}`"))
-        got, keyed = by_unit(ranked(base, spec, False), spec, spec.unit.rows_bound)
+        if rules.key is not None:   # random bounding: each row's priority (computed where read)
+            from .priority import spark_row_priority
+            base = base.withColumn(PRIORITY, spark_row_priority(rules.key, F.col(INDEX)))
+        got, keyed = by_unit(ranked(base, spec, False), spec, spec.unit.rows_bound, rules=rules)
         if got is None:   # over OVER_IDS units over max_rows: every row ranked by the read index
-            got, keyed = by_unit(ranked(base, spec), spec, ranked_rows=True)
+            got, keyed = by_unit(ranked(base, spec), spec, ranked_rows=True, rules=rules)
     else:
         keyed = ranked(raw, spec)
         got = by_row(keyed, spec)
@@ -365,7 +307,8 @@ def combines(shared: list[list[Statistic]], ids: list[int], max_rows: int | None
     return 2 * cells <= max_rows
 
 
-def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_rows: bool = False) -> tuple[Any, Any]:
+def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_rows: bool = False,
+            rules: SparkRules = SparkRules()) -> tuple[Any, Any]:
     """The per-cell frames of every layout, one job per branch, and ``keyed``. With
     ``max_rows`` (the first pass: no row ranked) the units over it are set apart in each
     branch and their ids (at most :data:`OVER_IDS`) collected; their rows alone -- a
@@ -373,16 +316,20 @@ def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_row
     and aggregated per branch, and the two tables added per cell (each unit counts in one).
     ``None`` when more units are over: the caller ranks every row (``ranked_rows``: the rows
     are then partitioned by unit already). Each branch's rows are shuffled by unit unless
-    Spark's combine pays (:func:`combines`)."""
+    Spark's combine pays (:func:`combines`). ``rules``: :mod:`.spark_groups`'s (with
+    ``max_rows_per_group`` one branch per layout, its rows shuffled by unit before the rank
+    of each row in its group)."""
     import pandas as pd
     shared = layouts(spec.statistics)
     types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
     parts, over = [], None
-    for ids in branches(shared):
-        rows, slots = branch_rows(keyed, shared, ids, types)
-        if not (ranked_rows or combines(shared, ids, spec.unit.rows_bound)):   # the rows shuffled by unit
-            rows = rows.repartition(UNIT)
-        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows))
+    split = [[i] for ids in branches(shared) for i in ids] if rules.per_group is not None else branches(shared)
+    source = keyed.repartition(UNIT) if rules.per_group is not None and not ranked_rows else keyed
+    for ids in split:
+        rows, slots = branch_rows(source, shared, ids, types, rules)
+        if not (ranked_rows or source is not keyed or combines(shared, ids, spec.unit.rows_bound)):
+            rows = rows.repartition(UNIT)   # the rows shuffled by unit
+        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows, rules))
         if max_rows is not None:
             oids = [v for got_ids in got.pop("oids") if got_ids is not None for v in got_ids]
             if len(oids) > OVER_IDS:
@@ -390,8 +337,8 @@ def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_row
             if oids and over is None:
                 over = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
             if oids:
-                rows, _ = branch_rows(over, shared, ids, types)
-                got = pd.concat([got, to_frame(branch_cells(rows, shared, ids, slots))], ignore_index=True)
+                rows, _ = branch_rows(over, shared, ids, types, rules)
+                got = pd.concat([got, to_frame(branch_cells(rows, shared, ids, slots, rules=rules))], ignore_index=True)
         parts += by_layout(got, shared, ids)
     return pd.concat(parts, ignore_index=True), keyed
 

@@ -23,8 +23,8 @@ summed: the same numbers as totals folded row by row.
 first ``r`` of its counted rows in slot order (:meth:`Slots.capped`) -- the input's order, or
 under ``bounding = "random"`` the rows' random priorities.
 
-**``bounding = "random"``.** Each row gets an independent uniform 64-bit priority from the
-injected source, kept in one more lane; a unit keeps its ``m`` rows of *smallest* priority
+**``bounding = "random"``.** Each row gets a pseudorandom 64-bit priority (AES of its read
+index under the query's key, :mod:`.priority`), kept in one more lane; a unit keeps its ``m`` rows of *smallest* priority
 (a bottom-``m`` sample, :meth:`Slots.merge`): a row past a unit's ``m``-th replaces the
 unit's slot of largest priority when its own is smaller. The state is the same ``units x m`` slots
 (plus 8 bytes each for the priority), whatever the input's length or order.
