@@ -44,7 +44,7 @@ from ..errors import ResourceLimitError
 from ..randomness import RandomSource
 from .cells import Answers, GroupRules, bump, home_cells
 from .kinds import Kind, kind_of
-from .rows import (arrow_to_pandas, cell_rows, counted_rows, declared_index, matches, numbers, row_values,
+from .rows import (ArrowRows, arrow_to_pandas, cell_rows, counted_rows, declared_index, matches, numbers, row_values,
                    unit_ids)
 from .spec import QuerySpec
 from .statistic import Statistic
@@ -120,9 +120,12 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     per (unit, cell) aggregate. ``bounding = "random"`` draws from ``source`` (needed then;
     the CSPRNG by default at the front doors).
 
+    An Arrow batch is read column by column (:class:`.rows.ArrowRows`: Arrow text and NumPy
+    numbers, pandas only where a rule needs it).
+
     Proof: docs/proofs/contribution-bounding.md
     """
-    import pandas as pd
+    import pyarrow as pa
     random = spec.unit.bounding == "random"
     if random and source is None:
         from ..randomness import random_source
@@ -131,8 +134,8 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     state = Folding(spec, DENSE_CELLS if dense_cells is None else dense_cells,
                     SLOT_BYTES if slot_bytes is None else slot_bytes, out.source)
     for batch in batches:
-        df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
-        rows = (df[row_column].to_numpy(np.int64) if row_column is not None
+        df = ArrowRows(batch) if isinstance(batch, (pa.RecordBatch, pa.Table)) else batch   # else a DataFrame
+        rows = (np.asarray(df[row_column], dtype=np.int64) if row_column is not None
                 else np.arange(out.rows + 1, out.rows + 1 + len(df)))
         state.fold(df, rows, out)
     out.units = state.index.size
