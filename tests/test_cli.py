@@ -120,6 +120,31 @@ def test_registering_the_commands_imports_no_numerics():
     assert proc.stdout.strip() == "[]"
 
 
+def test_escape_is_richs():
+    """The help texts and tables escape markup as ``rich.markup.escape`` does (render.escape:
+    without importing rich at start-up)."""
+    from rich.markup import escape as rich_escape
+    from optnoise.cli.render import escape
+    rng = np.random.default_rng(4)
+    cases = ["P[q, y]", "pmf[i]", "[bold]x[/]", "\\[b]", "a\\", "a\\\\", "[#fff]", "[@click]", "[/]", "[1]", "x[a][b",
+             "\\\\[red]x", "", "[a b]c\\"]
+    cases += ["".join(rng.choice(list("[]\\a/#@ 1Z"), int(rng.integers(0, 12)))) for _ in range(2000)]
+    for text in cases:
+        assert escape(text) == rich_escape(text), text
+
+
+def test_a_json_command_imports_no_rich():
+    """Start-up (issue 37): rich is imported when something is printed through it; ``--json``
+    prints with typer.echo."""
+    code = ("import sys; from optnoise.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n"
+            "    print('rc', e.code, 'rich' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code, "verify", "--family", "geometric:0.5", "--epsilon", "1",
+                           "--delta", "1e-6", "--compose", "10", "--json"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    assert proc.stdout.strip().endswith("rc 0 False"), proc.stdout[-300:] + proc.stderr
+
+
 def test_a_query_without_the_optimal_channel_imports_no_scipy(tmp_path):
     """Start-up (issue 37): scipy (sparse LP models, HiGHS: 0.3-0.4 s to import) is imported by
     the designs that solve an LP, not by a query whose cells are calibrated families."""
