@@ -48,7 +48,10 @@ class ArrowRows:
 
     def __getitem__(self, name: str) -> Any:
         import pyarrow as pa
-        col = self.batch.column(self.batch.schema.get_field_index(name))
+        at = self.batch.schema.get_field_index(name)
+        if at < 0:
+            raise KeyError(name)
+        col = self.batch.column(at)
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
         kind = col.type
