@@ -195,7 +195,10 @@ def run_lp(lp: LPModel, options: dict) -> tuple[int, str, tuple | None]:
     for key, value in {"output_flag": False, "presolve": "on", "simplex_strategy": 1, **options}.items():
         if key == "simplex_dual_edge_weight_strategy" and isinstance(value, str):
             value = EDGE_WEIGHTS[value]
-        h.setOptionValue(key, value)
+        elif key in ("presolve", "parallel") and isinstance(value, bool):   # linprog's booleans
+            value = "on" if value else "off"
+        if h.setOptionValue(key, value) == highspy.HighsStatus.kError:
+            raise DesignError(f"HiGHS refused the option {key} = {value!r}")
     model = highspy.HighsLp()
     model.num_col_, model.num_row_ = lp.c.size, lp.row_hi.size
     model.col_cost_, model.col_lower_, model.col_upper_ = lp.c, lp.col_lo, lp.col_hi
