@@ -9,8 +9,8 @@ and reads the same CSV file. The goals: ``optnoise --version``, ``query --help``
 ``verify`` within 3x of importing numpy; a 48-row query within 1.5x of the pandas script
 (issue 37, item 2). ``--imports`` also prints where the 48-row query's time goes (the largest
 packages in ``python -X importtime``, by self time, and the time outside them); ``--before SRC``
-also runs ``query --help`` and the 48-row query on another checkout's ``src`` (the revision
-before a change) in the same rounds. Asserts nothing.
+also runs ``query --help``, ``verify --compose 10`` and the two 48-row queries on another
+checkout's ``src`` (the revision before a change) in the same rounds. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -120,9 +120,11 @@ def main() -> None:
         plain = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         envs: dict[str, dict] = {name: plain for name in cmds}
         if args.before:
-            for name in ("optnoise query --help", "optnoise query, 48 rows (--json)"):
-                cmds[f"before: {name[9:]}"] = cmds[name]
-                envs[f"before: {name[9:]}"] = {**plain, "PYTHONPATH": args.before}
+            for name in ("optnoise query --help", "optnoise verify --compose 10", "optnoise query, 48 rows (--json)",
+                         "  the same, calibrated cells (no LP)"):
+                label = f"before: {name.strip().removeprefix('optnoise ')}"
+                cmds[label] = cmds[name]
+                envs[label] = {**plain, "PYTHONPATH": args.before}
         times: dict[str, list[float]] = {name: [] for name in cmds}
         for name, cmd in cmds.items():  # one warm-up run each: writes the bytecode caches
             subprocess.run(cmd, check=True, capture_output=True, env=envs[name])

@@ -120,6 +120,31 @@ def test_registering_the_commands_imports_no_numerics():
     assert proc.stdout.strip() == "[]"
 
 
+def test_escape_is_richs():
+    """The help texts and tables escape markup as ``rich.markup.escape`` does (render.escape:
+    without importing rich at start-up)."""
+    from rich.markup import escape as rich_escape
+    from optnoise.cli.render import escape
+    rng = np.random.default_rng(4)
+    cases = ["P[q, y]", "pmf[i]", "[bold]x[/]", "\\[b]", "a\\", "a\\\\", "[#fff]", "[@click]", "[/]", "[1]", "x[a][b",
+             "\\\\[red]x", "", "[a b]c\\"]
+    cases += ["".join(rng.choice(list("[]\\a/#@ 1Z"), int(rng.integers(0, 12)))) for _ in range(2000)]
+    for text in cases:
+        assert escape(text) == rich_escape(text), text
+
+
+def test_a_json_command_imports_no_rich():
+    """Start-up (issue 37): rich is imported when something is printed through it; ``--json``
+    prints with typer.echo."""
+    code = ("import sys; from optnoise.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n"
+            "    print('rc', e.code, 'rich' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code, "verify", "--family", "geometric:0.5", "--epsilon", "1",
+                           "--delta", "1e-6", "--compose", "10", "--json"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    assert proc.stdout.strip().endswith("rc 0 False"), proc.stdout[-300:] + proc.stderr
+
+
 def test_a_query_without_the_optimal_channel_imports_no_scipy(tmp_path):
     """Start-up (issue 37): scipy (sparse LP models, HiGHS: 0.3-0.4 s to import) is imported by
     the designs that solve an LP, not by a query whose cells are calibrated families."""
@@ -129,13 +154,38 @@ def test_a_query_without_the_optimal_channel_imports_no_scipy(tmp_path):
         'unit = { id = "household", max_rows = 2 }\n[statistics.n]\nkind = "histogram"\nkey = "circuit"\n'
         'keys = [1, 2, 3]\nepsilon = 1.0\nmechanism = "clamped-geometric"\n[statistics.kwh]\nkind = "sum"\n'
         'column = "kwh"\nclamp = { lower = 0, upper = 4 }\nresolution = 0.5\nepsilon = 1.0\n')
-    code = ("import sys; from optnoise.cli import main; sys.argv[1:] = sys.argv[1:]\n"
-            "try:\n    main()\nexcept SystemExit as e:\n"
-            "    print('rc', e.code, sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'pydantic'}))")
-    proc = subprocess.run([sys.executable, "-c", code, "query", "--spec", str(tmp_path / "q.toml"), "--input",
-                           str(tmp_path / "t.csv"), "--json", "--seed", "1"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+    proc = query_modules(tmp_path / "q.toml", tmp_path / "t.csv", "{m.split('.')[0] for m in sys.modules}",
+                         {"scipy", "pydantic"})
     assert proc.stdout.strip().endswith("rc 0 []"), proc.stdout[-300:] + proc.stderr
+
+
+def query_modules(spec: Path, data: Path, loaded: str, watched: set[str]) -> subprocess.CompletedProcess:
+    """A seeded ``query --json`` in a fresh interpreter, printing its exit code and which of
+    ``watched`` are among the modules it imported (``loaded``: a Python expression of their names)."""
+    code = ("import sys; from optnoise.cli import main\n"
+            "try:\n    main()\nexcept SystemExit as e:\n"
+            f"    print('rc', e.code, sorted({loaded} & {watched!r}))")
+    return subprocess.run([sys.executable, "-c", code, "query", "--spec", str(spec), "--input", str(data), "--json",
+                           "--seed", "1"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")})
+
+
+def test_a_small_query_with_the_optimal_channel_imports_neither_pandas_nor_scipy(tmp_path):
+    """Start-up (issue 37): the local engine reads a CSV file with Arrow and NumPy
+    (``query/arrow.py``, ``query/rows.py``), and the optimal channel's LP is written in NumPy
+    (``design/csr.py``) and solved by highspy; pandas, scipy.sparse and scipy.optimize (0.2,
+    0.12 and 0.3 s to import) are imported where a rule or a design needs them, not by this
+    query (bench/startup.py's)."""
+    rows = [f"{h},{1 + h % 3},{t},{(h * 7 + t * 3) % 50 / 10:.1f}" for h in (1, 2) for t in range(24)]
+    (tmp_path / "m.csv").write_text("household,circuit,hour,kwh\n" + "\n".join(rows) + "\n")
+    (tmp_path / "q.toml").write_text(
+        'unit = { id = "household", max_rows = 24 }\n[statistics.n]\nkind = "histogram"\nkey = "circuit"\n'
+        'keys = [1, 2, 3]\nepsilon = 1.0\n[statistics.kwh]\nkind = "sum"\ncolumn = "kwh"\n'
+        'clamp = { lower = 0, upper = 10 }\nresolution = 0.1\nby = "circuit"\ngroups = [1, 2, 3]\nepsilon = 1.0\n')
+    proc = query_modules(tmp_path / "q.toml", tmp_path / "m.csv", "{m.split('.')[0] for m in sys.modules}",
+                         {"pandas", "scipy", "highspy"})
+    assert proc.stdout.strip().endswith("rc 0 ['highspy']"), proc.stdout[-300:] + proc.stderr
+    assert '"name": "optimal channel"' in proc.stdout and '"optimal": true' in proc.stdout
 
 
 # --------------------------------------------------------------- error paths

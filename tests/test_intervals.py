@@ -189,3 +189,27 @@ def test_wide_quantized_rows_stay_exact_in_uint64():
     assert not row_totals_below(big, 1 << 63)
     wide = neyman_intervals(big, 0.1)
     assert wide.coverage == min(channel_coverage(big.astype(object), wide.low, wide.high))
+
+
+def test_tail_below_is_the_exact_comparison():
+    """The tail search's test (``b r^(k+1) / (1 - r) <= half``) decided by logarithms where they
+    are clearly apart, and exactly otherwise: the same answer as the integers', at random and at
+    the boundary of each case (where the two sides are within a factor r, or equal)."""
+    from optnoise.analysis.intervals import tail_below
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        rd = int(rng.choice([2 ** 20, 2 ** 53, 3 ** 30]))
+        rn = rd - int(rng.integers(rd // 200, rd // 2))   # r in (1/2, 0.995): k up to a few thousand
+        b, hn, hd = int(rng.integers(1, 10 ** 6)), int(rng.integers(1, 10 ** 6)), int(rng.integers(1, 10 ** 9))
+        exact = (lambda k: b * rn ** (k + 1) * hd <= hn * rd ** k * (rd - rn))
+        x = Fraction(hn, hd) * (1 - Fraction(rn, rd)) / b
+        est = math.log(x) / math.log(rn / rd) - 1 if 0 < x < 1 else 1.0
+        k0 = max(0, int(est))
+        for k in {0, 1, max(0, k0 - 1), k0, k0 + 1, k0 + 2, int(rng.integers(0, 4 * k0 + 3))}:
+            assert tail_below(b, rn, rd, hn, hd, k) == exact(k), (b, rn, rd, hn, hd, k)
+    # equal sides (the comparison's tie: <= holds), and one unit off either way
+    b, rn, rd, k = 3, 5, 8, 4
+    lhs, rhs_unit = b * rn ** (k + 1), rd ** k * (rd - rn)
+    for hn, hd in ((lhs, rhs_unit), (lhs - 1, rhs_unit), (lhs + 1, rhs_unit)):
+        assert tail_below(b, rn, rd, hn, hd, k) == (b * rn ** (k + 1) * hd <= hn * rd ** k * (rd - rn))
+    assert tail_below(0, 1, 2, 1, 1, 3) and tail_below(b, rn, rd, lhs, rhs_unit, k)

@@ -434,6 +434,25 @@ def _factored_sum(x: Factored, y: Factored) -> Fraction:
     return r1 ** k1 * c1 + r2 ** k2 * c2
 
 
+def tail_below(b: int, rn: int, rd: int, hn: int, hd: int, k: int) -> bool:
+    """``b (rn/rd)^(k+1) / (1 - rn/rd) <= hn/hd``, exactly: ``b rn^(k+1) hd <= hn rd^k (rd - rn)``
+    (``0 < rn < rd``, ``hn, hd > 0``, ``b >= 0``).
+
+    The two sides' base-2 logarithms in floats decide when they differ by more than ``1e-12``
+    times the sum of their terms' sizes: each term's float error is at most a few ulps of it
+    (``math.log2`` of an integer, one product by ``k``; ``math.fsum`` rounds the sum once), so
+    the margin is over a thousand times the error; otherwise the powers, integers of
+    ``k log2(rd)`` bits, are formed and compared (0.02 s each for a sum's geometric: issue 37's
+    start-up). The answer is the exact comparison's either way (``tests/test_intervals.py``)."""
+    if b > 0 and 0 < rn < rd and hn > 0:
+        terms = (math.log2(b), (k + 1) * math.log2(rn), math.log2(hd), -math.log2(hn), -k * math.log2(rd),
+                 -math.log2(rd - rn))
+        diff, size = math.fsum(terms), sum(abs(t) for t in terms) + 1.0
+        if abs(diff) > 1e-12 * size:
+            return diff < 0
+    return b * rn ** (k + 1) * hd <= hn * rd ** k * (rd - rn)
+
+
 def _tail_quantile(w: list[int], tail: tuple[Fraction, int] | None, half: Fraction) -> tuple[int, Factored]:
     """The smallest index ``i`` (of the window, or beyond it into the right tail) with weight
     above it ``<= half``, and that weight exactly, as ``(r, k, c)`` meaning ``r^k c``. Indices
@@ -453,8 +472,8 @@ def _tail_quantile(w: list[int], tail: tuple[Fraction, int] | None, half: Fracti
     rn, rd, hn, hd = r.numerator, r.denominator, half.numerator, half.denominator
 
     def small(k: int) -> bool:
-        """``past(k) = b r^(k+1) / (1 - r) <= half``, in integers (no rational normalised)."""
-        return b * rn ** (k + 1) * hd <= hn * rd ** k * (rd - rn)
+        """``past(k) = b r^(k+1) / (1 - r) <= half`` (:func:`tail_below`)."""
+        return tail_below(b, rn, rd, hn, hd, k)
 
     # the least k >= 1 with small(k): a float estimate, then galloping and bisection, exact
     x = float(half * (1 - r) / b)
@@ -525,4 +544,5 @@ __all__ = [
     "AbsError", "AdditiveIntervals", "ChannelIntervals", "MAX_CHANNEL_CELLS", "NoiseWindow", "additive_abs_error",
     "additive_intervals", "channel_abs_error", "channel_coverage", "equal_tailed_window", "exact_alpha",
     "equal_tailed_noise_window", "neyman_intervals", "noise_masses", "noise_window", "row_totals_below", "shortest_window",
+    "tail_below",
 ]

@@ -22,7 +22,7 @@ from ..errors import one_line, shorten
 from .coercion import plain_coercion
 from .errors import cli_errors, typed_value, write_failure
 from .options import Group, with_groups
-from .render import error_line, out
+from .render import error_line, escape, out
 
 #: Words for an option's Python type in "accepted: ...".
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "Path": "a path",
@@ -188,7 +188,6 @@ def command(*groups: Group, flags: dict[str, str] | None = None) -> Callable[[Ca
 
 def _plain_help(fn: Callable[..., Any]) -> None:
     """Options' help is plain text, not rich markup: ``pmf[i]`` and ``P[q, y]`` print as written."""
-    from rich.markup import escape
     for param in inspect.signature(fn).parameters.values():
         for info in getattr(param.annotation, "__metadata__", ()):
             help_text = getattr(info, "help", None)

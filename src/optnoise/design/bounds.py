@@ -45,6 +45,7 @@ import numpy as np
 
 from ..analysis.exact import float_up
 from ..errors import InvalidParameterError
+from .csr import CSR
 
 if TYPE_CHECKING:  # imported where used: scipy.sparse costs 0.17 s at start-up (issue 37)
     import scipy.sparse as sp
@@ -277,8 +278,6 @@ def lp_bound(c: np.ndarray, a_ub: sp.spmatrix | None, b_ub: np.ndarray | None, a
     The caller passes the *relaxed* model (ratio coefficients ``e_up``, delta unshrunk), so
     that the bound holds for the true problem; the multipliers may come from a tighter one.
     """
-    import scipy.sparse as sp
-
     c = np.asarray(c, dtype=np.float64)
     lb = np.asarray(lb, dtype=np.float64)
     ub = np.asarray(ub, dtype=np.float64)
@@ -294,10 +293,15 @@ def lp_bound(c: np.ndarray, a_ub: sp.spmatrix | None, b_ub: np.ndarray | None, a
         y = np.asarray(y, dtype=np.float64)
         if sign < 0:
             y = np.minimum(y, 0.0)
-        A = sp.csc_matrix(A)
+        if isinstance(A, CSR):   # the channel model's (``A.T @ y`` summed as scipy's csc_matvec sums)
+            per_column = np.bincount(A.indices, minlength=A.shape[1])
+        else:
+            import scipy.sparse as sp
+            A = sp.csc_matrix(A)
+            per_column = np.diff(A.indptr)
         parts_r.append(-(A.T @ y))
         parts_abs.append(abs(A).T @ np.abs(y))
-        k = max(k, int(np.diff(A.indptr).max(initial=0)) + 1)
+        k = max(k, int(per_column.max(initial=0)) + 1)
         terms.append(np.asarray(b, dtype=np.float64) * y)
     r = np.sum(parts_r, axis=0)
     if not np.all(np.isfinite(r)):   # e.g. a coefficient e^eps beyond the float range

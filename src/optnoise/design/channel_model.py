@@ -34,12 +34,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import InvalidParameterError
 from ..neighbourhood import InputPairs, Neighbourhood
 from ..target import Target
-from .model import sum_rows
+from .csr import CSR, vstack
 from .bounds import exp_up
 from .request import CONSTRAINTS, check_n
 from .solver import RATIO_MARGIN, solve_lp, solve_milp
@@ -176,7 +175,7 @@ class Model:
     lb: np.ndarray
     ub: np.ndarray
     integrality: np.ndarray
-    S: sp.csr_matrix
+    S: CSR
     layout: Layout
     method: str
 
@@ -185,12 +184,19 @@ class Model:
         return int(self.c.size)
 
 
-def block(rows: np.ndarray, cols: np.ndarray, data: np.ndarray, n_rows: int, n_cols: int) -> sp.csr_matrix:
-    return sp.csr_matrix((data, (rows, cols)), shape=(n_rows, n_cols))
+def block(rows: np.ndarray, cols: np.ndarray, data: np.ndarray, n_rows: int, n_cols: int) -> CSR:
+    """The rows of one block from coordinates (:class:`~optnoise.design.csr.CSR`: no scipy.sparse
+    import for a small query's LP, issue 37)."""
+    return CSR.coo(rows, cols, data, (n_rows, n_cols))
+
+
+def sum_rows(k: int, n: int, offset: int, n_cols: int) -> CSR:
+    """``k`` rows, row ``i`` summing the ``n`` variables from ``offset + i n``."""
+    return block(np.repeat(np.arange(k), n), np.arange(k * n) + offset, np.ones(k * n), k, n_cols)
 
 
 def ratio_rows(pa: np.ndarray, pb: np.ndarray, size: int, e: float, n_cols: int,
-                t_offset: int | None) -> sp.csr_matrix:
+                t_offset: int | None) -> CSR:
     """Rows ``P[a_k, y] - e P[b_k, y] (- t[k, y])`` for pairs ``k`` and outputs ``y``."""
     k = pa.size
     y = np.tile(np.arange(size), k)
@@ -205,7 +211,7 @@ def ratio_rows(pa: np.ndarray, pb: np.ndarray, size: int, e: float, n_cols: int,
     return block(np.concatenate(rows), np.concatenate(cols), np.concatenate(data), k * size, n_cols)
 
 
-def structural_rows(name: str, size: int, n_cols: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+def structural_rows(name: str, size: int, n_cols: int) -> tuple[CSR, np.ndarray, np.ndarray]:
     """``(A, lo, hi)`` for one structural constraint, on the ``P`` block (flat ``q * size + y``)."""
     idx = np.arange(size * size).reshape(size, size)
     pairs: list[tuple[int, int]] = []   # (smaller, larger): P[smaller] - P[larger] <= 0
@@ -317,7 +323,7 @@ def reduction(pb: ChannelProblem, plain_lp: bool) -> str:
     return "identity"
 
 
-def substitution(pb: ChannelProblem, lay: Layout, kind: str) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
+def substitution(pb: ChannelProblem, lay: Layout, kind: str) -> tuple[CSR, np.ndarray, np.ndarray, np.ndarray]:
     """``(S, lb, ub, integrality)`` of the reduced variables ``x`` with full variables ``S @ x``.
 
     Each reduced variable takes the bounds of a full variable it stands for.
@@ -325,7 +331,7 @@ def substitution(pb: ChannelProblem, lay: Layout, kind: str) -> tuple[sp.csr_mat
     size, n_full = pb.size, lay.n_cols
     lb, ub, integ = lay.bounds()
     if kind == "identity":
-        return sp.identity(n_full, format="csr"), lb, ub, integ
+        return CSR.identity(n_full), lb, ub, integ
     if kind == "complete":
         # x = [s (size^2) | m (size) | z]: P[a, y] = s[a, y] + m_y for a in V, P = s elsewhere
         verts = np.array(sorted({v for p in pb.pairs for v in p}))
@@ -355,10 +361,10 @@ def substitution(pb: ChannelProblem, lay: Layout, kind: str) -> tuple[sp.csr_mat
     return block(np.arange(n_full), red, np.ones(n_full), n_full, uniq.size), lb[uniq], ub[uniq], integ[uniq]
 
 
-Blocks = list[tuple[sp.csr_matrix, np.ndarray, np.ndarray]]
+Blocks = list[tuple[CSR, np.ndarray, np.ndarray]]
 
 
-def _upper(blocks: Blocks, A: sp.csr_matrix, hi: float) -> None:
+def _upper(blocks: Blocks, A: CSR, hi: float) -> None:
     """Append the rows ``A x <= hi``."""
     blocks.append((A, np.full(A.shape[0], -np.inf), np.full(A.shape[0], float(hi))))
 
@@ -515,12 +521,12 @@ def drop_cells(model: Model, cells: np.ndarray) -> Model:
     red = S[full].indices
     keep = np.ones(model.n_cols, dtype=bool)
     keep[red] = False
-    blocks = [(A[:, keep].tocsr(), lo, hi) for A, lo, hi in model.blocks]
+    blocks = [(A.columns(keep), lo, hi) for A, lo, hi in model.blocks]
     return replace(model, c=model.c[keep], blocks=blocks, lb=model.lb[keep], ub=model.ub[keep],
-                   integrality=model.integrality[keep], S=S[:, keep].tocsr())
+                   integrality=model.integrality[keep], S=S.columns(keep))
 
 
-def unique_rows(A: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+def unique_rows(A: CSR, lo: np.ndarray, hi: np.ndarray) -> tuple[CSR, np.ndarray, np.ndarray]:
     """Drop exact duplicate rows (same coefficients and bounds) of a block."""
     if A.shape[0] < 2:
         return A, lo, hi
@@ -535,7 +541,7 @@ def unique_rows(A: sp.csr_matrix, lo: np.ndarray, hi: np.ndarray) -> tuple[sp.cs
     return A[keep], lo[keep], hi[keep]
 
 
-def split_blocks(blocks) -> tuple[sp.csr_matrix | None, np.ndarray | None, sp.csr_matrix | None, np.ndarray | None]:
+def split_blocks(blocks) -> tuple[CSR | None, np.ndarray | None, CSR | None, np.ndarray | None]:
     """``linprog`` form: ``A_ub x <= b_ub`` (``lo = -inf``) and ``A_eq x = b_eq`` (``lo = hi``)."""
     ub_a, ub_b, eq_a, eq_b = [], [], [], []
     for A, lo, hi in blocks:
@@ -545,7 +551,7 @@ def split_blocks(blocks) -> tuple[sp.csr_matrix | None, np.ndarray | None, sp.cs
         else:
             ub_a.append(A)
             ub_b.append(hi)
-    stack = (lambda m: sp.vstack(m, format="csr") if m else None)
+    stack = (lambda m: vstack(m) if m else None)
     cat = (lambda v: np.concatenate(v) if v else None)
     return stack(ub_a), cat(ub_b), stack(eq_a), cat(eq_b)
 
@@ -566,7 +572,7 @@ def solve_model_milp(model: Model, time_limit: float | None) -> tuple[np.ndarray
     """The MILP: the full variables, the objective, the MIP gap, the rows and HiGHS's best bound."""
     from scipy.optimize import Bounds, LinearConstraint
 
-    cons = [LinearConstraint(A, lo, hi) for A, lo, hi in model.blocks]
+    cons = [LinearConstraint(A.to_scipy(), lo, hi) for A, lo, hi in model.blocks]
     res = solve_milp(model.c, cons, model.integrality, Bounds(model.lb, model.ub), time_limit)
     n_rows = sum(A.shape[0] for A, _, _ in model.blocks)
     bound = getattr(res, "mip_dual_bound", None)

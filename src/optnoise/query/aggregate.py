@@ -47,7 +47,7 @@ from ..randomness import RandomSource
 from .cells import Answers, GroupRules, bump, home_cells
 from .kinds import Kind, kind_of
 from .priority import draw_key, row_priorities
-from .rows import (arrow_to_pandas, cell_rows, counted_rows, declared_index, matches, numbers, row_values,
+from .rows import (ArrowRows, arrow_to_pandas, cell_rows, counted_rows, declared_index, matches, numbers, row_values,
                    unit_ids)
 from .spec import QuerySpec
 from .statistic import Statistic
@@ -134,9 +134,12 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     one drawn from ``source`` (the CSPRNG by default); a row's read index is its number in the
     input, or the column ``index_column`` when given (the Spark engine's executors).
 
+    An Arrow batch is read column by column (:class:`.rows.ArrowRows`: Arrow text and NumPy
+    numbers, pandas only where a rule needs it).
+
     Proof: docs/proofs/contribution-bounding.md
     """
-    import pandas as pd
+    import pyarrow as pa
     if spec.unit.bounding == "random" and key is None:
         if source is None:
             from ..randomness import random_source
@@ -147,10 +150,10 @@ def aggregate(batches: Iterable[Any], spec: QuerySpec, *, dense_cells: int | Non
     state = Folding(spec, DENSE_CELLS if dense_cells is None else dense_cells,
                     SLOT_BYTES if slot_bytes is None else slot_bytes, out.key)
     for batch in batches:
-        df = batch if isinstance(batch, pd.DataFrame) else arrow_to_pandas(batch)
-        rows = (df[row_column].to_numpy(np.int64) if row_column is not None
+        df = ArrowRows(batch) if isinstance(batch, (pa.RecordBatch, pa.Table)) else batch   # else a DataFrame
+        rows = (np.asarray(df[row_column], dtype=np.int64) if row_column is not None
                 else np.arange(out.rows + 1, out.rows + 1 + len(df)))
-        state.fold(df, rows, out, rows if index_column is None else df[index_column].to_numpy(np.int64))
+        state.fold(df, rows, out, rows if index_column is None else np.asarray(df[index_column], dtype=np.int64))
     out.units = state.index.size
     out.parts = state.parts()
     if out.key is not None:

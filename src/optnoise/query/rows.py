@@ -7,6 +7,12 @@ Numbers in text columns (a CSV's) are read as :func:`pandas.to_numeric` reads th
 every text of a column is a plain decimal (:data:`DECIMAL`: sign, digits, a point, an
 exponent), Arrow's parser reads them instead -- both round to the nearest double, so the
 numbers are the same -- at a tenth of the time.
+
+A column comes as a pandas Series (a DataFrame's), or from an Arrow batch
+(:class:`ArrowRows`) as Arrow text, a NumPy array of numbers, or else the Series pandas would
+give: the rules read Arrow text and NumPy numbers without pandas (whose import is most of a
+small query's start-up, issue 37) and turn them into that Series (:func:`series`) where only
+pandas reads them (a text that is not a plain decimal, a text key).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidParameterError
+from .arrow import arrow_numpy
 from .cells import bump
 from .spec import QuerySpec
 from .statistic import Condition, Keys, Statistic
@@ -27,6 +34,49 @@ if TYPE_CHECKING:
 DECIMAL = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 
 
+class ArrowRows:
+    """One Arrow batch read column by column as the rules read a DataFrame's (module docstring):
+    ``rows[name]`` is the column's Arrow text, its numbers as a NumPy array (integers without a
+    missing value -- not uint64 --, or floats, NaN where missing: as pandas has them), or else
+    the Series :func:`arrow_to_pandas` gives."""
+
+    def __init__(self, batch: Any) -> None:
+        self.batch = batch
+
+    def __len__(self) -> int:
+        return self.batch.num_rows
+
+    def __getitem__(self, name: str) -> Any:
+        import pyarrow as pa
+        at = self.batch.schema.get_field_index(name)
+        if at < 0:
+            raise KeyError(name)
+        col = self.batch.column(at)
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        kind = col.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            return col
+        if pa.types.is_floating(kind) or (pa.types.is_integer(kind) and not col.null_count and not (
+                pa.types.is_uint64(kind))):
+            return arrow_numpy(col, np.nan)
+        return col.to_pandas(types_mapper=_nullable_integers if pa.types.is_integer(kind) else None)
+
+
+def is_text(col: Any) -> bool:
+    """Whether ``col`` is Arrow text (:class:`ArrowRows`)."""
+    import pyarrow as pa
+    return isinstance(col, (pa.Array, pa.ChunkedArray))
+
+
+def series(col: Any) -> "pd.Series":
+    """The column as the Series pandas gives for it (a column of :class:`ArrowRows`, or a Series)."""
+    if isinstance(col, np.ndarray):
+        import pandas as pd
+        return pd.Series(col)
+    return col.to_pandas() if is_text(col) else col
+
+
 def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, rows: np.ndarray) -> np.ndarray:
     """The unit of every row: its id (integers kept as integers), or its row number (``rows``:
     each row's number in the input) when each row is a unit."""
@@ -34,22 +84,32 @@ def unit_ids(df: "pd.DataFrame", spec: QuerySpec, *, rows: np.ndarray) -> np.nda
     if uid is None:
         return np.asarray(rows, dtype=np.int64)
     col = df[uid]
-    missing = col.isna().to_numpy()
+    if isinstance(col, np.ndarray):
+        missing = np.isnan(col) if col.dtype.kind == "f" else np.zeros(len(col), dtype=bool)
+    else:
+        missing = arrow_numpy(col.is_null()) if is_text(col) else col.isna().to_numpy()
     if missing.any():
         row = int(rows[int(np.flatnonzero(missing)[0])])
         raise InvalidParameterError("unit.id", f"column '{uid}': missing value at data row {row}",
                                     "an id in every row (a row without one belongs to no unit)")
-    if col.dtype.kind in "iu":
+    if isinstance(col, np.ndarray):
+        return col if col.dtype.kind in "iu" else col.astype(object)
+    if not is_text(col) and col.dtype.kind in "iu":
         return col.to_numpy()
     text = arrow_text(col)
     return text if text is not None else col.to_numpy(dtype=object)
 
 
-def arrow_text(col: "pd.Series") -> Any:
+def arrow_text(col: Any) -> Any:
     """The column's values as one Arrow array when they are text held by Arrow (a CSV's
-    columns, as :func:`arrow_to_pandas` gives them: no copy), else ``None``."""
-    import pandas as pd
+    columns, from :class:`ArrowRows` or as :func:`arrow_to_pandas` gives them: no copy), else
+    ``None``."""
+    if isinstance(col, np.ndarray):
+        return None
     import pyarrow as pa
+    if is_text(col):
+        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    import pandas as pd
     dtype = col.dtype
     arrow = (isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow") or (
         isinstance(dtype, pd.ArrowDtype) and (pa.types.is_string(dtype.pyarrow_dtype)
@@ -113,17 +173,19 @@ def _nullable_integers(arrow_type: Any) -> Any:
         pd.UInt64Dtype() if pa.types.is_unsigned_integer(arrow_type) else None)
 
 
-def numbers(col: "pd.Series") -> np.ndarray:
+def numbers(col: Any) -> np.ndarray:
     """The column's values as doubles, NaN where missing or not a number (module docstring)."""
-    import pandas as pd
-    if col.dtype == bool:
+    if isinstance(col, np.ndarray):   # integers or floats (:class:`ArrowRows`): as pandas reads them
+        return col.astype(np.float64)
+    if not is_text(col) and col.dtype == bool:
         return np.full(len(col), np.nan)
     text = arrow_text(col)
     if text is not None:
         parsed = plain_decimals(text)
         if parsed is not None:
             return parsed
-    return pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    import pandas as pd
+    return pd.to_numeric(series(col), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def plain_decimals(text: Any, sample: int = 4096) -> np.ndarray | None:
@@ -136,15 +198,15 @@ def plain_decimals(text: Any, sample: int = 4096) -> np.ndarray | None:
     if len(pc.unique(text.slice(0, sample))) * 4 <= min(len(text), sample):
         encoded = pc.dictionary_encode(text)
         values = encoded.dictionary
-        index = pc.fill_null(encoded.indices, len(values)).to_numpy(zero_copy_only=False)
+        index = arrow_numpy(encoded.indices, len(values))
     plain = pc.match_substring_regex(values, DECIMAL)
     if (pc.sum(plain).as_py() or 0) != len(values) - values.null_count:
         return None
-    parsed = pc.cast(values, pa.float64()).to_numpy(zero_copy_only=False)
+    parsed = arrow_numpy(pc.cast(values, pa.float64()), np.nan)
     return parsed if index is None else np.append(parsed, np.nan)[index]
 
 
-def matches(col: "pd.Series", cond: Condition) -> np.ndarray:
+def matches(col: Any, cond: Condition) -> np.ndarray:
     """Rows whose value meets the condition (a missing value meets none)."""
     if cond.values is not None:
         nums = [v for v in cond.values if not isinstance(v, str)]
@@ -153,7 +215,7 @@ def matches(col: "pd.Series", cond: Condition) -> np.ndarray:
         if nums:
             hit |= np.isin(numbers(col), np.asarray(nums, dtype=float))
         if texts:
-            hit |= col.astype("string").isin(texts).fillna(False).to_numpy(dtype=bool)
+            hit |= series(col).astype("string").isin(texts).fillna(False).to_numpy(dtype=bool)
         return hit
     x = numbers(col)
     hit = ~np.isnan(x)
@@ -164,17 +226,18 @@ def matches(col: "pd.Series", cond: Condition) -> np.ndarray:
     return hit
 
 
-def declared_index(col: "pd.Series", keys: Keys) -> np.ndarray:
+def declared_index(col: Any, keys: Keys) -> np.ndarray:
     """The position of every value among the declared keys; -1 when undeclared or missing.
     Integer keys accept integral numbers (``7``, ``7.0``, the text ``"7"``); text keys compare
     as text."""
     lookup = {v: i for i, v in enumerate(keys.values)}
     if keys.integer:
         out = np.full(len(col), -1, np.int64)
-        if isinstance(col.dtype, np.dtype) and (col.dtype.kind == "i" or col.dtype.kind == "u" and col.dtype.itemsize < 8):
+        dtype = None if is_text(col) else col.dtype   # (Arrow text: numbers)
+        if isinstance(dtype, np.dtype) and (dtype.kind == "i" or dtype.kind == "u" and dtype.itemsize < 8):
             # a NumPy integer column (it has no missing values): its values, no float round trip
-            ok, ints = slice(None), col.to_numpy(np.int64)
-        elif col.dtype.kind in "iu":
+            ok, ints = slice(None), np.asarray(col, dtype=np.int64)
+        elif dtype is not None and not isinstance(col, np.ndarray) and dtype.kind in "iu":
             # pandas' nullable integers (:func:`arrow_to_pandas`) or uint64: the present values,
             # exactly (beyond int64: no declared key, keys being int64)
             ok = ~col.isna().to_numpy(dtype=bool)
@@ -196,19 +259,19 @@ def declared_index(col: "pd.Series", keys: Keys) -> np.ndarray:
         else:
             out[ok] = np.array([lookup.get(int(v), -1) for v in ints], np.int64)
         return out
-    text = col.astype("string")
+    text = series(col).astype("string")
     return text.map(lookup).fillna(-1).to_numpy(dtype=np.int64)
 
 
-def row_values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Statistic,
+def row_values(col: Any, mask: np.ndarray, rows: np.ndarray, stat: Statistic,
             counts: dict[str, int]) -> np.ndarray:
     """The counted rows' values clamped and rounded, in units of the resolution."""
     x = numbers(col)
     bad = mask & ~np.isfinite(x)
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raw = col.iloc[at]
-        raise InvalidParameterError(f"column '{col.name}'", f"{'missing value' if raw is None or raw != raw else repr(raw)}"
+        raw = col[at].as_py() if is_text(col) else col[at] if isinstance(col, np.ndarray) else col.iloc[at]
+        raise InvalidParameterError(f"column '{stat.value_column}'", f"{'missing value' if raw is None or raw != raw else repr(raw)}"
                                     f" at data row {int(rows[at])}", "numbers in a summed column (a missing or "
                                     "non-numeric value is not imputed)")
     lo, hi = stat.clamp  # type: ignore[misc]
@@ -221,5 +284,5 @@ def row_values(col: "pd.Series", mask: np.ndarray, rows: np.ndarray, stat: Stati
 # ------------------------------------------------------------------ exact answers
 
 
-__all__ = ["DECIMAL", "arrow_text", "arrow_to_pandas", "cell_rows", "counted_rows", "declared_index", "matches",
-           "numbers", "plain_decimals", "row_values", "unit_ids"]
+__all__ = ["DECIMAL", "ArrowRows", "arrow_text", "arrow_to_pandas", "cell_rows", "counted_rows", "declared_index", "matches",
+           "is_text", "numbers", "plain_decimals", "row_values", "series", "unit_ids"]

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
+from .arrow import arrow_numpy
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -80,17 +82,18 @@ class UnitIndex:
             ids = ids.combine_chunks()
         if ids.null_count == 0 and all(pc.all(pc.match_substring_regex(sample, INTEGER_TEXT)).as_py() is not False
                                        for sample in (ids.slice(0, 64), ids)):   # all integer texts (a sample first)
-            return self._integer_codes(pc.cast(ids, pa.int64()).to_numpy(zero_copy_only=False))
+            return self._integer_codes(arrow_numpy(pc.cast(ids, pa.int64())))
         encoded = pc.dictionary_encode(ids)
-        return self._text_codes(encoded.dictionary)[encoded.indices.to_numpy(zero_copy_only=False)]
+        return self._text_codes(encoded.dictionary)[arrow_numpy(encoded.indices)]
 
     def _text_codes(self, texts: Any) -> np.ndarray:
         """The index of distinct texts: integer texts by their integer, the others by text."""
         import pyarrow as pa
         import pyarrow.compute as pc
-        integer = pc.match_substring_regex(texts, INTEGER_TEXT).to_numpy(zero_copy_only=False)
+        is_integer = pc.match_substring_regex(texts, INTEGER_TEXT)
+        integer = arrow_numpy(is_integer)
         at = np.flatnonzero(integer)
-        values = pc.cast(texts.filter(pa.array(integer)), pa.int64()).to_numpy(zero_copy_only=False)
+        values = arrow_numpy(pc.cast(texts.filter(is_integer), pa.int64()))
         rest = np.flatnonzero(~integer)
         if len(rest):
             long = pc.match_substring_regex(texts.take(pa.array(rest)), LONG_INTEGER_TEXT).to_numpy(zero_copy_only=False)
@@ -305,6 +308,20 @@ class Slots:
             yield unit[first], cell[first], rows, value
 
 
+class SlotColumn(np.ndarray):
+    """One int64 column of a :class:`SlotPart`: a NumPy array that also answers the Series calls
+    the kinds make of a frame's column (``to_numpy``, ``nunique``), so that reading a query's
+    aggregate needs no pandas (its import is most of a small query's start-up, issue 37)."""
+
+    def to_numpy(self, dtype: Any = None) -> np.ndarray:
+        """The values as a plain array (of ``dtype``)."""
+        return np.asarray(self.view(np.ndarray), dtype=dtype)
+
+    def nunique(self) -> int:
+        """The number of distinct values."""
+        return len(np.unique(self.view(np.ndarray)))
+
+
 class SlotPart:
     """A statistic's per (unit, cell) aggregate read from :class:`Slots` (``unit, group, key,
     rows, value`` as the kinds read a frame): columns built when first read; :meth:`blocks`
@@ -356,9 +373,8 @@ class SlotPart:
             return c // self.keys if name == "group" else c % self.keys
         return {"unit": unit, "rows": rows, "value": value}[name].astype(np.int64, copy=False)
 
-    def __getitem__(self, name: str) -> "pd.Series":
-        import pandas as pd
-        return pd.Series(self.column(name), name=name)
+    def __getitem__(self, name: str) -> "SlotColumn":
+        return self.column(name).view(SlotColumn)
 
     def __len__(self) -> int:
         return len(self.table[0])
@@ -373,5 +389,5 @@ class SlotPart:
         return getattr(self.frame(), name)
 
 
-__all__ = ["BLOCK_UNITS", "LOOKUP_MAX", "SLOT_BYTES", "SlotPart", "Slots", "UnitIndex", "narrowest",
+__all__ = ["BLOCK_UNITS", "LOOKUP_MAX", "SLOT_BYTES", "SlotColumn", "SlotPart", "Slots", "UnitIndex", "narrowest",
            "position_in_unit"]

@@ -6,14 +6,13 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
-from rich.markup import escape
 
 from ...errors import InvalidParameterError
 from ..app import command
 from ..inputs import compare_request
 from ..options import (ATTACK, LIMITS, NEIGHBOURHOOD, WRITES, AttackArgs, AttackFlag, Form, Json, NeighbourhoodArgs,
                        OptionalDelta, OptionalNotion, PerRecord, Plot, Prior, WorstCase, Writes)
-from ..render import column, err, fmt, heartbeat, legend, narrow_table, notes, out, short_name
+from ..render import column, err, escape, fmt, heartbeat, legend, narrow_table, notes, out, short_name
 from .shared import check_png, deliver, parse_list, plots
 
 _DEFAULT_MECHANISMS = "optimal,geometric,discrete-gaussian,exponential,rr"

@@ -5,12 +5,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from ...errors import InvalidParameterError
 from ..app import command
 from ..options import Audit, LedgerPath, WRITES, Json, Seed, Writes
-from ..render import err, out, say, warn, warn_seed
+from ..render import escape, err, out, say, warn, warn_seed
 
 
 @command(WRITES, flags={"spec": "--spec", "output": "--output", "csv": "--csv", "engine": "--engine",
