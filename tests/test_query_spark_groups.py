@@ -152,18 +152,18 @@ def test_groups_and_random_bounding_give_the_local_answers(tmp_path, spark, fmt,
     frame.to_csv(path, index=False) if fmt == "csv" else frame.to_parquet(path, index=False, row_group_size=211)
     base = {"id": "u", "max_rows": 6}
     first = _same(path, fmt, {**base, "max_groups": 2})
-    per_group = _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 2})
+    per_group = _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 3})
     assert first != per_group
     one = _same(path, fmt, {**base, "bounding": "random"})
     two = _same(path, fmt, {**base, "max_groups": 2, "bounding": "random"})
-    three = _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 2, "bounding": "random"})
-    other = _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 2, "bounding": "random"}, seed=5)
+    three = _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 3, "bounding": "random"})
+    other = _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 3, "bounding": "random"}, seed=5)
     assert three != other and three != per_group and two != first and one != two
     if fmt == "parquet":   # more units over max_rows than the driver collects: every row ranked in one pass
         from optnoise.query import spark_units
         monkeypatch.setattr(spark_units, "OVER_IDS", 3)
-        assert _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 2, "bounding": "random"}) == three
-        assert _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 2}) == per_group
+        assert _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 3, "bounding": "random"}) == three
+        assert _same(path, fmt, {**base, "max_groups": 3, "max_rows_per_group": 3}) == per_group
         monkeypatch.undo()
     # without max_rows: random groups only; no id: each row a unit
     _same(path, fmt, {"id": "u", "max_groups": 2, "bounding": "random"}, {k: STATS[k] for k in ("h", "hf", "m")})
