@@ -194,20 +194,25 @@ def shifted(accountant: Accountant, parts: Parts, budget: Target | None) -> dict
     ``(epsilon + e_s, delta + d_s)``-DP whenever the items are ``(epsilon, delta)``-DP
     (docs/proofs/key-selection.md), so the items are composed as usual and every bound is
     moved by the sums ``E``, ``D`` of the shifts, rounded up: ``basic`` adds them; ``pld``
-    reads the items' epsilon at ``delta - D`` (none when ``D`` takes the whole delta) and adds
-    ``E``, and their delta at ``budget.epsilon - E`` plus ``D``.
+    reads the items' epsilon at ``delta - D`` (none when ``D`` exceeds the delta, or when it takes
+    the whole delta and the items are not pure) and adds
+    ``E``, and their delta at ``budget.epsilon - E`` plus ``D``. ``delta`` is the budget's, or
+    without one the larger of 1e-6 and the basic total's delta.
 
     Proof: docs/proofs/key-selection.md
     """
     from ..analysis.outward import sum_up
     e_s, d_s = sum_up(e for e, _ in parts.shifts), sum_up(d for _, d in parts.shifts)
-    delta = budget.delta if budget is not None else 1e-6
+    # no budget: ``pld`` at 1e-6, or at the basic total's delta where the shifts reach 1e-6 (a
+    # selection designed to use its whole delta), so that it is stated whenever ``basic`` is
+    delta = budget.delta if budget is not None else max(1e-6, min(1.0, sum_up([d_s, *(d for _, d in
+                                                                                 parts.epsilon_deltas)])))
     inner = Parts(parts.items, parts.epsilon_deltas, parts.mixed)
     # the items' delta at the budget's epsilon less the shift (a budget below the shift: none)
     inner_budget = None if budget is None or budget.epsilon <= e_s else Target(budget.epsilon - e_s, delta)
-    out = accountant.composed(inner, inner_budget, at_delta=delta - d_s if delta > d_s else delta)
+    out = accountant.composed(inner, inner_budget, at_delta=delta - d_s if delta >= d_s else delta)
     pld = dict(out["pld"])
-    if delta > d_s and pld["epsilon"] is not None:
+    if delta >= d_s and pld["epsilon"] is not None and math.isfinite(pld["epsilon"]):   # at delta - D = 0: pure
         pld["epsilon"], pld["delta"] = sum_up([pld["epsilon"], e_s]), delta
     else:
         pld = {"epsilon": None, "delta": delta, "bound": "none: the selection's delta takes the whole delta"}
