@@ -16,7 +16,8 @@ step 3 pays: :func:`combines`), in four steps:
    ``row_number() over (partition by unit order by read index)`` (:func:`ranked`: the local
    engine's first-``max_rows``-rows rule); the two tables add per cell (:func:`by_unit`).
    Past :data:`OVER_IDS` such units, every row is ranked. Under the ``first`` rule without
-   ``max_rows_per_group``, a unit of exactly ``max_rows + 1`` rows is not set apart: its last
+   ``max_rows_per_group``, on a branch combined map-side (:func:`trims`), a unit of exactly
+   ``max_rows + 1`` rows is not set apart: its last
    row by read index (``max_by`` on the read index in step 3) is taken out of its sums
    (:func:`set_apart`), so a file whose units are over by one row at most needs no second job.
 2. *Per row* (:func:`branch_rows`): ``G``, the row's group when it is kept, passes ``where``
@@ -189,7 +190,7 @@ def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types
 
 
 def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots: dict[tuple, int],
-                 max_rows: int | None = None, rules: SparkRules = SparkRules()) -> Any:
+                 max_rows: int | None = None, rules: SparkRules = SparkRules(), trim: bool = False) -> Any:
     """Steps 3 and 4 (module docstring) for a branch: per (group, key of each keyed layout),
     per layout ``i`` of the branch: the units at home (``units_i``), the rows and values of the
     units whose home group holds it (``rows_i``, ``v{j}_i`` for the layout's slot ``j``), the
@@ -198,7 +199,8 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
     ``where`` (``ud_i``), ``cl{j}_i``, the least bad row ``b{j}_i``; and for the branch ``nw``,
     ``total``, ``kept``, the units (``nunits``: one row of each), ``noid``; with ``max_rows``,
     the units over it set apart (nothing of theirs counted) and their ids (``oids``: at most
-    :data:`OVER_IDS` + 1, on the row of no group and key). Only the windows
+    :data:`OVER_IDS` + 1, on the row of no group and key), with ``trim`` (``rows`` with
+    :data:`ROW`: :func:`trims`) the units over by one trimmed instead. Only the windows
     the layouts' kinds read are computed. ``rules``: the kept rows and groups
     (:mod:`.spark_groups`: :data:`.spark_groups.CUT` one more dimension)."""
     from pyspark.sql import Window
@@ -209,7 +211,6 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
         agg for s in range(len(slots)) for agg in (F.sum(f"v{s}").alias(f"v{s}"), F.sum(f"cl{s}").alias(f"cl{s}"),
                                                    F.min(f"b{s}").alias(f"b{s}"))] + [
         F.min(INDEX).alias("r0")] * (rules.key is not None)
-    trim = trims(max_rows, rules)
     if trim:   # each (unit, cell)'s last row by read index: what a unit over by one row drops
         sums += [F.max(ROW).alias("rl")] + [F.max_by(c, F.col(ROW)).alias(f"l{c}") for c in
                                             ["w"] + [f"{c}{s}" for s in range(len(slots)) for c in ("v", "cl")]]
@@ -232,11 +233,14 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
                                 F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"), *extra)
 
 
-def trims(max_rows: int | None, rules: SparkRules) -> bool:
+def trims(max_rows: int | None, rules: SparkRules, combine: bool) -> bool:
     """Whether the first pass takes the last row out of each unit of ``max_rows + 1`` rows
-    (:func:`set_apart`): under the ``first`` rule without ``max_rows_per_group``, where the
-    rows a unit keeps are its first ``max_rows`` by read index."""
-    return max_rows is not None and not rules.cuts
+    (:func:`set_apart`): under the ``first`` rule without ``max_rows_per_group`` (the rows a
+    unit keeps are its first ``max_rows`` by read index), where the branch's aggregate is
+    ``combine``-d map-side (:func:`combines`). Where the rows are shuffled by unit instead, a
+    unit has about one row per cell and the ``max_by`` columns cost more than they save
+    (docs/benchmarks.md: the demo's spec with no unit over, 20 % slower warm)."""
+    return max_rows is not None and not rules.cuts and combine
 
 
 def set_apart(t: Any, dims: list[str], width: int, max_rows: int, trim: bool) -> Any:
@@ -362,22 +366,25 @@ def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_row
     import pandas as pd
     shared = layouts(spec.statistics)
     types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
-    parts, over = [], None
+    parts: list = []
+    over: dict[bool, Any] = {}   # per trim (:func:`trims`), the rows of the units set apart, ranked
     split = [[i] for ids in branches(shared) for i in ids] if rules.per_group is not None else branches(shared)
     source = keyed.repartition(UNIT) if rules.per_group is not None and not ranked_rows else keyed
     for ids in split:
-        rows, slots = branch_rows(source, shared, ids, types, rules, read_index=trims(max_rows, rules))
-        if not (ranked_rows or source is not keyed or combines(shared, ids, spec.unit.rows_bound)):
+        combine = not ranked_rows and source is keyed and combines(shared, ids, spec.unit.rows_bound)
+        trim = trims(max_rows, rules, combine)
+        rows, slots = branch_rows(source, shared, ids, types, rules, read_index=trim)
+        if not (ranked_rows or source is not keyed or combine):
             rows = rows.repartition(UNIT)   # the rows shuffled by unit
-        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows, rules))
+        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows, rules, trim))
         if max_rows is not None:
             oids = [v for got_ids in got.pop("oids") if got_ids is not None for v in got_ids]
             if len(oids) > OVER_IDS:
                 return None, keyed
-            if oids and over is None:
-                over = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
+            if oids and trim not in over:   # the units set apart: over by one too unless trimmed
+                over[trim] = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
             if oids:
-                rows, _ = branch_rows(over, shared, ids, types, rules)
+                rows, _ = branch_rows(over[trim], shared, ids, types, rules)
                 got = pd.concat([got, to_frame(branch_cells(rows, shared, ids, slots, rules=rules))], ignore_index=True)
         parts += by_layout(got, shared, ids)
     return pd.concat(parts, ignore_index=True), keyed
