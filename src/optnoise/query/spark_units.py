@@ -15,7 +15,11 @@ step 3 pays: :func:`combines`), in four steps:
    plan is run on their rows alone (a broadcast semi-join on the ids), ranked by
    ``row_number() over (partition by unit order by read index)`` (:func:`ranked`: the local
    engine's first-``max_rows``-rows rule); the two tables add per cell (:func:`by_unit`).
-   Past :data:`OVER_IDS` such units, every row is ranked.
+   Past :data:`OVER_IDS` such units, every row is ranked. Under the ``first`` rule without
+   ``max_rows_per_group``, on a branch combined map-side (:func:`trims`), a unit of exactly
+   ``max_rows + 1`` rows is not set apart: its last
+   row by read index (``max_by`` on the read index in step 3) is taken out of its sums
+   (:func:`set_apart`), so a file whose units are over by one row at most needs no second job.
 2. *Per row* (:func:`branch_rows`): ``G``, the row's group when it is kept, passes ``where``
    and its group is declared, and per keyed layout its key ``K{i}``; its clamped, rounded
    values (the column rules of :mod:`.spark_rules`), the flags of what is not counted and of
@@ -138,14 +142,15 @@ def branches(shared: list[list[Statistic]]) -> list[list[int]]:
 
 
 def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types: dict[str, str],
-                rules: SparkRules = SparkRules()) -> tuple[Any, list]:
+                rules: SparkRules = SparkRules(), read_index: bool = False) -> tuple[Any, list]:
     """One row per input row for a branch: the unit, ``G`` (the group's index when the row is
     kept, passes ``where`` and its group is declared; else null), ``K{i}`` per keyed layout
     (its key's index when ``G`` is set), ``ok`` (kept), ``w`` (kept and passes ``where``),
     ``nw`` (kept, fails ``where``) and per value slot of the branch ``v``, ``cl``, ``b`` (the
     clamped, rounded value, clamped, the read index of a bad value; where ``G`` is set); with
     ``rules`` that cut rows, :data:`.spark_groups.CUT` (and under random bounding the read
-    index). And the branch's value slots (``(column, clamp, resolution)`` -> slot)."""
+    index); with ``read_index`` each row's :data:`ROW` (:func:`trims`). And the branch's value
+    slots (``(column, clamp, resolution)`` -> slot)."""
     from pyspark.sql import functions as F
 
     from .spark_rules import INTEGER, declared_index, matches, scaled_value
@@ -160,7 +165,8 @@ def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types
     G = F.when(inw, g)
     ok = F.col(TOP) if TOP in keyed.columns else kept
     fields = [F.col(UNIT), G.alias("G"), ok.cast("long").alias("ok"), inw.cast("long").alias("w"),
-              (kept & ~where).cast("long").alias("nw")] + ([F.col(INDEX)] if rules.key is not None else [])
+              (kept & ~where).cast("long").alias("nw")] + ([F.col(INDEX)] if rules.key is not None else []) + (
+              [F.col(ROW)] if read_index else [])
     K = F.lit(0)
     for i in ids:
         lead = shared[i][0]
@@ -184,7 +190,7 @@ def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types
 
 
 def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots: dict[tuple, int],
-                 max_rows: int | None = None, rules: SparkRules = SparkRules()) -> Any:
+                 max_rows: int | None = None, rules: SparkRules = SparkRules(), trim: bool = False) -> Any:
     """Steps 3 and 4 (module docstring) for a branch: per (group, key of each keyed layout),
     per layout ``i`` of the branch: the units at home (``units_i``), the rows and values of the
     units whose home group holds it (``rows_i``, ``v{j}_i`` for the layout's slot ``j``), the
@@ -193,7 +199,8 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
     ``where`` (``ud_i``), ``cl{j}_i``, the least bad row ``b{j}_i``; and for the branch ``nw``,
     ``total``, ``kept``, the units (``nunits``: one row of each), ``noid``; with ``max_rows``,
     the units over it set apart (nothing of theirs counted) and their ids (``oids``: at most
-    :data:`OVER_IDS` + 1, on the row of no group and key). Only the windows
+    :data:`OVER_IDS` + 1, on the row of no group and key), with ``trim`` (``rows`` with
+    :data:`ROW`: :func:`trims`) the units over by one trimmed instead. Only the windows
     the layouts' kinds read are computed. ``rules``: the kept rows and groups
     (:mod:`.spark_groups`: :data:`.spark_groups.CUT` one more dimension)."""
     from pyspark.sql import Window
@@ -204,26 +211,63 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
         agg for s in range(len(slots)) for agg in (F.sum(f"v{s}").alias(f"v{s}"), F.sum(f"cl{s}").alias(f"cl{s}"),
                                                    F.min(f"b{s}").alias(f"b{s}"))] + [
         F.min(INDEX).alias("r0")] * (rules.key is not None)
+    if trim:   # each (unit, cell)'s last row by read index: what a unit over by one row drops
+        sums += [F.max(ROW).alias("rl")] + [F.max_by(c, F.col(ROW)).alias(f"l{c}") for c in
+                                            ["w"] + [f"{c}{s}" for s in range(len(slots)) for c in ("v", "cl")]]
     t = rows.groupBy(UNIT, *dims).agg(F.count(F.lit(1)).alias("total"), *sums)
     unit = Window.partitionBy(UNIT)
     code = F.lit(0).cast("long")
     sizes = [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed] + [2] * rules.cuts
     for d, size in zip(dims, sizes):
         code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
-    t = t.withColumns({"code": code, "one": code == F.min(code).over(unit), "utotal": F.sum("total").over(unit)})
+    t = t.withColumns({"code": code, "one": code == F.min(code).over(unit), "utotal": F.sum("total").over(unit),
+                       **({"ulast": F.max("rl").over(unit)} if trim else {})})
     extra = []
-    if max_rows is not None:   # the units over max_rows: out of every sum here, their ids collected
-        big = F.col(UNIT).isNotNull() & (F.col("utotal") > max_rows)
-        zeroed = ["total", "ok", "w", "nw"] + [f"{c}{s}" for s in range(len(slots)) for c in ("v", "cl")]
-        t = t.withColumns({"oid": F.when(big & F.col("one"), F.col(UNIT)), "one": F.col("one") & ~big,
-                           **{c: F.when(~big, F.col(c)) for c in dims + [f"b{s}" for s in range(len(slots))]},
-                           **{c: F.when(~big, F.col(c)).otherwise(0) for c in zeroed}})
+    if max_rows is not None:
+        t = set_apart(t, dims, len(slots), max_rows, trim)
         extra = [F.slice(F.collect_list("oid"), 1, OVER_IDS + 1).alias("oids")]
     t, measures = unit_windows(t, shared, ids, dims, slots, rules)
     one = F.col("one")
     return t.groupBy(*dims).agg(*measures, F.sum("nw").alias("nw"), F.sum("total").alias("total"),
                                 F.sum("ok").alias("kept"), F.sum(one.cast("long")).alias("nunits"),
                                 F.max((one & F.col(UNIT).isNull()).cast("long")).alias("noid"), *extra)
+
+
+def trims(max_rows: int | None, rules: SparkRules, combine: bool) -> bool:
+    """Whether the first pass takes the last row out of each unit of ``max_rows + 1`` rows
+    (:func:`set_apart`): under the ``first`` rule without ``max_rows_per_group`` (the rows a
+    unit keeps are its first ``max_rows`` by read index), where the branch's aggregate is
+    ``combine``-d map-side (:func:`combines`). Where the rows are shuffled by unit instead, a
+    unit has about one row per cell and the ``max_by`` columns cost more than they save
+    (docs/benchmarks.md: the demo's spec with no unit over, 20 % slower warm)."""
+    return max_rows is not None and not rules.cuts and combine
+
+
+def set_apart(t: Any, dims: list[str], width: int, max_rows: int, trim: bool) -> Any:
+    """The first pass's per-(unit, cell) aggregate ``t`` with its units over ``max_rows`` out of
+    every sum and their ids in ``oid`` (one row each), except, with ``trim``, the units of
+    exactly ``max_rows + 1`` rows: from the row holding the unit's last row by read index
+    (``rl == ulast``; the read index is unique), that row's counts and values (``lw``, ``lv*``,
+    ``lcl*``; kept, it failed ``where`` when not ``w``; its ``b*`` when the least bad row there
+    is that row, the only one) are taken out; a cell that held that row alone is no cell of the
+    unit's (its dimensions null, as a row not kept). The rest of the unit's rows are its first
+    ``max_rows`` (docs/proofs/spark-bounding.md)."""
+    from pyspark.sql import functions as F
+    has_id, total = F.col(UNIT).isNotNull(), F.col("utotal")
+    big = has_id & (total > max_rows + trim)
+    zeroed = ["total", "ok", "w", "nw"] + [f"{c}{s}" for s in range(width) for c in ("v", "cl")]
+    bad = [f"b{s}" for s in range(width)]
+    if trim:
+        last = has_id & (total == max_rows + 1) & (F.col("rl") == F.col("ulast"))
+        drop = last & (F.col("total") == 1)
+        less = {"ok": F.lit(1), "w": F.col("lw"), "nw": 1 - F.col("lw"),
+                **{f"{c}{s}": F.col(f"l{c}{s}") for s in range(width) for c in ("v", "cl")}}
+        t = t.withColumns({**{c: F.when(last, F.col(c) - less[c]).otherwise(F.col(c)) for c in less},
+                           **{c: F.when(~drop, F.col(c)) for c in dims},
+                           **{c: F.when(~last | (F.col(c) != F.col("ulast")), F.col(c)) for c in bad}})
+    return t.withColumns({"oid": F.when(big & F.col("one"), F.col(UNIT)), "one": F.col("one") & ~big,
+                          **{c: F.when(~big, F.col(c)) for c in dims + bad},
+                          **{c: F.when(~big, F.col(c)).otherwise(0) for c in zeroed}})
 
 
 def by_layout(got: Any, shared: list[list[Statistic]], ids: list[int]) -> list[Any]:
@@ -322,22 +366,25 @@ def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_row
     import pandas as pd
     shared = layouts(spec.statistics)
     types = {f.name: f.dataType.simpleString() for f in keyed.schema.fields}
-    parts, over = [], None
+    parts: list = []
+    over: dict[bool, Any] = {}   # per trim (:func:`trims`), the rows of the units set apart, ranked
     split = [[i] for ids in branches(shared) for i in ids] if rules.per_group is not None else branches(shared)
     source = keyed.repartition(UNIT) if rules.per_group is not None and not ranked_rows else keyed
     for ids in split:
-        rows, slots = branch_rows(source, shared, ids, types, rules)
-        if not (ranked_rows or source is not keyed or combines(shared, ids, spec.unit.rows_bound)):
+        combine = not ranked_rows and source is keyed and combines(shared, ids, spec.unit.rows_bound)
+        trim = trims(max_rows, rules, combine)
+        rows, slots = branch_rows(source, shared, ids, types, rules, read_index=trim)
+        if not (ranked_rows or source is not keyed or combine):
             rows = rows.repartition(UNIT)   # the rows shuffled by unit
-        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows, rules))
+        got = to_frame(branch_cells(rows, shared, ids, slots, max_rows, rules, trim))
         if max_rows is not None:
             oids = [v for got_ids in got.pop("oids") if got_ids is not None for v in got_ids]
             if len(oids) > OVER_IDS:
                 return None, keyed
-            if oids and over is None:
-                over = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
+            if oids and trim not in over:   # the units set apart: over by one too unless trimmed
+                over[trim] = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
             if oids:
-                rows, _ = branch_rows(over, shared, ids, types, rules)
+                rows, _ = branch_rows(over[trim], shared, ids, types, rules)
                 got = pd.concat([got, to_frame(branch_cells(rows, shared, ids, slots, rules=rules))], ignore_index=True)
         parts += by_layout(got, shared, ids)
     return pd.concat(parts, ignore_index=True), keyed
@@ -452,5 +499,5 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
 
 __all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "OVER_IDS", "ROW", "UNIT", "aggregate_jvm", "arrow",
            "assemble", "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "combines",
-           "first_without_id", "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "to_frame",
-           "unit_table", "unit_windows", "value_slots"]
+           "first_without_id", "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "set_apart",
+           "to_frame", "trims", "unit_table", "unit_windows", "value_slots"]
