@@ -214,3 +214,31 @@ def test_spark_gives_the_local_document(tmp_path, which):
         assert r.exit_code == 0, r.output
         docs.append(json.loads(r.stdout)["statistics"]["p"])
     assert docs[0] == docs[1] and set(docs[0]["values"]) <= {"apple", "pear", "fig"}
+
+
+def _without_values(doc: dict) -> dict:
+    """A document less what the noise draws (values, intervals, the boundary's coin count)."""
+    out = json.loads(json.dumps(doc))
+    out.pop("created", None)
+    for stat in out["statistics"].values():
+        for key in ("values", "intervals", "boundary_count"):
+            stat.pop(key, None)
+        for key in ("boundary_count", "counts", "counts_intervals"):   # the selection's own drawn counts
+            stat.get("keys", {}).pop(key, None)
+    return out
+
+
+@pytest.mark.parametrize("change", ["replace", "add-remove"])
+def test_the_number_of_candidate_keys_shapes_nothing_published(change):
+    """A count of rows by found keys: one unit's rows moved to a key of its own (a candidate
+    the neighbour adds) must not change the noise, its neighbourhood or its statement -- only
+    drawn values may differ. (The cells a unit moves were once capped by the number of
+    candidate keys K: 2 beside 3, another mechanism, told apart with probability 1.)"""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"c": np.repeat(np.arange(1000), 3), "product": rng.choice(["a", "b"], 3000), "price": 1})
+    other = frame.copy()
+    other.loc[other["c"] == 0, "product"] = "zz"
+    unit = {"id": "c", "max_rows": 3, "change": change, **({"max_units": 2000} if change == "add-remove" else {})}
+    spec = _spec("rows", unit)
+    one, two = (_without_values(_query(f, spec, 3)) for f in (frame, other))
+    assert one == two

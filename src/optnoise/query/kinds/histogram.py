@@ -232,16 +232,23 @@ def held_groups(stat: Statistic, unit: UnitRules) -> int:
 def rows_histogram_cells(stat: Statistic, unit: UnitRules) -> int:
     """Cells one unit moves in a histogram of rows (module docstring): its at most ``m`` rows
     in each of at most ``h = min(g, groups)`` groups, each group's over at most ``min(m, K)``
-    keys (``m``: the rows a unit keeps in one group).
+    keys (``m``: the rows a unit keeps in one group); with keys found in the data, over ``m``
+    (``K`` is then the data's and must not decide the noise).
 
     Proof: docs/proofs/derived-neighbourhoods.md
     """
-    m, keys = int(group_rows(unit)), stat.keys.size  # type: ignore[union-attr,arg-type]
+    m = int(group_rows(unit))
+    # keys found in the data: their number K is the data's, so it must not shape the noise (a
+    # unit's own rows could add a candidate key): bound as if K were unlimited
+    found = stat.keys_from_data or getattr(stat, "selected_by", None) is not None
+    keys = None if found else stat.keys.size  # type: ignore[union-attr]
     groups = stat.groups.size if stat.groups else 1
-    one = min(rows_of(unit), held_groups(stat, unit) * min(m, keys))   # each moved cell holds a row
+    one = min(rows_of(unit), held_groups(stat, unit) * (m if keys is None else min(m, keys)))   # a row per cell
     if unit.change != "replace":
         return one
-    return min(2 * m, keys) if groups == 1 else 2 * one
+    if groups > 1:
+        return 2 * one
+    return 2 * m if keys is None else min(2 * m, keys)
 
 
 KIND = Histogram()
