@@ -131,11 +131,6 @@ def has_auto(spec: QuerySpec) -> bool:
     return spec.auto_rows is not None or any(s.auto_clamp for s in spec.statistics)
 
 
-def auto_key(spec: QuerySpec) -> str:
-    """The first key asking for a bound chosen privately (for a refusal that names it)."""
-    return next(key for key, _, _, _ in requests(spec))
-
-
 # ------------------------------------------------------------------ the pre-pass
 def requests(spec: QuerySpec) -> list[tuple[str, str, AutoRows, Statistic | None]]:
     """The bounds to choose, in a fixed order (the draws' order): ``(key, counted, request,
@@ -334,7 +329,7 @@ def bound_words(spec: QuerySpec) -> str:
     return "".join(b.words() for b in spec.bounds)
 
 
-__all__ = ["ChosenBound", "FLOOR_LEVEL", "auto_key", "bound_parts", "bound_words", "choose", "choose_bound",
+__all__ = ["ChosenBound", "FLOOR_LEVEL", "bound_parts", "bound_words", "choose", "choose_bound",
            "chosen_from_counts", "chosen_in_batches", "grid_histogram", "has_auto", "histogram_cell", "noise_floor",
            "plain", "prepass_columns", "requests",
            "row_counts_histogram", "unit_values", "with_chosen_bounds"]

@@ -27,7 +27,7 @@ from ..publish.document import Wording, describe_input, header, provenance, seed
 from ..publish.document import statement as document_statement
 from ..randomness import RandomSource, random_source
 from ..seeded import warn_not_private
-from .aggregate import Aggregated, aggregate, answers, bounding_source
+from .aggregate import Aggregated, aggregate, answers, bounding_key
 from .autobound import bound_parts, bound_words, chosen_in_batches, has_auto
 from .cells import Answers
 from .found import found_in_frame, with_found_keys
@@ -466,7 +466,7 @@ def query(frame: Any, spec: Any, *, seed: int | None = None, source: RandomSourc
 
     parsed = with_found_keys(parsed, found_in_frame(data, parsed))
     parsed = chosen_in_batches([data], parsed, src)   # max_rows = "auto": the histogram first
-    agg = aggregate([data], parsed, source=bounding_source(parsed, src))
+    agg = aggregate([data], parsed, key=bounding_key(parsed, src))
     doc, audit = build_documents(parsed, agg, src, engine="python", before_draw=record)
     if runs:
         delivered(ledger, runs[0], audit)
