@@ -378,3 +378,87 @@ def test_an_input_an_executor_cannot_see_is_named(tmp_path, spark, monkeypatch):
                                             "must see the input at the same path as the driver") as info:
         aggregate_spark(tmp_path / "gone.parquet", "parquet", spec)
     assert "\n" not in str(info.value)
+
+
+def _places() -> pd.DataFrame:
+    """Units of every kind the one-job path of single units (``spark_single``) tells apart, at
+    ``max_rows = 3``, each unit's rows interleaved with the others': within ``max_rows`` in one
+    place; of 4 rows with the 4th in the same place, or elsewhere (a greater or a lesser place:
+    another key or group, an undeclared key, a row failing a ``where``, a missing or clamped
+    value that must be neither refused nor counted); in several places among the first 3 rows;
+    over by two; never counted."""
+    units = [
+        [(1, 2, 1.0)], [(0, 1, 0.5)] * 2, [(2, 3, 4.5)] * 3,              # within max_rows, one place
+        [(1, 2, 2.0)] * 4, [(0, 3, 4.0)] * 3 + [(0, 3, 1.0)],              # over by one, the 4th in the place
+        [(0, 1, 1.5)] * 3 + [(2, 3, 2.0)], [(2, 3, 1.5)] * 3 + [(0, 1, 2.0)],   # the 4th at a greater, a lesser place
+        [(1, 1, 1.0)] * 3 + [(-1, 1, 3.0)], [(1, 1, 1.0)] * 3 + [(1, 7, 3.0)],  # undeclared key, group
+        [(0, 2, 2.5)] * 3 + [(1, 2, np.nan)], [(2, 2, 2.5)] * 3 + [(0, 2, 99.0)],  # a bad, a clamped value
+        [(1, 2, 0.5)] * 3 + [(3, 2, 1.0)],                                # the 4th fails the where
+        [(0, 1, 1.0), (2, 1, 1.0), (0, 1, 3.0)],                          # several places: ranked
+        [(1, 3, 1.0)] * 5, [(0, 3, 1.0)] * 3 + [(2, 3, 1.0), (2, 3, 4.0)],   # over by two: ranked
+        [(1, 7, 2.0)] * 4, [(-1, 9, 1.0)] * 2,                            # never counted
+    ]
+    rows = [(u, k, g, v, i) for u, unit in enumerate(units) for i, (k, g, v) in enumerate(unit)]
+    rng = np.random.default_rng(3)
+    rows.sort(key=lambda r: (r[4], rng.random()))   # each unit's i-th row among the others' i-th rows
+    return pd.DataFrame([r[:4] for r in rows], columns=["u", "k", "g", "v"])
+
+
+def test_single_units_take_one_job_for_every_branch(tmp_path, spark, monkeypatch):
+    frame = _places()
+    frame.to_parquet(tmp_path / "places.parquet", index=False)
+    stats = {"h": {"kind": "histogram", "key": "k", "keys": [0, 1, 2], "epsilon": 1.0},   # three branches
+             "hr": {**STATS["hr"], "where": {"k": {"lower": 0, "upper": 2}}},
+             "s": STATS["s"], "n": STATS["n"], "sn": {**STATS["s"], "where": {"k": {"lower": 0, "upper": 2}}},
+             "m": STATS["m"] | {"key": "k", "keys": [0, 1, 2]}}
+    spec = {"unit": {"id": "u", "max_rows": 3}, "statistics": stats}
+    sizes = _cells_only(monkeypatch)
+    import optnoise.query.spark_units as jvm
+    passes: list = []
+    rank = jvm.ranked
+    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
+                        rank(keyed, spec, rank_rows))
+    monkeypatch.setattr(jvm, "combines", lambda *args: True)   # every branch's rows collapse
+    local = _same(spec, tmp_path / "places.parquet")
+    assert passes == [False, True]   # one job for the single units, their rows alone ranked for the others
+    assert sizes and max(sizes) <= _cells_bound(spec)
+    assert local.rows - local.kept == 9 + 2 * 2 + 1 and local.counts["s"].get("values_clamped", 0) == 0
+    assert local.counts["h"]["units_with_rows_in_several_cells"] == 1
+    # single units alone: one job
+    single = frame[~frame["u"].isin([12, 13, 14])]
+    single.to_parquet(tmp_path / "single.parquet", index=False)
+    passes.clear()
+    _same(spec, tmp_path / "single.parquet")
+    assert passes == [False]
+    # each unit's rows contiguous, text ids: the same answers
+    contiguous = frame.sort_values("u", kind="stable").assign(u=lambda f: "p" + f["u"].astype(str))
+    contiguous.to_parquet(tmp_path / "contiguous.parquet", index=False)
+    _same(spec, tmp_path / "contiguous.parquet")
+    # a row without an id: refused at its data row, as locally (the caller's path)
+    frame["u"] = frame["u"].astype("Int64")
+    frame.loc[5, "u"] = None
+    frame.to_parquet(tmp_path / "noid.parquet", index=False)
+    with pytest.raises(InvalidParameterError, match="data row 6"):
+        aggregate_spark(tmp_path / "noid.parquet", "parquet", parse_query_spec(spec))
+
+
+def test_the_group_by_bench_spec_takes_one_job(tmp_path, spark, monkeypatch):
+    # bench/query.py's spec (a histogram by circuit, a sum by circuit) on its kind of data: every
+    # household's rows in one circuit, in time order, a few households of max_rows + 1 rows
+    households, hours = 50, 24
+    rows = [(h, h % 12 + 1, t, round(0.1 * ((h * 7 + t * 3) % 13), 3)) for t in range(hours) for h in range(households)]
+    rows += [(h, h % 12 + 1, 24, 10.5) for h in (3, 17, 41)]
+    frame = pd.DataFrame(rows, columns=["household", "circuit", "hour", "kwh"])
+    frame.to_parquet(tmp_path / "meters.parquet", index=False)
+    circuits = list(range(1, 13))
+    spec = {"unit": {"id": "household", "max_rows": 24}, "statistics": {
+        "households": {"kind": "histogram", "key": "circuit", "keys": circuits, "epsilon": 1.0},
+        "kwh": {"kind": "sum", "column": "kwh", "clamp": {"lower": 0, "upper": 10}, "resolution": 0.1,
+                "by": "circuit", "groups": circuits, "epsilon": 1.0}}}
+    import optnoise.query.spark_units as jvm
+    passes: list = []
+    rank = jvm.ranked
+    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
+                        rank(keyed, spec, rank_rows))
+    local = _same(spec, tmp_path / "meters.parquet")
+    assert passes == [False] and local.rows - local.kept == 3

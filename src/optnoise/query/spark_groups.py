@@ -108,6 +108,23 @@ def ranked(keyed: Any, spec: QuerySpec, rank: bool = True) -> Any:
     return keyed.withColumns({KEPT: F.lit(True), TOP: top})
 
 
+def branch_sizes(shared: list[list[Statistic]], ids: list[int]) -> list[int]:
+    """The sizes of a branch's dimensions (:func:`.spark_rules.branch_keys`): the groups, then
+    each keyed layout's keys."""
+    return [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in ids if shared[i][0].key is not None]
+
+
+def dims_code(dims: list[Any], sizes: list[int]) -> Any:
+    """The code of a combination of dimensions (columns, each an index below its size or
+    null): mixed radix, digit ``d + 1`` of base ``size + 1``, 0 for null; a long, never null,
+    below the product of ``size + 1``."""
+    from pyspark.sql import functions as F
+    code = F.lit(0).cast("long")
+    for d, size in zip(dims, sizes):
+        code = code * (size + 1) + F.coalesce(d + 1, F.lit(0).cast("long"))
+    return code
+
+
 def cut(keyed: Any, G: Any, K: Any, rules: SparkRules) -> Any:
     """:data:`CUT` of a row (module docstring) whose group is ``G`` (null: not counted) and key
     ``K`` (null: undeclared; read with ``max_rows_per_group`` only, when the branch is one
@@ -213,5 +230,5 @@ def _measures(i: int, group: list[Statistic], slots: dict[tuple, int], counted: 
     return out
 
 
-__all__ = ["CUT", "INDEX", "KEPT", "PRIORITY", "ROW", "SparkRules", "TOP", "UNIT", "cut", "rank_of", "ranked",
-           "rules_of", "unit_windows", "value_slots"]
+__all__ = ["CUT", "INDEX", "KEPT", "PRIORITY", "ROW", "SparkRules", "TOP", "UNIT", "branch_sizes", "cut",
+           "dims_code", "rank_of", "ranked", "rules_of", "unit_windows", "value_slots"]

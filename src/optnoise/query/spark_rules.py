@@ -116,6 +116,25 @@ def declared_index(name: str, keys: Keys, integral: bool) -> Any:
     return lookup[whole].cast("long")
 
 
+def branch_keys(shared: list[list[Statistic]], ids: list[int], types: dict[str, str], kept: Any) -> tuple[Any, Any, dict[int, Any]]:
+    """A branch's per-row dimensions (the layouts ``ids`` of ``shared``, which share ``where``
+    and ``by``): its ``where`` (never null), ``G`` (the group's index when the row is ``kept``,
+    passes ``where`` and its group is declared; 0 for every such row without ``by``; else
+    null) and per keyed layout ``i`` its ``K_i`` (the key's index where ``G`` is set, else
+    null). Columns of ``types`` (name -> Spark simple type string)."""
+    from pyspark.sql import functions as F
+    first = shared[ids[0]][0]
+    where = F.lit(True)
+    for cond in first.where:
+        where = where & matches(cond)
+    g = declared_index(first.by, first.groups, types[first.by] in INTEGER) if first.by else F.lit(0).cast("long")
+    G = F.when(kept & where, g)
+    keys = {i: F.when(G.isNotNull(), declared_index(shared[i][0].key, shared[i][0].keys,
+                                                    types[shared[i][0].key] in INTEGER))
+            for i in ids if shared[i][0].key is not None}
+    return where, G, keys
+
+
 def scaled_value(stat: Statistic) -> tuple[Any, Any, Any]:
     """``(value, clamped, bad)`` of a counted row: the value clamped and rounded in units of
     the resolution (a long), whether it was clamped, whether it is missing or not finite
@@ -131,4 +150,4 @@ def scaled_value(stat: Statistic) -> tuple[Any, Any, Any]:
     return value, clamped, bad
 
 
-__all__ = ["UNIT_RULE_KINDS", "eligible", "matches", "declared_index", "scaled_value", "number", "present"]
+__all__ = ["UNIT_RULE_KINDS", "branch_keys", "eligible", "matches", "declared_index", "scaled_value", "number", "present"]

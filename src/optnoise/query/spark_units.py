@@ -58,8 +58,8 @@ from ..errors import InvalidParameterError
 from .aggregate import Aggregated, layouts
 from .cells import bump
 from .kinds import from_cells, kind_of
-from .spark_groups import (CUT, INDEX, KEPT, PRIORITY, ROW, TOP, UNIT, SparkRules, cut, ranked, rules_of,
-                           unit_windows, value_slots)
+from .spark_groups import (CUT, INDEX, KEPT, PRIORITY, ROW, TOP, UNIT, SparkRules, branch_sizes, cut, dims_code,
+                           ranked, rules_of, unit_windows, value_slots)
 from .spec import QuerySpec, Statistic
 
 BAD_VALUE = "OPTNOISE_BAD_VALUE"
@@ -153,28 +153,17 @@ def branch_rows(keyed: Any, shared: list[list[Statistic]], ids: list[int], types
     slots (``(column, clamp, resolution)`` -> slot)."""
     from pyspark.sql import functions as F
 
-    from .spark_rules import INTEGER, declared_index, matches, scaled_value
-    first = shared[ids[0]][0]
+    from .spark_rules import branch_keys, scaled_value
     kept = F.col(KEPT)
-    where = F.lit(True)
-    for cond in first.where:
-        where = where & matches(cond)
+    where, G, keys = branch_keys(shared, ids, types, kept)
     zero = F.lit(0).cast("long")
-    g = declared_index(first.by, first.groups, types[first.by] in INTEGER) if first.by else zero
-    inw = kept & where
-    G = F.when(inw, g)
     ok = F.col(TOP) if TOP in keyed.columns else kept
-    fields = [F.col(UNIT), G.alias("G"), ok.cast("long").alias("ok"), inw.cast("long").alias("w"),
+    fields = [F.col(UNIT), G.alias("G"), ok.cast("long").alias("ok"), (kept & where).cast("long").alias("w"),
               (kept & ~where).cast("long").alias("nw")] + ([F.col(INDEX)] if rules.key is not None else []) + (
               [F.col(ROW)] if read_index else [])
-    K = F.lit(0)
-    for i in ids:
-        lead = shared[i][0]
-        if lead.key is not None:
-            K = F.when(G.isNotNull(), declared_index(lead.key, lead.keys, types[lead.key] in INTEGER))
-            fields.append(K.alias(f"K{i}"))
-    if rules.cuts:   # one layout when max_rows_per_group is set (:func:`by_unit`)
-        fields.append(cut(keyed, G, K, rules))
+    fields += [K.alias(f"K{i}") for i, K in keys.items()]
+    if rules.cuts:   # one layout when max_rows_per_group is set (:func:`by_unit`): its key, if any
+        fields.append(cut(keyed, G, next(reversed(keys.values()), F.lit(0)), rules))
     slots: dict[tuple, int] = {}
     for i in ids:
         for stat in value_slots(shared[i])[0]:
@@ -216,10 +205,7 @@ def branch_cells(rows: Any, shared: list[list[Statistic]], ids: list[int], slots
                                             ["w"] + [f"{c}{s}" for s in range(len(slots)) for c in ("v", "cl")]]
     t = rows.groupBy(UNIT, *dims).agg(F.count(F.lit(1)).alias("total"), *sums)
     unit = Window.partitionBy(UNIT)
-    code = F.lit(0).cast("long")
-    sizes = [shared[ids[0]][0].shape[0]] + [shared[i][0].keys.size for i in keyed] + [2] * rules.cuts
-    for d, size in zip(dims, sizes):
-        code = code * (size + 1) + F.coalesce(F.col(d) + 1, F.lit(0).cast("long"))
+    code = dims_code([F.col(d) for d in dims], branch_sizes(shared, ids) + [2] * rules.cuts)
     t = t.withColumns({"code": code, "one": code == F.min(code).over(unit), "utotal": F.sum("total").over(unit),
                        **({"ulast": F.max("rl").over(unit)} if trim else {})})
     extra = []
@@ -318,7 +304,10 @@ def aggregate_jvm(raw: Any, spec: QuerySpec, key: bytes | None = None) -> Aggreg
         if rules.key is not None:   # random bounding: each row's priority (computed where read)
             from .priority import spark_row_priority
             base = base.withColumn(PRIORITY, spark_row_priority(rules.key, F.col(INDEX)))
-        got, keyed = by_unit(ranked(base, spec, False), spec, spec.unit.rows_bound, rules=rules)
+        keyed = ranked(base, spec, False)
+        got = by_single(keyed, spec, rules)
+        if got is None:   # not every branch combines, or too many units not single (or no id)
+            got, keyed = by_unit(keyed, spec, spec.unit.rows_bound, rules=rules)
         if got is None:   # over OVER_IDS units over max_rows: every row ranked by the read index
             got, keyed = by_unit(ranked(base, spec), spec, ranked_rows=True, rules=rules)
     else:
@@ -349,6 +338,35 @@ def combines(shared: list[list[Statistic]], ids: list[int], max_rows: int | None
     lead = shared[ids[0]][0]
     cells = lead.shape[0] * int(np.prod([shared[i][0].keys.size for i in ids if shared[i][0].key is not None]))
     return 2 * cells <= max_rows
+
+
+def by_single(keyed: Any, spec: QuerySpec, rules: SparkRules) -> Any | None:
+    """The per-cell frames of every layout when every branch combines (:func:`combines`) under
+    the ``first`` rule without ``max_rows_per_group``: the units whose first ``max_rows`` rows
+    lie in one place summed in one job for every branch (:mod:`.spark_single`), the others'
+    rows alone ranked (a broadcast semi-join on their ids, one more job per branch). ``None``
+    otherwise, or when a row has no id or more than :data:`OVER_IDS` units are not single (the
+    caller's path: :func:`by_unit`)."""
+    import pandas as pd
+
+    from .spark_single import places, single_frames, single_table
+    shared, m = layouts(spec.statistics), spec.unit.rows_bound
+    split = branches(shared)
+    if m is None or rules.cuts or not all(combines(shared, ids, m) for ids in split):
+        return None
+    packed = places(shared, split)
+    if packed is None:
+        return None
+    got = to_frame(single_table(keyed, shared, packed, m, OVER_IDS))
+    if bool((got["noid"].fillna(0) > 0).any()):
+        return None
+    frame, oids = single_frames(got, shared, packed)
+    if len(oids) > OVER_IDS:
+        return None
+    if oids:
+        over = ranked(keyed.join(unit_table(keyed, oids), UNIT, "left_semi"), spec)
+        frame = pd.concat([frame, by_unit(over, spec, ranked_rows=True, rules=rules)[0]], ignore_index=True)
+    return frame
 
 
 def by_unit(keyed: Any, spec: QuerySpec, max_rows: int | None = None, ranked_rows: bool = False,
@@ -498,6 +516,6 @@ def refuse_bad(noid: int | None, got: Any, shared: list[list[Statistic]], keyed:
 
 
 __all__ = ["BAD_VALUE", "BRANCH_CELLS", "DATA_ROW", "KEPT", "OVER_IDS", "ROW", "UNIT", "aggregate_jvm", "arrow",
-           "assemble", "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_unit", "combines",
+           "assemble", "branch_cells", "branch_rows", "branches", "by_layout", "by_row", "by_single", "by_unit", "combines",
            "first_without_id", "layout_fields", "per_row", "ranked", "refuse_bad", "row_cells", "set_apart",
            "to_frame", "trims", "unit_table", "unit_windows", "value_slots"]
