@@ -166,6 +166,14 @@ def _cells_only(monkeypatch) -> list:
     return sizes
 
 
+def _passes(monkeypatch) -> list:
+    """Record, for every call of ``spark_units.ranked``, whether it ranks the rows (a second
+    job) or not (the first pass)."""
+    import optnoise.query.spark_units as jvm
+    passes = _passes(monkeypatch)
+    return passes
+
+
 def _cells_bound(spec: dict) -> int:
     """Per branch of layouts, one row per (group, key of each keyed layout), a missing one
     included: a bound set by the declared keys and groups alone."""
@@ -185,10 +193,7 @@ def test_units_one_row_over_max_rows(tmp_path, spark, monkeypatch):
     spec = {"unit": {"id": "u", "max_rows": 3}, "statistics": stats}
     sizes = _cells_only(monkeypatch)
     import optnoise.query.spark_units as jvm
-    passes: list = []
-    rank = jvm.ranked
-    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
-                        rank(keyed, spec, rank_rows))
+    passes = _passes(monkeypatch)
     local = _same(spec, tmp_path / "over.parquet")   # several layouts
     assert local.rows - local.kept == 8 and local.counts["s"].get("values_clamped", 0) == 0
     assert sizes and max(sizes) <= _cells_bound(spec)
@@ -238,11 +243,7 @@ def test_units_in_many_cells_ties_and_scattered_rows(tmp_path, spark, monkeypatc
              "keys": [0, 1, 2], "by": "g", "groups": GROUPS}, "m": STATS["m"],
              "mb": {"kind": "mode", "key": "k", "keys": [0, 1, 2], "by": "g", "groups": GROUPS, "epsilon": 1.0}}
     sizes = _cells_only(monkeypatch)
-    import optnoise.query.spark_units as jvm
-    passes: list = []
-    rank = jvm.ranked
-    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
-                        rank(keyed, spec, rank_rows))
+    passes = _passes(monkeypatch)
     most = int(frame.groupby("u").size().max())
     for m in (most, 1, 4, 9):   # no unit over max_rows: one pass, no row ranked; else a second, ranked
         spec = {"unit": {"id": "u", "max_rows": m}, "statistics": stats}
@@ -414,10 +415,7 @@ def test_single_units_take_one_job_for_every_branch(tmp_path, spark, monkeypatch
     spec = {"unit": {"id": "u", "max_rows": 3}, "statistics": stats}
     sizes = _cells_only(monkeypatch)
     import optnoise.query.spark_units as jvm
-    passes: list = []
-    rank = jvm.ranked
-    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
-                        rank(keyed, spec, rank_rows))
+    passes = _passes(monkeypatch)
     monkeypatch.setattr(jvm, "combines", lambda *args: True)   # every branch's rows collapse
     local = _same(spec, tmp_path / "places.parquet")
     assert passes == [False, True]   # one job for the single units, their rows alone ranked for the others
@@ -455,10 +453,6 @@ def test_the_group_by_bench_spec_takes_one_job(tmp_path, spark, monkeypatch):
         "households": {"kind": "histogram", "key": "circuit", "keys": circuits, "epsilon": 1.0},
         "kwh": {"kind": "sum", "column": "kwh", "clamp": {"lower": 0, "upper": 10}, "resolution": 0.1,
                 "by": "circuit", "groups": circuits, "epsilon": 1.0}}}
-    import optnoise.query.spark_units as jvm
-    passes: list = []
-    rank = jvm.ranked
-    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
-                        rank(keyed, spec, rank_rows))
+    passes = _passes(monkeypatch)
     local = _same(spec, tmp_path / "meters.parquet")
     assert passes == [False] and local.rows - local.kept == 3

@@ -70,7 +70,10 @@ def single_table(keyed: Any, shared: list[list[Statistic]], packed: list[tuple[l
     """Steps 1 to 4 (module docstring): the plan of the per-(branch, code) table, with columns
     ``b`` (the branch), ``c`` (its code), ``nunits``, ``total``, ``kept``, ``w{c}`` per
     distinct ``where``, ``v{s}``, ``cl{s}``, ``b{s}`` per distinct summed column, ``oids`` and
-    ``noid`` (:func:`fields_of`'s order)."""
+    ``noid`` (:func:`fields_of`'s order).
+
+    Proof: docs/proofs/spark-bounding.md (*single units*)
+    """
     from pyspark.sql import functions as F
 
     from .spark_rules import branch_keys, matches, scaled_value

@@ -6,8 +6,12 @@ driver receives, per *branch* (:func:`branches`: the layouts -- :func:`.aggregat
 statistics sharing ``where``, ``by`` and ``key`` -- that share ``where`` and ``by``), one row
 per (group, key of each keyed layout), missing ones included: a number set by the declared
 groups and keys, so its memory does not depend on the number of rows or units (issue 38).
-One job per branch (one shuffle of the rows by unit, or none when Spark's map-side combine of
-step 3 pays: :func:`combines`), in four steps:
+Where every branch's rows collapse map-side (:func:`combines`) under the ``first`` rule
+without ``max_rows_per_group``, the units whose first ``max_rows`` rows lie in one place are
+summed first, every branch in one job (:func:`by_single`, :mod:`.spark_single`: one hash
+aggregation by unit, as a plain group-by), and only the other units' rows go through the steps
+below. Otherwise one job per branch (one shuffle of the rows by unit, or none when Spark's
+map-side combine of step 3 pays: :func:`combines`), in four steps:
 
 1. *Kept rows* (with an id and ``max_rows``): a first pass keeps every row; in step 4 the
    units over ``max_rows`` (their rows counted over the unit's window) are set apart -- every
@@ -346,7 +350,10 @@ def by_single(keyed: Any, spec: QuerySpec, rules: SparkRules) -> Any | None:
     lie in one place summed in one job for every branch (:mod:`.spark_single`), the others'
     rows alone ranked (a broadcast semi-join on their ids, one more job per branch). ``None``
     otherwise, or when a row has no id or more than :data:`OVER_IDS` units are not single (the
-    caller's path: :func:`by_unit`)."""
+    caller's path: :func:`by_unit`).
+
+    Proof: docs/proofs/spark-bounding.md (*single units*)
+    """
     import pandas as pd
 
     from .spark_single import places, single_frames, single_table
