@@ -170,7 +170,10 @@ def _passes(monkeypatch) -> list:
     """Record, for every call of ``spark_units.ranked``, whether it ranks the rows (a second
     job) or not (the first pass)."""
     import optnoise.query.spark_units as jvm
-    passes = _passes(monkeypatch)
+    passes: list = []
+    rank = jvm.ranked
+    monkeypatch.setattr(jvm, "ranked", lambda keyed, spec, rank_rows=True: passes.append(rank_rows) or
+                        rank(keyed, spec, rank_rows))
     return passes
 
 
