@@ -425,6 +425,10 @@ def test_single_units_take_one_job_for_every_branch(tmp_path, spark, monkeypatch
     assert sizes and max(sizes) <= _cells_bound(spec)
     assert local.rows - local.kept == 9 + 2 * 2 + 1 and local.counts["s"].get("values_clamped", 0) == 0
     assert local.counts["h"]["units_with_rows_in_several_cells"] == 1
+    # two groups kept per unit: a single unit's one cell is kept; the others' ranked as before
+    passes.clear()
+    _same({"unit": {"id": "u", "max_rows": 3, "max_groups": 2}, "statistics": stats}, tmp_path / "places.parquet")
+    assert passes == [False, True]
     # single units alone: one job
     single = frame[~frame["u"].isin([12, 13, 14])]
     single.to_parquet(tmp_path / "single.parquet", index=False)
