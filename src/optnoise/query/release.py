@@ -190,9 +190,26 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     out = ACCOUNTANT.total(Parts([(p.composition_profile(), k) for p, k, _ in parts],
                                  [ed for _, k, ed in parts for _ in range(k)], shifts=[(e, d) for e, d, _ in shifts]),
                            spec.budget, lambda worst: spec.unit.subject())
-    if spec.bounds and "selection" in out:   # the shifts here are statistics with a delta, by their declared targets
-        out["declared_targets"] = {**out.pop("selection"), "about": "statistics with a delta, composed by their "
-                                   "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"}
+    if spec.bounds and "selection" in out:   # the shifts: selections, and statistics with a delta by their targets
+        out.pop("selection")
+        out.update(shift_sums(shifts))
+    return out
+
+
+def shift_sums(shifts: list[tuple[float, float, str]]) -> dict:
+    """With a bound chosen privately, the total's shifts by what they are: ``selection`` (keys
+    found in the data) and ``declared_targets`` (statistics with a delta, composed by their
+    declared targets: docs/proofs/private-bounds.md), each ``epsilon`` and ``delta`` summed and
+    rounded up, absent when there is none."""
+    from ..analysis.outward import sum_up
+    out = {}
+    for about, key, words in (("selection", "selection", None),
+                              ("declared target", "declared_targets", "statistics with a delta, composed by their "
+                               "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)")):
+        these = [(e, d) for e, d, a in shifts if a == about]
+        if these:
+            out[key] = {"epsilon": sum_up(e for e, _ in these), "delta": sum_up(d for _, d in these),
+                        "statistics": len(these), **({"about": words} if words else {})}
     return out
 
 
@@ -209,7 +226,9 @@ def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, 
     response certified at no less than its epsilon (it dominates every mechanism with that
     pure epsilon), one with a delta as a shift (basic composition with the rest). The exact
     profiles of the chosen bound's mechanisms are not composed: they depend on the histogram's
-    output (adaptive composition).
+    output (adaptive composition). A selection of keys found in the data adds its threshold's
+    shift; its cells, pure (the geometric) or not (the truncated), are composed as a pure
+    statistic or by the declared target (its mechanism and threshold read no chosen bound).
 
     Proof: docs/proofs/private-bounds.md, docs/proofs/key-selection.md
     """
@@ -220,10 +239,13 @@ def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, 
     shifts = []
     for item in planned:
         t = item.stat.target
-        if t.pure:
+        chosen = kind_of(item.stat).selection(item)   # keys found in the data: a mechanism no bound shapes
+        if t.pure or (chosen is not None and all(p.epsilon_delta[1] == 0 for p in item.parts)):
             parts.append((TheoremPart(item.stat.name, dominating_rr(t.epsilon), t.epsilon), 1, (t.epsilon, 0.0)))
         else:
             shifts.append((t.epsilon, t.delta, "declared target"))
+        if chosen is not None:
+            shifts.append((chosen.epsilon_shift, chosen.delta, "selection"))
     return parts, shifts
 
 
