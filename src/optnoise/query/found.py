@@ -95,15 +95,15 @@ def found_in_frame(frame: Any, spec: QuerySpec) -> dict[str, Keys]:
 def with_found_keys(spec: QuerySpec, found: dict[str, Keys]) -> QuerySpec:
     """The spec whose ``keys = "from-data"`` statistics hold the found values as their keys
     (still marked ``keys_from_data``: their release is thresholded), and whose statistics
-    selected by one of them (:func:`with_selections`) hold them as their groups (a sum, a mean)
-    or keys (a histogram of rows). A column without any value gives no candidate: the statistic
-    then releases nothing."""
+    selected by one of them (:func:`with_selections`) hold them as their groups (a sum, a mean
+    by the key alone) or keys (a histogram of rows; a sum or mean beside declared groups). A
+    column without any value gives no candidate: the statistic then releases nothing."""
     if not wanted(spec):
         return spec
     stats = []
     for s in spec.statistics:
         if s.keys_from_data or s.selected_by is not None:
-            as_groups = not s.keys_from_data and s.by is not None   # a sum or mean by a found key
+            as_groups = s.key is None   # a sum or mean by a found key alone: the key is its groups
             col = s.by if as_groups else s.key
             keys = found.get(col)  # type: ignore[arg-type]
             if keys is None:
@@ -133,7 +133,11 @@ def with_selections(stats: list[Statistic], *, smallest_epsilon: float) -> list[
       released only above the exact threshold), and the statistic itself at the rest of the
       epsilon with no delta (pure), by the key as its groups (a sum, a mean) or keys (a count
       of rows: a histogram of rows), its values released for the selection's released keys
-      only (:func:`selected`).
+      only (:func:`selected`). With declared ``by`` groups both keep them: the selection is
+      the histogram of units over (group, key) cells, thresholded cell by cell as a histogram
+      ``by`` groups is, and the values are released per (group, key) -- a sum or a mean keeps a
+      unit's rows in its ``max_groups`` (group, key) cells of most counted rows, the cells its
+      selection counts it in (:meth:`.kinds.sum.Sum.keeps_cells`).
 
     Refused, naming the key: no delta or another notion than ``dp``, a mechanism other than
     pure noise on the line, an epsilon share below ``smallest_epsilon``, a statistic already
@@ -181,9 +185,9 @@ def _selected_pair(s: Statistic, smallest_epsilon: float) -> list[Statistic]:
                                     f"{rest:g})")
     name = s.name + SELECTION_SUFFIX
     selection = Statistic(name, "histogram", Target(chosen, t.delta), where=s.where, key=s.key,  # type: ignore[union-attr]
-                          keys_from_data=True, mechanism="clamped-geometric")
+                          by=s.by, groups=s.groups, keys_from_data=True, mechanism="clamped-geometric")
     values = Target(rest)
-    if s.kind == "count":   # of rows: released as the histogram of rows over the found keys
+    if s.kind == "count" or s.by is not None:   # of rows: the histogram of rows; by groups: (group, key) cells
         return [selection, replace(s, target=values, keys_from_data=False, selected_by=name)]
     return [selection, replace(s, target=values, by=s.key, key=None, keys_from_data=False, selected_by=name)]
 
@@ -209,6 +213,15 @@ def check_found(stat: Statistic) -> None:
                                     "\"from-data\": the threshold reads the tail of noise on the line")
 
 
+def kept_cells(cells: dict, released: dict) -> dict:
+    """``cells`` (``key -> x``, or ``group -> key -> x`` beside declared groups) kept where
+    ``released`` (the selection's values, the same shape) holds the key: every group stays,
+    with only its released keys."""
+    if any(isinstance(v, dict) for v in released.values()):
+        return {g: {k: cells[g][k] for k in keys} for g, keys in released.items()}
+    return {k: cells[k] for k in released}
+
+
 def _below(rest: float, whole: float, part: float) -> float:
     """``rest`` lowered by one float step if ``part + rest`` exceeds ``whole`` exactly (the two
     shares' basic sum never above the statistic's epsilon)."""
@@ -231,11 +244,10 @@ def selected(items: list, docs: dict[str, dict]) -> dict[str, dict]:
         if stat.selected_by is None or stat.selected_by not in docs:
             continue
         chosen = docs.pop(stat.selected_by)
-        kept = list(chosen["values"])
         doc = docs[stat.name]
         for field in ("values", "intervals"):
             if isinstance(doc.get(field), dict):
-                doc[field] = {k: doc[field][k] for k in kept}
+                doc[field] = kept_cells(doc[field], chosen["values"])
         doc["keys"] = {**chosen["keys"], "selection_share": stat.selection_share, "counts": chosen["values"], "counts_intervals": chosen["intervals"],
                        "selection": {k: chosen[k] for k in ("target", "mechanism") if k in chosen},
                        "values_released_for": "the keys whose noisy count of units passes the threshold"}
@@ -245,4 +257,4 @@ def selected(items: list, docs: dict[str, dict]) -> dict[str, dict]:
 
 
 __all__ = ["FROM_DATA", "MAX_FOUND", "PURE_MECHANISMS", "SELECTION_SUFFIX", "found_in_batches", "found_in_frame",
-           "check_found", "selected", "wanted", "with_found_keys", "with_selections"]
+           "check_found", "kept_cells", "selected", "wanted", "with_found_keys", "with_selections"]
