@@ -140,7 +140,7 @@ def test_a_bad_combined_spec_exits_2_naming_the_key(tmp_path):
 
 
 @pytest.mark.spark
-def test_spark_gives_the_local_document(tmp_path):
+def test_spark_gives_the_local_document(tmp_path, both_engines):
     """Both engines: the bounds' histograms, the choices, the selections and the values drawn in
     the same order from the same seed."""
     _frame(n=1200).to_csv(tmp_path / "in.csv", index=False)
@@ -149,12 +149,7 @@ def test_spark_gives_the_local_document(tmp_path):
         '[statistics.p]\nkind = "mean"\ncolumn = "price"\nclamp = "auto"\nclamp_cap = 16\nkey = "product"\n'
         'keys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n'
         '[statistics.h]\nkind = "histogram"\nkey = "product"\nkeys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n')
-    docs = []
-    for engine in ("local", "spark"):
-        r = runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
-                                "--seed", "4", "--json", "--engine", engine])
-        assert r.exit_code == 0, r.output
-        docs.append(json.loads(r.stdout))
+    docs = both_engines(tmp_path / "q.toml", tmp_path / "in.csv", 4)
     for key in ("statistics", "bounds", "only_if_unseeded"):
         assert docs[0][key] == docs[1][key]
     assert set(docs[0]["statistics"]["p"]["values"]) <= {"apple", "pear", "fig"}

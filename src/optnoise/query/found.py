@@ -11,6 +11,10 @@ candidate that did not pass (docs/proofs/key-selection.md). The candidate keys a
 they stay out of every published part (the document, its CSV, the terminal's view); the
 private audit record may name how many there were.
 
+A count of rows, sum or mean by a found key is released with a selection of its keys
+(:func:`with_selections`), beside declared ``by`` groups too: its cells are then the (group,
+key) pairs, selected cell by cell.
+
 Found values keep their type: an integer column gives integer keys, a text column text keys
 (as a declared list would be written); other columns (floats, dates) are refused, naming the
 key. At most :data:`MAX_FOUND` distinct values per column (the cells' memory: each candidate is

@@ -16,7 +16,7 @@ Statistic keys: ``kind``; the target ``epsilon`` [``delta``, ``notion``] or ``sh
 fraction of ``budget``); ``where`` (``{ col = v }``, ``{ col = [v, w] }``,
 ``{ col = { lower = a, upper = b } }``); ``of`` (a count: ``"units"``, default, or
 ``"rows"``; a peak: the summed column); ``key`` + ``keys`` (``{ lower, upper }`` or a list; ``"from-data"``: a histogram's, or a count's,
-sum's or mean's by key, with ``selection_share``, :mod:`.found`);
+sum's or mean's by key, with ``selection_share`` and optionally declared ``by`` groups, :mod:`.found`);
 ``by`` + ``groups``; ``column`` (a sum); ``clamp`` ``{ lower, upper }`` and ``resolution``
 (a sum, a peak, a mean, a quantile: its public grid); ``quantiles`` (a quantile's levels, e.g.
 ``[0.25, 0.5, 0.75]``; a median has 0.5); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
