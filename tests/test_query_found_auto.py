@@ -66,6 +66,24 @@ def test_the_total_is_the_bounds_histograms_the_declared_targets_and_the_selecti
     assert "rare" not in json.dumps(doc)
 
 
+def test_both_together_an_auto_clamp_and_a_sum_by_declared_groups_and_a_found_key():
+    """The two of issue 36 at once: ``clamp = "auto"`` on a sum by (region, found product) under
+    ``max_groups = 2``: by hand, 0.25 (max_rows) + 1.0 (the sum: 0.1 clamp, 0.45 selection, 0.45
+    values) plus the selection's shift over m = 2 cells per unit."""
+    frame = _frame()
+    frame["region"] = np.where(np.arange(len(frame)) % 3 == 0, "south", "north")
+    spec = _spec(max_groups=2)
+    spec["statistics"] = {"p": {**spec["statistics"]["p"], "by": "region", "groups": ["north", "south"]}}
+    doc = _query(frame, spec, seed=5)
+    p = doc["statistics"]["p"]
+    assert set(p["values"]) == {"north", "south"} and p["keys"]["keys_per_unit"] == 2
+    assert all(set(row) <= {"apple", "pear", "fig"} for row in p["values"].values())
+    total = doc["only_if_unseeded"]["total"]
+    assert total["basic"]["epsilon"] == pytest.approx(1.25 + p["keys"]["selection_epsilon"], rel=1e-12)
+    cells_delta = 0.0 if p["keys"]["selection_epsilon"] else 1e-6   # the geometric's shift, or the truncated cells'
+    assert total["basic"]["delta"] == pytest.approx(cells_delta + p["keys"]["selection_delta"], rel=1e-12)
+
+
 def _published_selection(doc: dict) -> dict:
     """What a selection publishes that no draw decides: its threshold, its shift, its mechanism."""
     out = {}
