@@ -141,7 +141,7 @@ def with_selections(stats: list[Statistic], *, smallest_epsilon: float) -> list[
       the histogram of units over (group, key) cells, thresholded cell by cell as a histogram
       ``by`` groups is, and the values are released per (group, key) -- a sum or a mean keeps a
       unit's rows in its ``max_groups`` (group, key) cells of most counted rows, the cells its
-      selection counts it in (:meth:`.kinds.sum.Sum.keeps_cells`).
+      selection counts it in (``keep_cells``, :meth:`.kinds.sum.Sum.answers`).
 
     Refused, naming the key: no delta or another notion than ``dp``, a mechanism other than
     pure noise on the line, an epsilon share below ``smallest_epsilon``, a statistic already
@@ -192,7 +192,8 @@ def _selected_pair(s: Statistic, smallest_epsilon: float) -> list[Statistic]:
                           by=s.by, groups=s.groups, keys_from_data=True, mechanism="clamped-geometric")
     values = Target(rest)
     if s.kind == "count" or s.by is not None:   # of rows: the histogram of rows; by groups: (group, key) cells
-        return [selection, replace(s, target=values, keys_from_data=False, selected_by=name)]
+        return [selection, replace(s, target=values, keys_from_data=False, selected_by=name,
+                                   keep_cells=s.kind != "count")]
     return [selection, replace(s, target=values, by=s.key, key=None, keys_from_data=False, selected_by=name)]
 
 

@@ -157,7 +157,7 @@ def unit_windows(t: Any, shared: list[list[Statistic]], ids: list[int], dims: li
         live = counted & (F.col(CUT) == 0) if rules.cuts else counted
         cell = G * lead.keys.size + F.col(f"K{i}") if lead.key is not None else G
         cells = ["G"] + ([f"K{i}"] if lead.key is not None else [])
-        paired = any(kind_of(s).keeps_cells(s) for s in group)   # rows kept in the unit's kept cells
+        paired = any(s.keep_cells for s in group)   # rows kept in the unit's kept cells
         homes = paired or any(kind_of(s).counts_units(s) for s in group)
         grouped = lead.by is not None and not paired and not all(kind_of(s).counts_units(s) for s in group)
         n, lw = F.when(counted, w), F.when(live, w)
@@ -193,7 +193,7 @@ def _measures(i: int, group: list[Statistic], slots: dict[tuple, int], counted: 
               grouped: bool, rules: SparkRules, kept: Any = None) -> list[Any]:
     """The final aggregation's measures of layout ``i`` (:func:`.spark_units.branch_cells`);
     ``kept``: whether a row's cell is one of its unit's kept cells, for a layout whose unit
-    keeps cells (:meth:`.kinds.base.Kind.keeps_cells`), else ``None``."""
+    keeps cells (``Statistic.keep_cells``), else ``None``."""
     from pyspark.sql import functions as F
     w, code = F.col("w"), F.col("code")
     if not homes:

@@ -97,6 +97,11 @@ class Statistic:
     #: The statistic (a histogram of units with keys found in the data) whose released keys are
     #: the only ones this statistic's values are released for (:func:`.found.with_selections`).
     selected_by: str | None = None
+    #: A sum or mean by declared groups and a key found in the data: a unit's rows kept in its
+    #: ``max_groups`` (group, key) cells of most counted rows -- the cells its selection counts it
+    #: in -- not in its groups (:func:`.cells.summed_cells`; a layout of its own,
+    #: :func:`.aggregate.layouts`).
+    keep_cells: bool = False
 
     @property
     def columns(self) -> tuple[str, ...]:

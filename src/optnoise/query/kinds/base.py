@@ -128,13 +128,6 @@ class Kind:
         whose rows lie in one cell as that many)."""
         return False
 
-    def keeps_cells(self, stat: Statistic) -> bool:
-        """Whether a unit's rows are kept in its ``max_groups`` *cells* (group, key) of most
-        counted rows, not in its groups (:func:`..cells.summed_cells`): a sum or mean by declared
-        groups and a key found in the data. Such a statistic has a layout of its own
-        (:func:`..aggregate.layouts`)."""
-        return False
-
     def grid(self, answers: Answers) -> np.ndarray:
         """The grid partitions of the data add up (groups x keys) to give the answers."""
         return answers.cells

@@ -37,18 +37,16 @@ class Sum(Kind):
         return clamped_contribution(stat, unit)
 
     def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
-        return Answers(summed_cells(stat, part, counts, part["value"].to_numpy(np.int64), rules,
-                                    by_cells=self.keeps_cells(stat)))
-
-    def keeps_cells(self, stat: Statistic) -> bool:
-        """By declared groups and a key found in the data (:func:`..found.with_selections`): a
-        unit's rows in its ``g`` (group, key) cells of most counted rows -- the cells its
-        selection, a histogram of units over the same layout, counts it in; so one unit moves
-        ``g`` cells (``2g`` under replace), each by its rows in one group at most.
+        """By declared groups and a key found in the data (``stat.keep_cells``,
+        :func:`..found.with_selections`): a unit's rows in its ``g`` (group, key) cells of most
+        counted rows -- the cells its selection, a histogram of units over the same layout,
+        counts it in; so one unit moves ``g`` cells (``2g`` under replace), each by its rows in
+        one group at most.
 
         Proof: docs/proofs/key-selection.md ("Beside declared groups")
         """
-        return stat.by is not None and stat.key is not None
+        return Answers(summed_cells(stat, part, counts, part["value"].to_numpy(np.int64), rules,
+                                    by_cells=stat.keep_cells))
 
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """As every number; by declared groups and a found key, ``group -> key -> value``."""
