@@ -26,7 +26,10 @@ every box holds its true value the released ``z_i`` lies in the same box as ``q_
 A *hierarchy*: a histogram ``by`` groups and the overall histogram of the same key (same
 keys, same ``where``), both consistent, are released top down (the TopDown order): the
 overall one first, then each key's column of groups projected onto the overall released
-value of that key (:func:`add_up`).
+value of that key (:func:`add_up`). With ``within`` (:mod:`.hierarchy`) a histogram ``by``
+finer groups names its parent, a consistent histogram ``by`` coarser ones, and a public map of
+its groups into the parent's: each key's groups mapped to one parent group are projected onto
+the parent's released value there (:func:`add_up_within`), at any depth, parents first.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from ..analysis.intervals import exact_alpha
 from ..errors import InvalidParameterError
 from ..randomness import RandomSource
 from .draw import plain, shaped
+from .hierarchy import homes, top_down
 from .intervals import expected_abs_error, interval
 from .mechanisms import Cell
 from .statistic import Statistic
@@ -164,15 +168,36 @@ def add_up_columns(independent: np.ndarray, box_low: np.ndarray, box_high: np.nd
                    source: RandomSource) -> tuple[np.ndarray, bool]:
     """Each column ``k`` of a groups x keys grid projected onto ``totals[k]`` (the overall
     histogram's released value of key ``k``), inside the boxes where they admit it
-    (:func:`fitted`); ``(grid, every value inside its box)``.
+    (:func:`fitted`); ``(grid, every value inside its box)``: :func:`add_up_within` with one
+    parent group.
 
     Proof: docs/proofs/consistent-tables.md
     """
-    out = np.zeros_like(np.asarray(independent, np.int64))
+    groups = np.asarray(independent).shape[0]
+    return add_up_within(independent, box_low, box_high, np.asarray(totals, np.int64)[None, :],
+                         np.zeros(groups, np.int64), source)
+
+
+def add_up_within(independent: np.ndarray, box_low: np.ndarray, box_high: np.ndarray, totals: np.ndarray,
+                  homes: np.ndarray, source: RandomSource) -> tuple[np.ndarray, bool]:
+    """A groups x keys grid made to add up to a parent's released parent-groups x keys grid
+    ``totals``: for each key ``k``, then each parent group ``G`` (in order), the rows ``i`` with
+    ``homes[i] = G`` of column ``k`` projected onto ``totals[G, k]``, inside the boxes where they
+    admit it (:func:`fitted`); ``(grid, every value inside its box)``. Every parent group must
+    have a row (:func:`.hierarchy.check_within`).
+
+    Proof: docs/proofs/consistent-tables.md
+    """
+    y = np.asarray(independent, np.int64)
+    lo, hi = np.asarray(box_low, np.int64), np.asarray(box_high, np.int64)
+    sums, home = np.asarray(totals, np.int64), np.asarray(homes, np.int64)
+    rows = [np.flatnonzero(home == g) for g in range(sums.shape[0])]
+    out = np.zeros_like(y)
     inside = True
-    for k, total in enumerate(np.asarray(totals, np.int64)):
-        out[:, k], ok = fitted(independent[:, k], box_low[:, k], box_high[:, k], int(total), source)
-        inside = inside and ok
+    for k in range(y.shape[1]):
+        for g, r in enumerate(rows):
+            out[r, k], ok = fitted(y[r, k], lo[r, k], hi[r, k], int(sums[g, k]), source)
+            inside = inside and ok
     return out, inside
 
 
@@ -226,46 +251,37 @@ def _grid(stat: Statistic, entry: Any) -> np.ndarray:
     return np.array([[row[k] for k in keys] for row in rows], dtype=np.int64)
 
 
-def parent_of(stat: Statistic, others: Sequence[Statistic]) -> Statistic | None:
-    """The overall consistent histogram that ``stat`` (consistent, ``by`` groups) adds up to:
-    the first of ``others`` without ``by`` over the same key, keys and ``where``."""
-    if not stat.consistent or stat.by is None:
-        return None
-    for other in others:
-        if other.consistent and other.by is None and other.key == stat.key and other.keys == stat.keys \
-                and other.where == stat.where and other.of == stat.of == "units":
-            return other
-    return None
-
-
 def add_up(stats: Sequence[Statistic], docs: Mapping[str, dict], source: RandomSource) -> dict[str, dict]:
     """The documents with every consistent histogram ``by`` groups made to add up, key by key,
-    to its overall histogram (:func:`parent_of`), top down (module docstring).
+    to its parent (:func:`.hierarchy.parent_of`: the overall histogram, or the one ``within``
+    names, group by group through its map), top down (:func:`.hierarchy.top_down`), so every
+    level adds up to the level above and the top one to the number of units.
 
     Proof: docs/proofs/consistent-tables.md
     """
     out = dict(docs)
-    for stat in stats:
-        parent = parent_of(stat, stats)
-        if parent is None:
-            continue
+    for stat, parent in top_down(stats):
         entry, top = out[stat.name], out[parent.name]
         c = entry["consistent"]
         y = _grid(stat, c["independent_values"])
         boxes = _grid(stat, c["simultaneous_intervals"])   # groups x keys x (low, high)
-        lo, hi = boxes[..., 0], boxes[..., 1]
-        totals = np.array([top["values"][k] for k in stat.keys.labels()], np.int64)  # type: ignore[union-attr]
-        grid, inside = add_up_columns(y, lo, hi, totals, source)
+        totals = _grid(parent, top["values"])
+        grid, inside = add_up_within(y, boxes[..., 0], boxes[..., 1], totals, homes(stat, parent), source)
         s_lo, s_hi = c["simultaneous_outside"]
         out_value = top["outside"]["value"]
+        tied = {"adds_up_to": parent.name,
+                "values_inside_simultaneous_intervals": bool(inside and s_lo <= out_value <= s_hi),
+                "hierarchy": f"each key's groups add up to statistic '{parent.name}' (released first), the outside "
+                             "cell equals its outside cell"}
+        if stat.within is not None and parent.groups is not None:
+            tied["hierarchy"] = (f"for each key, the groups mapped to a group of statistic '{parent.name}' (within.map) "
+                                 "add up to its released value there (released first), the outside cell equals its "
+                                 "outside cell")
+            tied["map"] = dict(stat.within.map)
         out[stat.name] = {**entry, "values": shaped(stat, grid, True),
                           "outside": {**entry["outside"], "value": out_value},
-                          "consistent": {**c, "adds_up_to": parent.name,
-                                         "values_inside_simultaneous_intervals":
-                                             bool(inside and s_lo <= out_value <= s_hi),
-                                         "hierarchy": f"each key's groups add up to statistic '{parent.name}' "
-                                                      "(released first), the outside cell equals its outside cell"}}
+                          "consistent": {**c, **tied}}
     return out
 
 
-__all__ = ["Consistent", "add_up", "add_up_columns", "body", "fitted", "parent_of", "project", "release"]
+__all__ = ["Consistent", "add_up", "add_up_columns", "add_up_within", "body", "fitted", "project", "release"]
