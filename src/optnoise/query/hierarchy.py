@@ -111,14 +111,6 @@ def check_within(stats: Sequence[Statistic]) -> None:
     """Refuse a bad ``within`` (module docstring), naming ``statistics.NAME.within``."""
     by_name = {s.name: s for s in stats}
     for stat in stats:
-        within = getattr(stat, "within", None)
-        if within is None:
-            continue
-        try:
-            _check_one(stat, within, by_name)
-        except InvalidParameterError as exc:
-            raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
-    for stat in stats:
         seen, name = [stat.name], stat.name
         while (w := getattr(by_name.get(name), "within", None)) is not None and w.statistic in by_name:
             name = w.statistic
@@ -127,6 +119,14 @@ def check_within(stats: Sequence[Statistic]) -> None:
                                             "a parent that is not below this statistic (the levels form a tree, "
                                             "released top down: no cycle)")
             seen.append(name)
+    for stat in stats:
+        within = getattr(stat, "within", None)
+        if within is None:
+            continue
+        try:
+            _check_one(stat, within, by_name)
+        except InvalidParameterError as exc:
+            raise exc.renamed(f"statistics.{stat.name}.{exc.parameter}") from exc
 
 
 def _check_one(stat: Statistic, within: Within, by_name: Mapping[str, Statistic]) -> None:
