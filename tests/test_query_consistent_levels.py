@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from optnoise.cli.app import app
 from optnoise.errors import InvalidParameterError
 from optnoise.query.aggregate import aggregate, answers
-from optnoise.query.consistent import add_up_columns, add_up_within, fitted, release
+from optnoise.query.consistent import add_up, add_up_columns, add_up_within, fitted, narrow, project, release
 from optnoise.query.hierarchy import top_down
 from optnoise.query.mechanisms import count_cell
 from optnoise.query.release import query
@@ -158,7 +158,81 @@ def test_add_up_within_projects_each_parent_groups_block():
     assert np.array_equal(one[0], add_up_columns(y, lo, hi, totals[0], SeededRandomSource(2))[0])
 
 
+def test_narrow_is_the_parent_values_some_child_values_reach():
+    """Every tiny case: a parent cell's narrowed interval is its box met with the sums of child
+    values within the child's boxes (enumerated), the outside cell the two boxes met; ``None``
+    exactly when some cell would be empty."""
+    home = np.array([0, 1, 0])                                 # three child groups, two parent groups, one key
+    for c_lo in itertools.product(range(3), repeat=4):
+        c_hi = np.array(c_lo) + np.array([1, 0, 2, 1])
+        c_lo = np.array(c_lo)
+        for p_lo in itertools.product(range(0, 6, 2), repeat=3):
+            p_lo = np.array(p_lo)
+            p_hi = p_lo + 2
+            got = narrow(p_lo, p_hi, c_lo, c_hi, home)
+            want, empty = [], False
+            for g in (0, 1):
+                reach = {sum(v) for v in itertools.product(*[range(c_lo[i], c_hi[i] + 1)
+                                                             for i in np.flatnonzero(home == g)])}
+                cell = [v for v in range(p_lo[g], p_hi[g] + 1) if v in reach]
+                empty = empty or not cell
+                want.append(cell)
+            out = [v for v in range(p_lo[2], p_hi[2] + 1) if c_lo[3] <= v <= c_hi[3]]
+            if empty or not out:
+                assert got is None
+                continue
+            assert [list(range(a, b + 1)) for a, b in zip(*got)] == [*want, out]
+
+
+def test_tight_child_intervals_carry_the_truth_to_every_level():
+    """A document whose bottom level's simultaneous intervals are made exactly its true cells,
+    the levels above [0, N]: released top down again, the narrowing carries the children's sums
+    up, so every level's released values are its true table (the top re-projected)."""
+    frame = _frame(120, 5)
+    spec = _spec()
+    spec["statistics"]["region"] = {**spec["statistics"]["region"], "within": {"statistic": "all"}}
+    parsed = parse_query_spec(spec)
+    n = frame["u"].nunique()
+    true = {s.name: answers(aggregate([frame], parsed), s).cells for s in parsed.statistics}
+    docs = query(frame, spec, seed=2)["statistics"]
+    for s in parsed.statistics:
+        c = docs[s.name]["consistent"]
+        exact = s.name == "circuit"
+        rows = c["simultaneous_intervals"].items() if s.groups else [(None, c["simultaneous_intervals"])]
+        for i, (_, row) in enumerate(rows):
+            for j, key in enumerate(row):
+                row[key] = [int(true[s.name][i, j])] * 2 if exact else [0, n]
+        outside = n - int(true[s.name].sum())
+        c["simultaneous_outside"] = [outside, outside] if exact else [0, n]
+    released = add_up(parsed.statistics, docs, SeededRandomSource(0))
+    for s in parsed.statistics:
+        assert np.array_equal(_grid(released[s.name]), true[s.name]), s.name
+        assert released[s.name]["consistent"]["values_inside_simultaneous_intervals"]
+
+
 # ------------------------------------------------------------------ coverage by simulation
+def _top_down(levels: list, home: np.ndarray, n: int, source) -> list[np.ndarray]:
+    """Three levels (top 1 x 3, middle 2 x 3, bottom 5 x 3, each with its outside cell last)
+    released as :func:`optnoise.query.consistent.add_up` releases ``within`` ties, on arrays:
+    the boxes narrowed bottom up (:func:`narrow`), the top projected into its narrowed boxes
+    where its values leave them, then each level onto the one above inside its narrowed boxes."""
+    boxes = [(lv.box_low, lv.box_high) for lv in levels]
+    for i, h in ((1, home), (0, np.zeros(2, np.int64))):
+        boxes[i] = narrow(*boxes[i], *boxes[i + 1], h) or boxes[i]
+    top = levels[0].values
+    lo, hi = boxes[0]
+    if not ((lo <= top) & (top <= hi)).all() and lo.sum() <= n <= hi.sum():
+        top = project(levels[0].independent, lo, hi, n, source)
+    out = [top]
+    for i, h in ((1, np.zeros(2, np.int64)), (2, home)):
+        lv, (lo, hi) = levels[i], boxes[i]
+        rows = len(h)
+        grid, _ = add_up_within(lv.independent[:-1].reshape(rows, 3), lo[:-1].reshape(rows, 3),
+                                hi[:-1].reshape(rows, 3), out[-1][:-1].reshape(-1, 3), h, source)
+        out.append(np.append(grid.ravel(), out[-1][-1]))
+    return out
+
+
 #: The false-alarm rate of the whole simulation test (Bonferroni over its binomial tests).
 FALSE_ALARM = 1e-6
 
@@ -166,8 +240,9 @@ FALSE_ALARM = 1e-6
 def test_three_levels_sum_and_cover_by_simulation():
     """R = 1500 releases of three levels (overall 3 keys, 2 feeders x 3 keys, 5 circuits x 3
     keys; the outside cell in each; N = 40), pure eps 0.5 per cell, alpha = 0.1, the true
-    tables adding up (units drawn into circuit cells). In every release every level adds up
-    exactly and is non-negative. Misses of each marginal interval (per cell), of each level's
+    tables adding up (units drawn into circuit cells), released as ``within`` ties are
+    (:func:`_top_down`). In every release every level adds up exactly and is non-negative;
+    whenever every truth lies in its simultaneous interval, so does every released value. Misses of each marginal interval (per cell), of each level's
     simultaneous intervals (any cell), and of all levels' at once are binomial with rates <=
     alpha, alpha, 3 alpha: each count stays below its binomial quantile at FALSE_ALARM / 27
     (27 tests). Power: the marginal intervals taken as all levels' simultaneous ones are
@@ -185,17 +260,17 @@ def test_three_levels_sum_and_cover_by_simulation():
     limit = binom.ppf(1 - FALSE_ALARM / tests, reps, alpha)
     limit3 = binom.ppf(1 - FALSE_ALARM / tests, reps, 3 * alpha)
     misses = [np.zeros(t.size, int) for t in truth]
-    box_misses, all_misses, naive_misses = np.zeros(3, int), 0, 0
+    box_misses, all_misses, naive_misses, on_e = np.zeros(3, int), 0, 0, 0
     for _ in range(reps):
         levels = [release(cell, t, n, alpha, source) for t in truth]
-        z_f, _ = add_up_within(levels[1].independent[:-1].reshape(2, 3), levels[1].box_low[:-1].reshape(2, 3),
-                               levels[1].box_high[:-1].reshape(2, 3), levels[0].values[:-1].reshape(1, 3),
-                               np.zeros(2, np.int64), source)
-        z_c, _ = add_up_within(levels[2].independent[:-1].reshape(5, 3), levels[2].box_low[:-1].reshape(5, 3),
-                               levels[2].box_high[:-1].reshape(5, 3), z_f, home, source)
-        assert (z_c >= 0).all() and (z_f >= 0).all() and int(levels[0].values.sum()) == n
+        z = _top_down(levels, home, n, source)
+        z_f, z_c = z[1][:-1].reshape(2, 3), z[2][:-1].reshape(5, 3)
+        assert all((v >= 0).all() and int(v.sum()) == n for v in z) and z[1][-1] == z[2][-1] == z[0][-1]
         assert np.array_equal(np.array([z_c[home == g].sum(0) for g in (0, 1)]), z_f)
-        assert np.array_equal(z_f.sum(0), levels[0].values[:-1])
+        assert np.array_equal(z_f.sum(0), z[0][:-1])
+        if all(((lv.box_low <= t) & (t <= lv.box_high)).all() for lv, t in zip(levels, truth)):
+            on_e += 1      # every truth in its box: every released value in its box (proof, Claim 4)
+            assert all(((lv.box_low <= v) & (v <= lv.box_high)).all() for lv, v in zip(levels, z))
         missed_any = False
         for i, (lv, t) in enumerate(zip(levels, truth)):
             misses[i] += ~((lv.low <= t) & (t <= lv.high))
@@ -205,7 +280,7 @@ def test_three_levels_sum_and_cover_by_simulation():
         all_misses += missed_any
         naive_misses += not all(((lv.low <= t) & (t <= lv.high)).all() for lv, t in zip(levels, truth))
     assert all((m <= limit).all() for m in misses) and (box_misses <= limit).all() and all_misses <= limit3
-    assert naive_misses > limit3                              # power
+    assert naive_misses > limit3 and on_e > reps // 2         # power; the event E is frequent (>= 0.7 proven)
 
 
 # ------------------------------------------------------------------ refusals

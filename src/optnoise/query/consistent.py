@@ -251,26 +251,102 @@ def _grid(stat: Statistic, entry: Any) -> np.ndarray:
     return np.array([[row[k] for k in keys] for row in rows], dtype=np.int64)
 
 
+def _boxes(stat: Statistic, entry: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A statistic's simultaneous intervals, cells then the outside cell, as two flat vectors."""
+    c = entry["consistent"]
+    grid = _grid(stat, c["simultaneous_intervals"])
+    lo, hi = c["simultaneous_outside"]
+    return np.append(grid[..., 0].ravel(), lo), np.append(grid[..., 1].ravel(), hi)
+
+
+def narrow(low: np.ndarray, high: np.ndarray, child_low: np.ndarray, child_high: np.ndarray,
+           homes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A parent's intervals narrowed to the sums of a child's: flat vectors, the parent's
+    groups x keys cells then the outside cell, the child's likewise; ``homes[i]`` the parent
+    group of the child's group ``i``. Cell ``(G, k)`` becomes ``[max(low, sum of the lows of
+    the child's cells (i, k) with homes[i] = G), min(high, sum of their highs)]``, the outside
+    cell ``[max, min]`` of the two outside cells; ``None`` where a cell would be empty.
+
+    Proof: docs/proofs/consistent-tables.md
+    """
+    home = np.asarray(homes, np.int64)
+    keys = (len(child_low) - 1) // len(home)
+    groups = (len(low) - 1) // keys
+    sums = [np.zeros((groups, keys), np.int64) for _ in range(2)]
+    for total, v in zip(sums, (child_low, child_high)):
+        np.add.at(total, home, np.asarray(v[:-1], np.int64).reshape(-1, keys))
+    new_low = np.maximum(low, np.append(sums[0].ravel(), child_low[-1]))
+    new_high = np.minimum(high, np.append(sums[1].ravel(), child_high[-1]))
+    return (new_low, new_high) if (new_low <= new_high).all() else None
+
+
+def narrowed(pairs: Sequence[tuple[Statistic, Statistic]], docs: Mapping[str, dict]) -> dict[str, tuple]:
+    """The simultaneous intervals of every statistic tied by ``within``, narrowed bottom up to
+    the sums of its children's (each parent cell to ``[sum of its children's lows, sum of their
+    highs]`` through the map, the outside cell to the child's): ``{name: (low, high)}``, flat,
+    the outside cell last. A narrowing that would leave a cell empty (then some truth lies
+    outside its interval, or the true tables do not add up) is skipped. Only ``within`` ties
+    narrow (one-level specs without it are released as before).
+
+    Proof: docs/proofs/consistent-tables.md
+    """
+    boxes: dict[str, tuple] = {}
+    for stat, parent in reversed(list(pairs)):            # the deepest ties first
+        if stat.within is None:
+            continue
+        for s in (stat, parent):
+            boxes.setdefault(s.name, _boxes(s, docs[s.name]))
+        tightened = narrow(*boxes[parent.name], *boxes[stat.name], homes(stat, parent))
+        if tightened is not None:
+            boxes[parent.name] = tightened
+    return boxes
+
+
+def refit_top(stat: Statistic, entry: dict, low: np.ndarray, high: np.ndarray, source: RandomSource) -> dict:
+    """A top statistic's entry projected into its narrowed intervals (:func:`narrowed`) where
+    its values lie outside them and they admit its total (:func:`project` from the independent
+    releases); otherwise unchanged (already the nearest point in the narrowed intervals)."""
+    c = entry["consistent"]
+    z = np.append(_grid(stat, entry["values"]).ravel(), entry["outside"]["value"])
+    if ((low <= z) & (z <= high)).all() or not int(low.sum()) <= int(c["total"]) <= int(high.sum()):
+        return entry
+    y = np.append(_grid(stat, c["independent_values"]).ravel(), c["independent_outside"])
+    z = project(y, low, high, int(c["total"]), source)
+    return {**entry, "values": shaped(stat, z[:-1].reshape(stat.shape), True),
+            "outside": {**entry["outside"], "value": plain(z[-1])},
+            "consistent": {**c, "values_inside_simultaneous_intervals": True}}
+
+
 def add_up(stats: Sequence[Statistic], docs: Mapping[str, dict], source: RandomSource) -> dict[str, dict]:
     """The documents with every consistent histogram ``by`` groups made to add up, key by key,
     to its parent (:func:`.hierarchy.parent_of`: the overall histogram, or the one ``within``
     names, group by group through its map), top down (:func:`.hierarchy.top_down`), so every
-    level adds up to the level above and the top one to the number of units.
+    level adds up to the level above and the top one to the number of units. A statistic with
+    children tied by ``within`` is projected into its intervals narrowed to its children's sums
+    (:func:`narrowed`, :func:`refit_top`), so that whenever every truth lies in its simultaneous
+    interval and the true tables add up, every released value at every level does too.
 
     Proof: docs/proofs/consistent-tables.md
     """
     out = dict(docs)
-    for stat, parent in top_down(stats):
+    pairs = top_down(stats)
+    tight = narrowed(pairs, out)
+    children = {stat.name for stat, _ in pairs}
+    for stat in stats:
+        if stat.name in tight and stat.name not in children:
+            out[stat.name] = refit_top(stat, out[stat.name], *tight[stat.name], source)
+    for stat, parent in pairs:
         entry, top = out[stat.name], out[parent.name]
         c = entry["consistent"]
         y = _grid(stat, c["independent_values"])
         boxes = _grid(stat, c["simultaneous_intervals"])   # groups x keys x (low, high)
-        totals = _grid(parent, top["values"])
-        grid, inside = add_up_within(y, boxes[..., 0], boxes[..., 1], totals, homes(stat, parent), source)
+        lo, hi = (v[:-1].reshape(y.shape) for v in tight[stat.name]) if stat.name in tight else \
+            (boxes[..., 0], boxes[..., 1])
+        grid, _ = add_up_within(y, lo, hi, _grid(parent, top["values"]), homes(stat, parent), source)
         s_lo, s_hi = c["simultaneous_outside"]
         out_value = top["outside"]["value"]
-        tied = {"adds_up_to": parent.name,
-                "values_inside_simultaneous_intervals": bool(inside and s_lo <= out_value <= s_hi),
+        inside = bool(((boxes[..., 0] <= grid) & (grid <= boxes[..., 1])).all() and s_lo <= out_value <= s_hi)
+        tied = {"adds_up_to": parent.name, "values_inside_simultaneous_intervals": inside,
                 "hierarchy": f"each key's groups add up to statistic '{parent.name}' (released first), the outside "
                              "cell equals its outside cell"}
         if stat.within is not None and parent.groups is not None:
@@ -284,4 +360,5 @@ def add_up(stats: Sequence[Statistic], docs: Mapping[str, dict], source: RandomS
     return out
 
 
-__all__ = ["Consistent", "add_up", "add_up_columns", "add_up_within", "body", "fitted", "project", "release"]
+__all__ = ["Consistent", "add_up", "add_up_columns", "add_up_within", "body", "fitted", "narrow", "narrowed", "project",
+           "refit_top", "release"]
