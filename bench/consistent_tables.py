@@ -169,11 +169,13 @@ def nnls_round(y: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 def run_levels(name: str, epsilon: float, alpha: float, reps: int, seed: int) -> list[dict]:
     """Three levels, each a statistic at ``epsilon / 3`` (each cell pure ``epsilon / 6``): the
-    consistent release (``within``: :func:`optnoise.query.consistent.add_up_within` top down) and
+    consistent release (``within`` ties, as :func:`optnoise.query.consistent.add_up` releases them:
+    the simultaneous intervals narrowed bottom up, :func:`~optnoise.query.consistent.narrow`, the
+    top projected into them, each level onto the one above, :func:`~optnoise.query.consistent.add_up_within`) and
     the TopDown way (geometric noise, :func:`nnls_round` top down), side by side; and each level's
     independent cells."""
     from optnoise.neighbourhood import Neighbourhood
-    from optnoise.query.consistent import add_up_within, fitted
+    from optnoise.query.consistent import add_up_within, fitted, narrow
     from optnoise.query.intervals import interval
     from optnoise.query.mechanisms import count_cell, family_designs
     from optnoise.randomness import SeededRandomSource
@@ -195,14 +197,18 @@ def run_levels(name: str, epsilon: float, alpha: float, reps: int, seed: int) ->
     home = np.repeat(np.arange(parents), children)
     released = [np.zeros((reps, t.size - 1), np.int64) for t in truth]
     inside = np.zeros(reps, bool)
-    for r in range(reps):
-        top, ok0 = fitted(y[0][r], boxes[0][0][r], boxes[0][1][r], units, source)
-        mid, ok1 = add_up_within(*(a[r, :-1].reshape(parents, keys) for a in (y[1], *boxes[1])),
+    for r in range(reps):                 # as add_up releases within ties: narrowed bottom up, then top down
+        box = [(b[0][r], b[1][r]) for b in boxes]
+        box[1] = narrow(*box[1], *box[2], home) or box[1]
+        box[0] = narrow(*box[0], *box[1], np.zeros(parents, np.int64)) or box[0]
+        top, ok0 = fitted(y[0][r], *box[0], units, source)
+        mid, ok1 = add_up_within(*(a[:-1].reshape(parents, keys) for a in (y[1][r], *box[1])),
                                  top[:-1].reshape(1, keys), np.zeros(parents, np.int64), source)
-        low, ok2 = add_up_within(*(a[r, :-1].reshape(parents * children, keys) for a in (y[2], *boxes[2])),
+        low, ok2 = add_up_within(*(a[:-1].reshape(parents * children, keys) for a in (y[2][r], *box[2])),
                                  mid, home, source)
         released[0][r], released[1][r], released[2][r] = top[:-1], mid.ravel(), low.ravel()
-        inside[r] = ok0 and ok1 and ok2
+        inside[r] = all(((b[0][r] <= v) & (v <= b[1][r])).all()
+                        for b, v in zip(boxes, (top, np.append(mid, top[-1]), np.append(low, top[-1]))))
     noise = family_designs(target, Neighbourhood.bd(1), ("geometric",), None)[0][3]
     g = [np.asarray(noise.apply(np.tile(t, reps), source=source), np.int64).reshape(reps, t.size) for t in truth]
     td_top = nnls_round(g[0], np.full(reps, units))[:, :-1]
