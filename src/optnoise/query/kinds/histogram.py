@@ -165,8 +165,11 @@ class Histogram(Kind):
         Proof: docs/proofs/consistent-tables.md
         """
         if item.stat.keys_from_data:
-            doc = super().body(item, alpha, source)
-            return found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
+            doc = found_body(item, super().body(item, alpha, source), self.selection(item), source)  # type: ignore[arg-type]
+            if not item.stat.consistent:
+                return doc
+            from ..consistent_found import body as found_consistent   # the other-keys cell
+            return found_consistent(item.stat, item.cell, doc, item.answers.cells, int(item.units), alpha, source)  # type: ignore[arg-type]
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
