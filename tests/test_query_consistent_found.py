@@ -175,18 +175,22 @@ def test_the_total_is_the_found_key_histograms_and_the_selection_the_same():
     assert cons["statistics"]["p"]["neighbourhood"] == plain["statistics"]["p"]["neighbourhood"]
 
 
+def _cli(tmp_path, frame: pd.DataFrame, spec: str, *flags: str):
+    """``optnoise query`` on ``frame`` (written as CSV) with the spec's TOML text."""
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "q.toml").write_text(spec)
+    return runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
+                               "--output", str(tmp_path / "doc.json"), *flags])
+
+
 def test_the_command_line_keeps_suppressed_keys_out_of_csv_and_terminal(tmp_path):
     frame = _frame(3, n=1500, rare=0.3)
-    frame.to_csv(tmp_path / "in.csv", index=False)
-    (tmp_path / "q.toml").write_text('unit = { id = "c", max_rows = 3 }\n[statistics.p]\nkind = "histogram"\n'
-                                     'key = "product"\nkeys = "from-data"\nconsistent = true\n'
-                                     'epsilon = 1.0\ndelta = 1e-6\n')
-    r = runner.invoke(app, ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"),
-                            "--csv", str(tmp_path / "out.csv"), "--output", str(tmp_path / "doc.json")])
+    r = _cli(tmp_path, frame, 'unit = { id = "c", max_rows = 3 }\n[statistics.p]\nkind = "histogram"\nkey = '
+             '"product"\nkeys = "from-data"\nconsistent = true\nepsilon = 1.0\ndelta = 1e-6\n',
+             "--csv", str(tmp_path / "out.csv"))
     assert r.exit_code == 0, r.output
     suppressed = frame["product"][frame["product"].str.startswith("rare")].nunique()
-    out = pd.read_csv(tmp_path / "out.csv")
-    assert set(out["key"]) <= {"apple", "pear", "fig"}
+    assert set(pd.read_csv(tmp_path / "out.csv")["key"]) <= {"apple", "pear", "fig"}
     for text in (r.stdout, (tmp_path / "out.csv").read_text(), (tmp_path / "doc.json").read_text()):
         assert "rare" not in text and f"{suppressed}" not in text.replace(",", "")
     doc = json.loads((tmp_path / "doc.json").read_text())["statistics"]["p"]
@@ -226,21 +230,30 @@ def test_other_keys_coverage_survives_the_selection_and_a_union_over_released_ce
 
 
 # ------------------------------------------------------------------ refusals
-@pytest.mark.parametrize("other", [
-    {"kind": "histogram", "key": "product", "keys": ["apple", "pear"], "consistent": True, "epsilon": 1.0},
-    {"kind": "histogram", "key": "product", "keys": ["apple"], "by": "region", "groups": [1, 2], "consistent": True,
-     "epsilon": 1.0},
-    {"kind": "histogram", "key": "product", "keys": "from-data", "by": "region", "groups": [1, 2],
-     "consistent": True, "epsilon": 1.0, "delta": 1e-6},
+@pytest.mark.parametrize("mine, other", [
+    ({"by": "region", "groups": [1, 2]},      # found groups under a declared overall table
+     {"kind": "histogram", "key": "product", "keys": ["apple", "pear"], "consistent": True, "epsilon": 1.0}),
+    ({}, {"kind": "histogram", "key": "product", "keys": ["apple"], "by": "region", "groups": [1, 2],
+          "consistent": True, "epsilon": 1.0}),
+    ({}, {"kind": "histogram", "key": "product", "keys": "from-data", "by": "region", "groups": [1, 2],
+          "consistent": True, "epsilon": 1.0, "delta": 1e-6}),
+    ({}, {"kind": "histogram", "key": "region", "keys": [1, 2], "by": "product", "groups": ["apple"],
+          "consistent": True, "epsilon": 1.0}),
 ])
-def test_a_hierarchy_of_found_keys_is_refused_naming_consistent(other):
-    spec = _spec()
+def test_a_hierarchy_of_found_keys_is_refused_naming_consistent(mine, other):
+    spec = _spec(**mine)
     spec["statistics"]["q"] = other
     with pytest.raises(InvalidParameterError) as err:
         parse_query_spec(spec)
     assert err.value.parameter.endswith(".consistent") and "hierarchy" in str(err.value)
     spec["statistics"]["q"] = {**other, "consistent": False}     # not tied: both released
     parse_query_spec(spec)
+
+
+def test_two_tables_of_one_key_without_groups_are_not_a_hierarchy():
+    spec = _spec()
+    spec["statistics"]["q"] = {**spec["statistics"]["p"], "where": {"region": [1]}}
+    assert len(parse_query_spec(spec).statistics) == 2
 
 
 @pytest.mark.parametrize("unit, stat, words", [
@@ -257,15 +270,11 @@ def test_refusals_name_the_key(unit, stat, words):
 
 
 def test_cli_refuses_a_hierarchy_with_one_line_and_exit_2(tmp_path):
-    _frame(1, n=30).to_csv(tmp_path / "in.csv", index=False)
     table = '\nkind = "histogram"\nkey = "product"\nepsilon = 1.0\ndelta = 1e-6\nconsistent = true\n'
-    (tmp_path / "s.toml").write_text('unit = { id = "c", max_rows = 3 }\n[statistics.all]' + table +
-                                     'keys = "from-data"\n[statistics.by]' + table +
-                                     'keys = "from-data"\nby = "region"\ngroups = [1, 2]\n')
-    run = runner.invoke(app, ["query", "--input", str(tmp_path / "in.csv"), "--spec", str(tmp_path / "s.toml"),
-                              "--output", str(tmp_path / "o.json")])
+    run = _cli(tmp_path, _frame(1, n=30), 'unit = { id = "c", max_rows = 3 }\n[statistics.all]' + table +
+               'keys = "from-data"\n[statistics.by]' + table + 'keys = "from-data"\nby = "region"\ngroups = [1, 2]\n')
     assert run.exit_code == 2 and "statistics.all.consistent" in run.output
-    assert len(run.output.strip().splitlines()) == 1 and not (tmp_path / "o.json").exists()
+    assert len(run.output.strip().splitlines()) == 1 and not (tmp_path / "doc.json").exists()
 
 
 # ------------------------------------------------------------------ Spark

@@ -213,16 +213,18 @@ def body(stat: Statistic, cell: Cell, doc: dict, cells: np.ndarray, units: int, 
 
 def check_hierarchies(stats: Sequence[Statistic]) -> None:
     """Refuse a consistent histogram of keys found in the data that shares its key or ``by``
-    column with another consistent histogram (a hierarchy), naming
-    ``statistics.NAME.consistent``: each table suppresses its own (group, key) cells, so the
-    groups' released cells have no released overall cell to add up to."""
+    column with another consistent histogram, one of the two ``by`` groups (a hierarchy, of one
+    level or more), naming ``statistics.NAME.consistent``: each table suppresses its own
+    (group, key) cells, so a group's released cell may have no released overall cell to add up
+    to, and the suppressed cells' units no declared place in the other table."""
     tables = [s for s in stats if s.kind == "histogram" and s.consistent]
     for s in tables:
         if not s.keys_from_data:
             continue
         mine = {s.key, s.by} - {None}
         for t in tables:
-            shared = sorted(mine & ({t.key, t.by} - {None})) if t is not s else []
+            tied = t is not s and (s.by is not None or t.by is not None)
+            shared = sorted(mine & ({t.key, t.by} - {None})) if tied else []
             if shared:
                 raise InvalidParameterError(
                     f"statistics.{s.name}.consistent", True,
