@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from optnoise.query.consistent_found import body, fit_below, release, union_size
 from optnoise.query.intervals import interval
 from optnoise.query.mechanisms import count_cell
 from optnoise.query.spec import parse_query_spec
+from optnoise.query.threshold import upper_tail
 from optnoise.randomness import SeededRandomSource
 from optnoise.target import Target
 
@@ -227,6 +229,62 @@ def test_other_keys_coverage_survives_the_selection_and_a_union_over_released_ce
             assert f.values.sum() + f.other == units and (f.values >= 0).all() and f.other >= 0
     limit = binom.ppf(1 - FALSE_ALARM / 2, runs, alpha)
     assert ours <= limit < naive
+
+
+# ------------------------------------------------------------------ privacy, exactly, on a tiny case
+def _clamped_law(q, count: int, n: int) -> dict[int, Fraction]:
+    """The exact law of ``clip(count + Z, 0, n)`` for the quantized noise ``Z``."""
+    law = {v: upper_tail(q, v - count) - upper_tail(q, v + 1 - count) for v in range(1, n)}
+    return {0: 1 - upper_tail(q, 1 - count), **law, n: upper_tail(q, n - count)}
+
+
+def _shown(law: dict, tau: int) -> dict:
+    """A key's output: ``None`` (not shown: below ``tau``) or its released count."""
+    return {None: sum((m for v, m in law.items() if v < tau), Fraction(0)),
+            **{v: m for v, m in law.items() if v >= tau}}
+
+
+def test_the_outside_cell_keeps_the_found_histograms_guarantee_exactly():
+    """The output the consistent entry is a kernel of -- each candidate key shown above the
+    threshold, and the outside cell -- on tables of a shared key ``a``, keys ``b``, ``c`` of unit
+    ``u`` alone, and the outside cell (domain 0..12, threshold 5, the clamped geometric at
+    epsilon 1 per cell). Under replace ``u`` moves from ``b`` to the outside, from ``a`` to the
+    outside, or from ``b`` to ``c``: the exact hockey-stick divergence at two cells' epsilon plus
+    the selection's, both ways, is within the selection's delta (exact rationals, ``e^eps`` bounded
+    below by a rational). Not vacuous: at one cell's epsilon plus the selection's the move from
+    ``a`` to the outside (two cells of the rest) exceeds it."""
+    import math
+    from optnoise.query.threshold import selection_cost
+    n, tau = 12, 5
+    q = count_cell("x", 1000, 0, 1, Target(1.0), "clamped-geometric").noise.quantize()
+    eps1 = q.certificate.epsilon_pure
+    p = upper_tail(q, tau - 1)
+    shift, delta = selection_cost(p, 1)
+    absent = {None: Fraction(1)}
+
+    def key(count):
+        return _shown(_clamped_law(q, count, n), tau) if count else absent
+
+    def divergence(d, e, eps):
+        """``sum max(0, P_D - e^eps P_E)`` over the joint outputs (independent cells)."""
+        lows = Fraction(math.exp(eps) * (1 - 1e-12))     # below e^eps: an upper bound on the divergence
+        total = Fraction(0)
+        for out in itertools.product(*[sorted(set(x) | set(y), key=str) for x, y in zip(d, e)]):
+            pd_ = np.prod([law.get(o, Fraction(0)) for law, o in zip(d, out)], dtype=object)
+            pe = np.prod([law.get(o, Fraction(0)) for law, o in zip(e, out)], dtype=object)
+            total += max(Fraction(0), pd_ - lows * pe)
+        return total
+
+    # (a, b, c, outside): u at b -> outside; u at a -> outside; u at b -> c
+    moves = [((3, 1, 0, 2), (3, 0, 0, 3)), ((3, 0, 0, 2), (2, 0, 0, 3)), ((3, 1, 0, 2), (3, 0, 1, 2))]
+    for before, after in moves:
+        d = [key(c) for c in before[:3]] + [_clamped_law(q, before[3], n)]
+        e = [key(c) for c in after[:3]] + [_clamped_law(q, after[3], n)]
+        for x, y in ((d, e), (e, d)):
+            assert divergence(x, y, 2 * eps1 + shift) <= Fraction(delta)
+    d = [key(3), absent, absent, _clamped_law(q, 2, n)]
+    e = [key(2), absent, absent, _clamped_law(q, 3, n)]
+    assert divergence(d, e, eps1 + shift) > Fraction(delta)
 
 
 # ------------------------------------------------------------------ refusals
