@@ -269,7 +269,7 @@ def test_three_levels_sum_and_cover_by_simulation():
         assert np.array_equal(np.array([z_c[home == g].sum(0) for g in (0, 1)]), z_f)
         assert np.array_equal(z_f.sum(0), z[0][:-1])
         if all(((lv.box_low <= t) & (t <= lv.box_high)).all() for lv, t in zip(levels, truth)):
-            on_e += 1      # every truth in its box: every released value in its box (proof, Claim 4)
+            on_e += 1      # every truth in its box: every released value in its box (proof, Claim H)
             assert all(((lv.box_low <= v) & (v <= lv.box_high)).all() for lv, v in zip(levels, z))
         missed_any = False
         for i, (lv, t) in enumerate(zip(levels, truth)):

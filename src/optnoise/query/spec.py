@@ -48,6 +48,7 @@ from ..publish.spec import parse_budget, read_toml, section
 from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
 from .auto_spec import AutoRows, check_auto, clamp_target, parse_auto, split_auto, split_clamp
+from .consistent_found import check_hierarchies
 from .found import with_selections
 from .hierarchy import check_within
 from .kinds import KINDS, Kind
@@ -110,7 +111,8 @@ def parse_query_spec(data: Any) -> QuerySpec:
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{name}.{exc.parameter}") from exc
     out = with_selections(out, smallest_epsilon=EPSILON_RANGE[0])   # counts, sums and means by a found key
-    check_within(out)                                                # hierarchies of consistent histograms
+    check_hierarchies(out)   # consistent tables of keys found in the data stand alone
+    check_within(out)        # hierarchies of consistent histograms (within)
     ledger = data.get("ledger")
     if ledger is not None and (not isinstance(ledger, str) or not ledger):
         raise InvalidParameterError("ledger", ledger, "the path of the dataset's ledger (optnoise ledger init), as text")

@@ -60,7 +60,7 @@ class Histogram(Kind):
         """``consistent = true`` needs a public total: a histogram of units under ``replace``,
         not unbiased (the projection would bring the bias back). Keys found in the data: a
         histogram of units (one key per unit), with a delta for the selection, noise on the
-        line (the threshold reads its tail), not consistent."""
+        line (the threshold reads its tail), not unbiased."""
         if stat.keys_from_data:
             check_found(stat)
         few = getattr(unit, "max_rows_per_group", None)
@@ -162,13 +162,19 @@ class Histogram(Kind):
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """The released cells; ``consistent``: projected onto the public number of units, with
         the outside cell and the simultaneous intervals (:func:`..consistent.body`); keys found
-        in the data: only the cells whose noisy count passes the threshold (:func:`found_body`).
+        in the data: only the cells whose noisy count passes the threshold (:func:`found_body`);
+        both: the released cells, the outside cell and the other keys (:func:`..consistent_found.body`).
 
         Proof: docs/proofs/consistent-tables.md
         """
         if item.stat.keys_from_data:
             doc = super().body(item, alpha, source)
-            return found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
+            doc = found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
+            if not item.stat.consistent:
+                return doc
+            from ..consistent_found import body as with_other_keys
+            cells, units = item.answers.cells, int(item.units)  # type: ignore[arg-type]
+            return with_other_keys(item.stat, item.cell, doc, cells, units, alpha, source)  # type: ignore[arg-type]
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
