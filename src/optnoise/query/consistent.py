@@ -29,7 +29,11 @@ overall one first, then each key's column of groups projected onto the overall r
 value of that key (:func:`add_up`). With ``within`` (:mod:`.hierarchy`) a histogram ``by``
 finer groups names its parent, a consistent histogram ``by`` coarser ones, and a public map of
 its groups into the parent's: each key's groups mapped to one parent group are projected onto
-the parent's released value there (:func:`add_up_within`), at any depth, parents first.
+the parent's released value there (:func:`add_up_within`), at any depth, parents first;
+before that, bottom up along the ``within`` ties, each parent's simultaneous intervals are
+narrowed to what its children's can sum to (:func:`narrow`, :func:`narrowed`) and the parent
+projected into them (:func:`refit_top` at the top), so that when every truth lies in its
+interval and the true tables add up, every released value at every level does too.
 """
 
 from __future__ import annotations
