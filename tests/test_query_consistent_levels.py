@@ -360,3 +360,30 @@ def test_spark_document_equals_the_local_one(tmp_path):
     remote = query_file(tmp_path / "in.csv", _spec(), engine="spark", source=SeededRandomSource(8))
     assert json.dumps(remote["statistics"], sort_keys=True) == json.dumps(local["statistics"], sort_keys=True)
     _adds_up(remote, 200)
+
+
+def test_a_one_level_tie_in_a_tree_with_within_narrows_too():
+    """T (overall) <- R (by region: the one-level tie) <- F (by feeder, ``within`` R): every
+    truth inside its simultaneous interval and the true tables adding up (F 5,5,5,5; R 10,10;
+    T 20; outside 0), yet T's independent release (15, outside 5) is far off. Unless the
+    one-level tie R -> T narrows T too, T keeps 15 and 5, and F, projected under it, leaves
+    its own intervals [4, 6] and [0, 1] (Claim H, found by review)."""
+    base = {"kind": "histogram", "key": "k", "keys": ["x"], "consistent": True, "epsilon": 1.0}
+    spec = parse_query_spec({"unit": {"id": "u"}, "statistics": {
+        "T": base, "R": {**base, "by": "region", "groups": ["r1", "r2"]},
+        "F": {**base, "by": "feeder", "groups": ["f1", "f2", "f3", "f4"],
+              "within": {"statistic": "R", "map": {"f1": "r1", "f2": "r1", "f3": "r2", "f4": "r2"}}}}})
+
+    def doc(y, boxes, yout, obox, grouped):
+        wrap = (lambda v: {g: {"x": a} for g, a in zip(grouped, v)}) if grouped else (lambda v: {"x": v[0]})
+        return {"values": wrap(y), "outside": {"value": yout},
+                "consistent": {"total": 20, "independent_values": wrap(y), "independent_outside": yout,
+                               "simultaneous_intervals": wrap(boxes), "simultaneous_outside": obox}}
+    docs = {"T": doc([15], [[14, 26]], 5, [0, 6], None),
+            "R": doc([10, 10], [[5, 15], [5, 15]], 0, [0, 6], ["r1", "r2"]),
+            "F": doc([5] * 4, [[4, 6]] * 4, 0, [0, 1], ["f1", "f2", "f3", "f4"])}
+    out = add_up(spec.statistics, docs, SeededRandomSource(0))
+    feeders = [out["F"]["values"][f]["x"] for f in ("f1", "f2", "f3", "f4")]
+    assert all(4 <= v <= 6 for v in feeders) and 0 <= out["F"]["outside"]["value"] <= 1
+    assert out["F"]["consistent"]["values_inside_simultaneous_intervals"] is True
+    assert sum(feeders) == sum(out["R"]["values"][r]["x"] for r in ("r1", "r2")) == out["T"]["values"]["x"]

@@ -289,15 +289,17 @@ def narrowed(pairs: Sequence[tuple[Statistic, Statistic]], docs: Mapping[str, di
     the sums of its children's (each parent cell to ``[sum of its children's lows, sum of their
     highs]`` through the map, the outside cell to the child's): ``{name: (low, high)}``, flat,
     the outside cell last. A narrowing that would leave a cell empty (then some truth lies
-    outside its interval, or the true tables do not add up) is skipped. Only ``within`` ties
-    narrow (one-level specs without it are released as before).
+    outside its interval, or the true tables do not add up) is skipped. Where some tie is a
+    ``within`` tie every tie narrows (a one-level tie below or above a ``within`` level too, so
+    that Claim H holds for the whole tree); specs without ``within`` narrow nothing (released
+    as before, bit for bit).
 
     Proof: docs/proofs/consistent-tables.md
     """
     boxes: dict[str, tuple] = {}
+    if not any(stat.within is not None for stat, _ in pairs):
+        return boxes
     for stat, parent in reversed(list(pairs)):            # the deepest ties first
-        if stat.within is None:
-            continue
         for s in (stat, parent):
             boxes.setdefault(s.name, _boxes(s, docs[s.name]))
         tightened = narrow(*boxes[parent.name], *boxes[stat.name], homes(stat, parent))

@@ -131,7 +131,7 @@ def release(cell: Cell, released: Sequence[int], outside: int, total: int, group
     Proof: docs/proofs/consistent-tables.md
     """
     if not 0 <= int(outside) <= int(total):
-        raise InvalidParameterError("outside", outside, f"a count of units from 0 to {total}")
+        raise InvalidParameterError("outside", "the outside cell's count", f"a count of units from 0 to {total}")
     y_out = int(cell.release(np.array([int(outside) - cell.offset]), source)[0]) + cell.offset
     y = np.append(np.asarray(released, dtype=np.int64), y_out)
     m = union_size(total, groups)
@@ -201,7 +201,8 @@ def body(stat: Statistic, cell: Cell, doc: dict, cells: np.ndarray, units: int, 
             "simultaneous_intervals": _shaped(stat, where, boxes),
             "simultaneous_outside": [plain(f.box_low[-1]), plain(f.box_high[-1])],
             "simultaneous_coverage": f">= 1 - alpha = {1 - alpha:g} for every released cell and the outside cell at "
-                                     f"once, whichever keys were released: union bound over every cell that could "
+                                     f"once, over the release as a whole (averaged over which keys pass; not given the released set): union "
+                                     f"bound over every cell that could "
                                      f"hold a unit (at most min(units, {MAX_FOUND:,} x groups), plus the outside "
                                      f"cell: {f.cells:,}), each at alpha / {f.cells:,}: {f.box_how}",
             "values_inside_simultaneous_intervals": f.inside,
