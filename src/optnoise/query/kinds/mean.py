@@ -285,6 +285,7 @@ def means_by_key(item: Planned, doc: dict, chosen: dict) -> dict:
     counts = item.companion.cell
     low, high = item.derived.low, item.derived.high   # [L, U]: uncentred by a found key
     res = item.stat.resolution
+
     def one(at: Any, n: int) -> tuple[Any, Any]:
         s, s_lo, s_hi = drawn[at]
         c_low, c_high, _ = interval(counts, np.array([n - counts.offset], np.int64), alpha / 2)
