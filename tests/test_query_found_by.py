@@ -251,18 +251,20 @@ def test_the_command_line_csv_lists_released_group_key_cells_only(tmp_path):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("groups, fmt", [(1, "parquet"), (2, "parquet"), (2, "csv")])
-def test_spark_gives_the_local_document(tmp_path, groups, fmt, both_engines):
+@pytest.mark.parametrize("groups, fmt, bounding", [(1, "parquet", "first"), (2, "parquet", "first"),
+                                                   (2, "csv", "first"), (2, "parquet", "random")])
+def test_spark_gives_the_local_document(tmp_path, groups, fmt, bounding, both_engines):
     """The four kinds beside declared groups, one spec, both engines, the same seed: Parquet takes
-    the JVM path (one home cell, and ``max_groups = 2``: its two ways of keeping cells), CSV the
-    local engine's rules per partition."""
+    the JVM path (one home cell, and ``max_groups = 2``: its two ways of keeping cells; random
+    bounding: the cells of least priority, without the mean, which needs first), CSV the local
+    engine's rules per partition."""
     frame = _frame(n=900)
     data = tmp_path / f"in.{fmt}"
     frame.to_csv(data, index=False) if fmt == "csv" else frame.to_parquet(data, index=False)
-    text = f'unit = {{ id = "c", max_rows = 3, max_groups = {groups} }}\n'
-    for which, body in (("count", ""), ("rows", 'of = "rows"\n'),
-                        ("sum", 'column = "price"\nclamp = { lower = 0, upper = 10 }\n'),
-                        ("mean", 'column = "price"\nclamp = { lower = 0, upper = 10 }\n')):
+    text = f'unit = {{ id = "c", max_rows = 3, max_groups = {groups}, bounding = "{bounding}" }}\n'
+    kinds = (("count", ""), ("rows", 'of = "rows"\n'), ("sum", 'column = "price"\nclamp = { lower = 0, upper = 10 }\n'),
+             ("mean", 'column = "price"\nclamp = { lower = 0, upper = 10 }\n'))
+    for which, body in kinds[:3 if bounding == "random" else 4]:
         kind = "count" if which in ("count", "rows") else which
         text += (f'[statistics.{which}]\nkind = "{kind}"\n{body}key = "product"\nkeys = "from-data"\nby = "region"\n'
                  'groups = ["north", "south"]\nepsilon = 1.0\ndelta = 1e-6\n')
