@@ -48,9 +48,9 @@ from .threshold import Threshold, randomised_threshold, selection_cost
 ROOMS = (1e-3, 1e-2, 0.05, 0.2)
 #: ... and beyond, where it composes the cells' dominating pairs (each carries both the noise's
 #: delta and the selection's): the delta split between the two, as if added.
-SPLIT_ROOMS = (0.5, 0.6)
-#: The most cells whose four pairs the composition enumerates (``4^3`` = 64 combinations:
-#: :data:`optnoise.analysis.composition.MAX_COMBINATIONS`).
+SPLIT_ROOMS = (0.3, 0.5, 0.6)
+#: The most cells whose three distinct pairs the composition enumerates (``3^3`` = 27; ``3^4``
+#: is above :data:`optnoise.analysis.composition.MAX_COMBINATIONS` = 64).
 ENUMERATED = 3
 #: Relative width at which the search for ``sigma`` stops (the noise is then at most this much
 #: wider than the least that meets the target).
@@ -58,6 +58,9 @@ SIGMA_TOLERANCE = 1e-3
 #: The Gaussian design is tried only where its predicted threshold is below this many times
 #: the other designs' (:func:`predicted_threshold`: a float guide, about 1 % off).
 TRY_BELOW = 1.05
+#: The least ``sigma`` designed (below it the discrete Gaussian is nearly randomized response on
+#: a few values, and the geometric's pure cells serve better).
+MIN_SIGMA = 1.0
 #: The method name of the design (``mechanism.method`` in the document).
 METHOD = "discrete-gaussian-found"
 
@@ -109,14 +112,18 @@ def composed(profile: Any, cells: int, *, epsilon: float | None = None, delta: f
 
 
 def gaussian_noise(sigma: float) -> Any:
-    """The discrete Gaussian of ``sigma`` on the integers, its tails grouped as the sampler and
-    the exact certificate carry them, neighbours one apart (a count of units)."""
+    """The discrete Gaussian of ``sigma`` on the integers, neighbours one apart (a count of
+    units), its quantized weights made exactly symmetric (:func:`.unbiased.symmetric_noise`:
+    its pairs ``+1`` and ``-1`` then have one loss distribution, so the composition enumerates
+    three pairs per cell, not four)."""
     from ..families import discrete_gaussian_pmf
     from ..mechanism import Mechanism
     from ..neighbourhood import Neighbourhood
     from .mechanisms import coarse
-    return coarse(Mechanism(discrete_gaussian_pmf(sigma), Neighbourhood.bd(1), None,
-                            f"discrete Gaussian (sigma = {sigma:.6g})"))[0]
+    from .unbiased import symmetric_noise
+    name = f"discrete Gaussian (sigma = {sigma:.6g})"
+    noise = symmetric_noise(coarse(Mechanism(discrete_gaussian_pmf(sigma), Neighbourhood.bd(1), None, name))[0], None)
+    return replace(noise, name=name)
 
 
 def _phi(x: float) -> float:
@@ -158,7 +165,7 @@ def least_sigma(epsilon: float, goal: float, cells: int) -> float:
     lo, hi = guess * 0.97, guess * 1.03
     while not meets(hi):
         lo, hi = hi, hi * 1.1
-    while meets(lo) and lo > 0.05:
+    while meets(lo) and lo > MIN_SIGMA / 2:
         lo, hi = lo / 1.1, lo
     while hi / lo > 1 + SIGMA_TOLERANCE:
         mid = math.sqrt(lo * hi)
@@ -169,11 +176,14 @@ def least_sigma(epsilon: float, goal: float, cells: int) -> float:
 def gaussian_cell(name: str, n: int, offset: int, target: Target, cells: int, keys_per_unit: int) -> FoundCell | None:
     """The discrete-Gaussian cell on ``offset + {0..n}`` for a statistic at ``target`` (its whole
     ``(epsilon, delta)``) whose unit moves ``cells`` cells and holds at most ``keys_per_unit``
-    keys (module docstring); ``None`` where no room of :data:`ROOMS` certifies.
+    keys (module docstring); ``None`` where no room of :data:`ROOMS` certifies, or where the
+    continuous Gaussian's ``sigma`` would be below :data:`MIN_SIGMA`.
 
     Proof: docs/proofs/key-selection.md
     """
     eps, delta = target.epsilon, target.delta
+    if predicted_sigma(eps, delta, cells) < MIN_SIGMA:
+        return None
     for room in ROOMS if cells <= ENUMERATED else SPLIT_ROOMS:
         goal = delta * (1 - room)
         sigma = least_sigma(eps, goal, cells)
@@ -210,6 +220,6 @@ def _finished(cell: FoundCell, profile: Any, got: Any, sigma: float, cells: int,
     return replace(cell, built=built, design=design, target=point)
 
 
-__all__ = ["ENUMERATED", "FoundCell", "METHOD", "ROOMS", "SPLIT_ROOMS", "SIGMA_TOLERANCE", "TRY_BELOW", "composed", "found_profile",
+__all__ = ["ENUMERATED", "FoundCell", "METHOD", "MIN_SIGMA", "ROOMS", "SPLIT_ROOMS", "SIGMA_TOLERANCE", "TRY_BELOW", "composed", "found_profile",
            "gaussian_cell", "gaussian_delta", "gaussian_noise", "least_sigma", "predicted_sigma",
            "predicted_threshold", "selection_pairs"]

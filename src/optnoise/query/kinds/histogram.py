@@ -203,14 +203,16 @@ def gaussian_or(chosen: Cell, stat: Statistic, n: int, offset: int, keys_per_uni
     at the statistic's whole target over ``cells >= keys_per_unit`` cells) where its effective
     threshold ``tau - q`` is below ``chosen``'s (the geometric's least threshold and boundary
     over ``keys_per_unit`` keys, or the truncated design's ``T + 2``); it is designed only where
-    the continuous Gaussian's predicted threshold is below :data:`..found_gaussian.TRY_BELOW`
+    the continuous Gaussian's predicted ``sigma`` is at least ``MIN_SIGMA`` and its threshold is below :data:`..found_gaussian.TRY_BELOW`
     times ``chosen``'s (a guide: the certified designs decide). A tie keeps ``chosen``.
 
     Proof: docs/proofs/key-selection.md
     """
-    from ..found_gaussian import TRY_BELOW, gaussian_cell, predicted_threshold
+    from ..found_gaussian import MIN_SIGMA, TRY_BELOW, gaussian_cell, predicted_sigma, predicted_threshold
     target = stat.target
     cells = max(int(cells), int(keys_per_unit))
+    if predicted_sigma(target.epsilon, target.delta, cells) < MIN_SIGMA:  # type: ignore[union-attr]
+        return chosen
     if chosen.design.get("method") == "truncated":
         before = float(chosen.design["half_width"] + 2)
     else:
