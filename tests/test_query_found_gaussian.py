@@ -185,3 +185,42 @@ def test_the_gaussian_keeps_more_keys_at_three_keys_per_unit():
     for c in range(1, g_rule.tau + 1):
         assert mine[c - 1] >= theirs[c - 1] or theirs[c - 1] < Fraction(1, 1000), c
     assert sum(mine) > sum(theirs) + 3
+
+
+def test_a_ledger_adds_the_selection_the_document_composes(tmp_path):
+    """A ledger rebuilds each part from its noise alone, so it records the selection of a
+    Gaussian design as a shift (the claim of docs/proofs/key-selection.md): its total's delta is
+    the document's plus the selection's (a looser, proven bound), never below it."""
+    from optnoise.publish.ledger import Ledger
+    frame = _frame(3)
+    book = Ledger.init(tmp_path / "l.db", dataset="d", unit="unit", budget=Target(10.0, 1e-4))
+    unit = {"id": "unit", "max_rows": 3, "max_groups": 3, "change": "add-remove", "max_units": 10 ** 6}
+    spec = {"unit": unit, "budget": {"epsilon": 10.0, "delta": 1e-4},
+            "statistics": {"keys": {"kind": "histogram", "key": "key", "keys": "from-data", "epsilon": 1.0,
+                                    "delta": 1e-6}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        doc = optnoise.query(frame, spec, ledger=book)
+    keys = doc["statistics"]["keys"]["keys"]
+    assert "selection_accounted" in keys and doc["total"]["selection"]["delta"] == 0.0
+    shown = Ledger(tmp_path / "l.db", write=False).show()
+    assert shown["total"]["basic"]["delta"] >= doc["total"]["basic"]["delta"] + keys["selection_delta"] * (1 - 1e-9)
+    assert shown["total"]["basic"]["epsilon"] >= doc["total"]["basic"]["epsilon"]
+
+
+@pytest.mark.spark
+def test_spark_gives_the_local_document_with_gaussian_cells(tmp_path):
+    """Three keys per unit (the Gaussian design): Spark and the local engine give the same
+    document for the same seed, boundary coins included."""
+    import json
+    from typer.testing import CliRunner
+    from optnoise.cli.app import app
+    _frame(3, units=600).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "q.toml").write_text('unit = { id = "unit", max_rows = 3, max_groups = 3, change = "add-remove", '
+                                     'max_units = 1000000 }\n[statistics.p]\nkind = "histogram"\nkey = "key"\n'
+                                     'keys = "from-data"\nepsilon = 1.0\ndelta = 1e-6\n')
+    args = ["query", "--spec", str(tmp_path / "q.toml"), "--input", str(tmp_path / "in.csv"), "--seed", "4", "--json"]
+    runs = {engine: CliRunner().invoke(app, [*args, "--engine", engine]) for engine in ("local", "spark")}
+    assert all(r.exit_code == 0 for r in runs.values()), [r.output for r in runs.values()]
+    local, spark = (json.loads(runs[e].stdout)["statistics"]["p"] for e in ("local", "spark"))
+    assert local == spark and local["mechanism"]["method"] == "discrete-gaussian-found" and len(local["values"]) >= 5

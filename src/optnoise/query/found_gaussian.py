@@ -58,9 +58,10 @@ SIGMA_TOLERANCE = 1e-3
 #: The Gaussian design is tried only where its predicted threshold is below this many times
 #: the other designs' (:func:`predicted_threshold`: a float guide, about 1 % off).
 TRY_BELOW = 1.05
-#: The least ``sigma`` designed (below it the discrete Gaussian is nearly randomized response on
-#: a few values, and the geometric's pure cells serve better).
-MIN_SIGMA = 1.0
+#: The least ``sigma`` designed: below it the discrete Gaussian's losses spread over a range that
+#: makes its composition slow (seconds per query), and the thresholds are a few units, where
+#: the geometric's pure cells serve about as well.
+MIN_SIGMA = 2.0
 #: The method name of the design (``mechanism.method`` in the document).
 METHOD = "discrete-gaussian-found"
 
