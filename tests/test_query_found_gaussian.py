@@ -193,7 +193,7 @@ def test_a_ledger_adds_the_selection_the_document_composes(tmp_path):
     the document's plus the selection's (a looser, proven bound), never below it."""
     from optnoise.publish.ledger import Ledger
     frame = _frame(3)
-    book = Ledger.init(tmp_path / "l.db", dataset="d", unit="unit", budget=Target(10.0, 1e-4))
+    book = Ledger.init(tmp_path / "l.db", dataset="d", unit="unit (add-remove)", budget=Target(10.0, 1e-4))
     unit = {"id": "unit", "max_rows": 3, "max_groups": 3, "change": "add-remove", "max_units": 10 ** 6}
     spec = {"unit": unit, "budget": {"epsilon": 10.0, "delta": 1e-4},
             "statistics": {"keys": {"kind": "histogram", "key": "key", "keys": "from-data", "epsilon": 1.0,
