@@ -132,7 +132,7 @@ def _frame(groups: int, seed: int = 0, units: int = 3000) -> pd.DataFrame:
     return pd.DataFrame({"unit": np.repeat(np.arange(units), groups), "key": drawn.ravel()}).drop_duplicates()
 
 
-def _doc(frame, groups: int, epsilon: float = 1.0, seed: int = 1) -> dict:
+def _doc(frame, groups: int, epsilon: float = 1.0, seed: int | None = 1) -> dict:
     unit = {"id": "unit", "max_rows": groups, "max_groups": groups, "change": "add-remove", "max_units": 10 ** 6}
     spec = {"unit": unit, "statistics": {"keys": {"kind": "histogram", "key": "key", "keys": "from-data",
                                                   "epsilon": epsilon, "delta": 1e-6}}}
@@ -159,6 +159,9 @@ def test_the_choice_flips_with_max_groups_and_the_total_meets_the_target():
     assert total["pld"]["delta"] == 1e-6 and total["pld"]["epsilon"] <= 1.0
     assert total["basic"]["delta"] <= 1e-6 * (1 + 1e-12) and total["basic"]["epsilon"] > 1.0
     assert stat["mechanism"]["composed"]["epsilon"] == total["pld"]["epsilon"]
+    unseeded = _doc(_frame(3), 3, seed=None)["statistics"]["keys"]["certificate"]
+    assert unseeded["composed"]["epsilon"] <= 1.0 and unseeded["composed"]["delta"] == 1e-6
+    assert 3 * unseeded["cell_point"]["epsilon"] > 1.0 and "basic sum" in unseeded["composition"]
 
 
 def test_the_gaussian_keeps_more_keys_at_three_keys_per_unit():

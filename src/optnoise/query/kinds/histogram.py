@@ -194,6 +194,25 @@ class Histogram(Kind):
         from ..consistent import add_up
         return add_up([item.stat for item in items], docs, source)
 
+    def document(self, item: Planned, doc: dict) -> dict:
+        """Keys found in the data with the selection inside the cells' profile
+        (:class:`..found_gaussian.FoundCell`): the certificate states the composition that
+        meets the target (``composed``), beside the basic sum of the cells' own points, which
+        does not (module :mod:`..found_gaussian`).
+
+        Proof: docs/proofs/key-selection.md
+        """
+        cell = item.cell
+        if isinstance(cell, FoundCell) and "certificate" in doc:
+            e1, d1 = cell.epsilon_delta
+            doc["certificate"].update(
+                composed=cell.design["composed"], cell_point={"epsilon": e1, "delta": d1},
+                composition="the target is met by `composed`: the cells one unit moves composed over every "
+                            "combination of their pairs (noise and selection), read at the statistic's delta; the "
+                            f"basic sum of each cell's own point (epsilon {e1:.6g} at delta {d1:.3g}) is a looser "
+                            "true bound, above the target's epsilon")
+        return doc
+
     def about(self, stat: Statistic) -> str:
         return f"histogram of {stat.of} over {stat.key}" + (" (consistent)" if stat.consistent else "")
 
