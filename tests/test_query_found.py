@@ -120,10 +120,11 @@ def test_refusals_name_the_key(stat, key):
     assert key in err.value.parameter
 
 
-def test_consistent_is_refused_with_found_keys():
-    spec = _spec(consistent=True)
-    with pytest.raises(InvalidParameterError, match="consistent"):
-        _query(_frame(n=30), spec, 1)
+def test_consistent_with_found_keys_adds_up_with_an_other_keys_cell():
+    """Once refused; now the released keys, the outside and the other keys add up to the units
+    (tests/test_query_consistent_found.py has the rest)."""
+    p = _query(_frame(n=300), _spec(consistent=True), 1)["statistics"]["p"]
+    assert sum(p["values"].values()) + p["outside"]["value"] + p["other_keys"]["value"] == 100
 
 
 def test_the_command_line_writes_only_released_keys_and_charges_a_ledger(tmp_path):

@@ -200,10 +200,9 @@ def check_found(stat: Statistic) -> None:
                     "by one unit alone is shown with a small probability, which is this delta (e.g. 1e-6)")
     if stat.target is not None and stat.target.notion != "dp":
         raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
-    for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):
-        if flag:
-            raise InvalidParameterError(name, True, f"false with keys = \"from-data\" (declare the keys for {name} "
-                                        "= true: the suppressed keys' units would have to go somewhere)")
+    if stat.unbiased:
+        raise InvalidParameterError("unbiased", True, "false with keys = \"from-data\" (declare the keys for "
+                                    "unbiased = true: a key released only above a threshold is not unbiased)")
     if stat.mechanism not in ("optimal", "clamped-geometric"):
         raise InvalidParameterError("mechanism", stat.mechanism, "clamped-geometric (the default) with keys = "
                                     "\"from-data\": the threshold reads the tail of noise on the line")

@@ -84,6 +84,9 @@ class Statistic:
     quantiles: tuple[Fraction, ...] = ()
     #: A histogram of units whose cells add up to the public number of units (:mod:`.consistent`).
     consistent: bool = False
+    #: ``within``: the consistent histogram a consistent histogram ``by`` groups adds up to, and
+    #: the map of its groups to that one's (:class:`.hierarchy.Within`).
+    within: Any = None
     #: ``keys = "from-data"``: the keys are the values found in the data (:mod:`.found`), each
     #: released only when its noisy count passes a threshold (:mod:`.threshold`).
     keys_from_data: bool = False

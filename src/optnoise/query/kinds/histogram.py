@@ -11,8 +11,9 @@ of rows holds a unit's ``m = max_rows`` rows over at most ``min(m, K)`` keys of 
 ``consistent = true`` (a histogram of units under ``replace``, not unbiased): the cells and an
 *outside* cell (units with no counted row) are released by the same certified cells and
 projected onto the public number of units, so that they add up; a histogram ``by`` groups
-adds up, key by key, to the overall consistent histogram of the same key
-(:mod:`..consistent`, docs/proofs/consistent-tables.md)."""
+adds up, key by key, to the overall consistent histogram of the same key, or to the one its
+``within`` names (a hierarchy of any depth: :mod:`..hierarchy`, :mod:`..consistent`,
+docs/proofs/consistent-tables.md)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from ..cells import ONE, Answers, GroupRules, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
 from ..found import check_found
 from ..found_gaussian import FoundCell
+from ..hierarchy import read_within
 from ..statistic import FROM_DATA, Statistic, column
 from ..threshold import Threshold, randomised_threshold, smallest_threshold
 from ..truncated import truncated_cell
@@ -41,7 +43,7 @@ KEYS_PER_UNIT = 1
 class Histogram(Kind):
     name = "histogram"
     order = 1
-    keys = ("key", "keys", "by", "groups", "of", "consistent")
+    keys = ("key", "keys", "by", "groups", "of", "consistent", "within")
     unbiased = True
     by_key = True
 
@@ -53,13 +55,13 @@ class Histogram(Kind):
             keys = {"key": column(t.get("key"), "key"), "keys": None, "keys_from_data": True}
         else:
             keys = read_keys(t)
-        return {**read_of(t), **keys, **read_groups(t), "consistent": consistent}
+        return {**read_of(t), **keys, **read_groups(t), "consistent": consistent, **read_within(t)}
 
     def check(self, stat: Statistic, unit: UnitRules) -> None:
         """``consistent = true`` needs a public total: a histogram of units under ``replace``,
         not unbiased (the projection would bring the bias back). Keys found in the data: a
         histogram of units (one key per unit), with a delta for the selection, noise on the
-        line (the threshold reads its tail), not consistent."""
+        line (the threshold reads its tail), not unbiased."""
         if stat.keys_from_data:
             check_found(stat)
         few = getattr(unit, "max_rows_per_group", None)
@@ -129,8 +131,8 @@ class Histogram(Kind):
         then (``mechanism = "optimal"``, the default) the discrete Gaussian with the selection
         composed in the cells (:mod:`..found_gaussian`) where its effective threshold ``tau - q``
         is lower still -- a choice made from ``(epsilon, delta)``, the cells one unit moves
-        (``k``: the statistic's epsilon over the cell's) and ``keys_per_unit`` alone; else as
-        every count."""
+        (``k``: the statistic's epsilon over the cell's) and ``keys_per_unit`` alone, not for a
+        consistent table (its proof covers the geometric designs); else as every count."""
         if not stat.keys_from_data:
             return super().mechanism(stat, target, distance, n, offset)
         geometric = count_cell(stat.name, n, offset, int(distance), Target(target.epsilon),  # type: ignore[arg-type]
@@ -141,12 +143,12 @@ class Histogram(Kind):
         if truncated is not None and truncated.design["half_width"] + 2 < smallest_threshold(  # type: ignore[union-attr]
                 noise, keys_per_unit, stat.target.delta).tau:  # type: ignore[union-attr]
             chosen = truncated
-        if stat.mechanism != "optimal" or int(distance) != 1:  # type: ignore[arg-type]
-            return chosen
+        if stat.mechanism != "optimal" or int(distance) != 1 or stat.consistent:  # type: ignore[arg-type]
+            return chosen   # (tables that add up keep the geometric designs their proof covers)
         return gaussian_or(chosen, stat, n, offset, keys_per_unit, round(stat.target.epsilon / target.epsilon))  # type: ignore
 
     def design_key(self, stat: Statistic) -> tuple:
-        return (*super().design_key(stat), stat.keys_from_data)
+        return (*super().design_key(stat), stat.keys_from_data, stat.keys_from_data and stat.consistent)
 
     def selection(self, item: Planned) -> Threshold | None:
         """The threshold of keys found in the data: with the truncated geometric on ``[-T, T]``,
@@ -171,13 +173,19 @@ class Histogram(Kind):
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """The released cells; ``consistent``: projected onto the public number of units, with
         the outside cell and the simultaneous intervals (:func:`..consistent.body`); keys found
-        in the data: only the cells whose noisy count passes the threshold (:func:`found_body`).
+        in the data: only the cells whose noisy count passes the threshold (:func:`found_body`);
+        both: the released cells, the outside cell and the other keys (:func:`..consistent_found.body`).
 
         Proof: docs/proofs/consistent-tables.md
         """
         if item.stat.keys_from_data:
             doc = super().body(item, alpha, source)
-            return found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
+            doc = found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
+            if not item.stat.consistent:
+                return doc
+            from ..consistent_found import body as with_other_keys
+            cells, units = item.answers.cells, int(item.units)  # type: ignore[arg-type]
+            return with_other_keys(item.stat, item.cell, doc, cells, units, alpha, source)  # type: ignore[arg-type]
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
