@@ -132,10 +132,12 @@ def _frame(groups: int, seed: int = 0, units: int = 3000) -> pd.DataFrame:
     return pd.DataFrame({"unit": np.repeat(np.arange(units), groups), "key": drawn.ravel()}).drop_duplicates()
 
 
-def _doc(frame, groups: int, epsilon: float = 1.0, seed: int | None = 1) -> dict:
+def _doc(frame, groups: int, epsilon: float = 1.0, seed: int | None = 1, budget: dict | None = None) -> dict:
     unit = {"id": "unit", "max_rows": groups, "max_groups": groups, "change": "add-remove", "max_units": 10 ** 6}
     spec = {"unit": unit, "statistics": {"keys": {"kind": "histogram", "key": "key", "keys": "from-data",
                                                   "epsilon": epsilon, "delta": 1e-6}}}
+    if budget is not None:
+        spec["budget"] = budget
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return optnoise.query(frame, spec, seed=seed)
@@ -159,7 +161,9 @@ def test_the_choice_flips_with_max_groups_and_the_total_meets_the_target():
     assert total["pld"]["delta"] == 1e-6 and total["pld"]["epsilon"] <= 1.0
     assert total["basic"]["delta"] <= 1e-6 * (1 + 1e-12) and total["basic"]["epsilon"] > 1.0
     assert stat["mechanism"]["composed"]["epsilon"] == total["pld"]["epsilon"]
-    unseeded = _doc(_frame(3), 3, seed=None)["statistics"]["keys"]["certificate"]
+    unseeded = _doc(_frame(3), 3, seed=None, budget={"epsilon": 1.0, "delta": 1e-6})   # the target as budget: met
+    assert unseeded["total"]["within_budget"] and unseeded["total"]["pld"]["epsilon"] <= 1.0
+    unseeded = unseeded["statistics"]["keys"]["certificate"]
     assert unseeded["composed"]["epsilon"] <= 1.0 and unseeded["composed"]["delta"] == 1e-6
     assert 3 * unseeded["cell_point"]["epsilon"] > 1.0 and "basic sum" in unseeded["composition"]
 
