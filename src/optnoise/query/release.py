@@ -111,6 +111,8 @@ class Planned:
         if self.l1_epsilon is not None:
             return [TheoremPart(self.stat.name, dominating_rr(self.l1_epsilon), self.l1_epsilon)]
         if self.cell is not None:
+            if getattr(self.cell, "per_cell", False):   # each cell its own part: every combination of their pairs
+                return [replace(self.cell) for _ in range(self.derived.cells)] + list(self.extra)
             return [self.cell] * self.derived.cells + list(self.extra)
         eps = cell_target(self.stat.target, self.derived.cells).epsilon  # type: ignore[arg-type]
         part = TheoremPart(self.stat.name, dominating_rr(eps), eps)
@@ -213,7 +215,7 @@ def shift_sums(shifts: list[tuple[float, float, str]]) -> dict:
     return out
 
 
-def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, int, tuple[float, float]]],
+def accounted(planned: list[Planned], spec: QuerySpec, *, ledger: bool = False) -> tuple[list[tuple[Any, int, tuple[float, float]]],
                                                                   list[tuple[float, float, str]]]:
     """What the unit's total composes -- and a ledger records (:func:`charge`): each distinct
     part (with ``mechanism`` and ``composition_profile()``), the times one unit moves it and its
@@ -230,11 +232,14 @@ def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, 
     shift; its cells, pure (the geometric) or not (the truncated), are composed as a pure
     statistic or by the declared target (its mechanism and threshold read no chosen bound).
 
+    ``ledger``: the shifts a ledger adds, which composes each part's noise alone (a selection
+    composed inside its cells' profile is then a shift too).
+
     Proof: docs/proofs/private-bounds.md, docs/proofs/key-selection.md
     """
     if not spec.bounds:
         return ([(p, k, p.epsilon_delta) for item in planned for p, k in item.distinct()],
-                [(e, d, "selection") for e, d in selections(planned)])
+                [(e, d, "selection") for e, d in selections(planned, ledger=ledger)])
     parts: list[tuple[Any, int, tuple[float, float]]] = [(cell, moved, ed) for cell, moved, ed in bound_parts(spec)]
     shifts = []
     for item in planned:
@@ -249,14 +254,17 @@ def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, 
     return parts, shifts
 
 
-def selections(planned: list[Planned]) -> list[tuple[float, float]]:
+def selections(planned: list[Planned], *, ledger: bool = False) -> list[tuple[float, float]]:
     """What each statistic with keys found in the data adds to the unit's total: its
-    threshold's ``(epsilon, delta)`` (docs/proofs/key-selection.md)."""
+    threshold's ``(epsilon, delta)``; nothing (``(0, 0)``) for a selection inside its cells'
+    profile (``in_cells``: the total composes it with the cells), except for a ``ledger``,
+    which composes the noise alone (docs/proofs/key-selection.md)."""
     out = []
     for item in planned:
         found = kind_of(item.stat).selection(item)
         if found is not None:
-            out.append((found.epsilon_shift, found.delta))
+            inside = getattr(found, "in_cells", False) and not ledger
+            out.append((0.0, 0.0) if inside else (found.epsilon_shift, found.delta))
     return out
 
 
@@ -506,7 +514,7 @@ def charge(book: Any, spec: QuerySpec, planned: list[Planned], spec_sha256: str 
     """Record the run's spend in the ledger (:meth:`optnoise.publish.ledger.Ledger.reserve`:
     refused above its lifetime budget) once every statistic is certified, before any draw."""
     from ..publish.spend import Part, Spend
-    found, shifts = accounted(planned, spec)
+    found, shifts = accounted(planned, spec, ledger=True)
     parts = [Part(p.mechanism, count, epsilon_delta) for p, count, epsilon_delta in found]
     return book.reserve(Spend(parts, book.dataset, ledger_unit(spec), spec_sha256=spec_sha256,
                               statistics=[s.name for s in spec.statistics], shifts=shifts))
