@@ -189,13 +189,32 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     the composed privacy profile; every bound moved by the shifts (:func:`accounted`).
     """
     parts, shifts = accounted(planned, spec)
-    out = ACCOUNTANT.total(Parts([(p.composition_profile(), k) for p, k, _ in parts],
-                                 [ed for _, k, ed in parts for _ in range(k)], shifts=[(e, d) for e, d, _ in shifts]),
+    items, mixed = moved_items(parts)
+    out = ACCOUNTANT.total(Parts(items, [ed for _, k, ed in parts for _ in range(k)], mixed=mixed,
+                                 shifts=[(e, d) for e, d, _ in shifts]),
                            spec.budget, lambda worst: spec.unit.subject())
     if spec.bounds and "selection" in out:   # the shifts: selections, and statistics with a delta by their targets
         out.pop("selection")
         out.update(shift_sums(shifts))
     return out
+
+
+def moved_items(parts: list[tuple[Any, int, tuple[float, float]]]) -> tuple[list[tuple[Any, int]], list[bool]]:
+    """The ``(profile, count)`` items of the parts one unit moves, and whether each is *mixed*.
+
+    A statistic's ``k`` cells are not ``k`` releases of one value: one unit moves each by its
+    own pair -- a histogram under ``replace`` one cell down and another up, a channel's cells at
+    different true values. An item of ``k > 1`` cells whose profile has more than one distinct
+    pair is therefore composed as mixed (its dominating pair, :func:`~optnoise.analysis.
+    composition.compose_best`), valid for every mix of its pairs; an item with one distinct
+    pair (symmetric noise on the line: the ``+1`` and ``-1`` moves are mirror images, with one
+    loss distribution) is the same pair in every cell, and keeps its exact self-composition.
+
+    Proof: docs/proofs/composed-bounds.md ("The cells of one statistic")
+    """
+    from ..analysis.dominating import distinct_pairs
+    items = [(p.composition_profile(), k) for p, k, _ in parts]
+    return items, [k > 1 and len(distinct_pairs(prof)) > 1 for prof, k in items]
 
 
 def shift_sums(shifts: list[tuple[float, float, str]]) -> dict:
@@ -515,7 +534,8 @@ def charge(book: Any, spec: QuerySpec, planned: list[Planned], spec_sha256: str 
     refused above its lifetime budget) once every statistic is certified, before any draw."""
     from ..publish.spend import Part, Spend
     found, shifts = accounted(planned, spec, ledger=True)
-    parts = [Part(p.mechanism, count, epsilon_delta) for p, count, epsilon_delta in found]
+    _, mixed = moved_items(found)     # a statistic's cells each moved by its own pair, as the document composes them
+    parts = [Part(p.mechanism, count, epsilon_delta, mixed=m) for (p, count, epsilon_delta), m in zip(found, mixed)]
     return book.reserve(Spend(parts, book.dataset, ledger_unit(spec), spec_sha256=spec_sha256,
                               statistics=[s.name for s in spec.statistics], shifts=shifts))
 
