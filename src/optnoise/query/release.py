@@ -193,7 +193,7 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     out = ACCOUNTANT.total(Parts(items, [ed for _, k, ed in parts for _ in range(k)], mixed=mixed,
                                  shifts=[(e, d) for e, d, _ in shifts]),
                            spec.budget, lambda worst: spec.unit.subject())
-    if spec.bounds and "selection" in out:   # the shifts: selections, and statistics with a delta by their targets
+    if "selection" in out and (spec.bounds or any(a != "selection" for _, _, a in shifts)):   # the shifts by kind
         out.pop("selection")
         out.update(shift_sums(shifts))
     return out
@@ -218,15 +218,18 @@ def moved_items(parts: list[tuple[Any, int, tuple[float, float]]]) -> tuple[list
 
 
 def shift_sums(shifts: list[tuple[float, float, str]]) -> dict:
-    """With a bound chosen privately, the total's shifts by what they are: ``selection`` (keys
-    found in the data) and ``declared_targets`` (statistics with a delta, composed by their
+    """The total's shifts by what they are: ``selection`` (keys found in the data),
+    ``composed_statistics`` (:func:`unbounded_parts`) and ``declared_targets`` (statistics with a delta, composed by their
     declared targets: docs/proofs/private-bounds.md), each ``epsilon`` and ``delta`` summed and
     rounded up, absent when there is none."""
     from ..analysis.outward import sum_up
     out = {}
     for about, key, words in (("selection", "selection", None),
                               ("declared target", "declared_targets", "statistics with a delta, composed by their "
-                               "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)")):
+                               "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"),
+                              ("composed statistic", "composed_statistics", "statistics whose cells hold their "
+                               "selection (discrete Gaussian), each by its certified composed (epsilon, delta), "
+                               "added to the rest (basic composition: docs/proofs/key-selection.md)")):
         these = [(e, d) for e, d, a in shifts if a == about]
         if these:
             out[key] = {"epsilon": sum_up(e for e, _ in these), "delta": sum_up(d for _, d in these),
@@ -257,8 +260,7 @@ def accounted(planned: list[Planned], spec: QuerySpec, *, ledger: bool = False) 
     Proof: docs/proofs/private-bounds.md, docs/proofs/key-selection.md
     """
     if not spec.bounds:
-        return ([(p, k, p.epsilon_delta) for item in planned for p, k in item.distinct()],
-                [(e, d, "selection") for e, d in selections(planned, ledger=ledger)])
+        return unbounded_parts(planned, ledger=ledger)
     parts: list[tuple[Any, int, tuple[float, float]]] = [(cell, moved, ed) for cell, moved, ed in bound_parts(spec)]
     shifts = []
     for item in planned:
@@ -270,6 +272,44 @@ def accounted(planned: list[Planned], spec: QuerySpec, *, ledger: bool = False) 
             shifts.append((t.epsilon, t.delta, "declared target"))
         if chosen is not None:
             shifts.append((chosen.epsilon_shift, chosen.delta, "selection"))
+    return parts, shifts
+
+
+def in_cells_point(item: Planned) -> tuple[float, float] | None:
+    """A statistic whose selection is inside its cells' profile (:mod:`.found_gaussian`): its
+    certified composed ``(epsilon, delta)`` -- the composition of its cells' exact profiles,
+    every combination of their pairs; ``None`` for any other statistic."""
+    if item.l1_epsilon is not None or not getattr(item.cell, "per_cell", False):
+        return None
+    point = item.cell.design["composed"]   # type: ignore[union-attr]
+    return float(point["epsilon"]), float(point["delta"])
+
+
+def unbounded_parts(planned: list[Planned], *, ledger: bool = False) -> tuple[list[tuple[Any, int, tuple[float, float]]],
+                                                                              list[tuple[float, float, str]]]:
+    """:func:`accounted` without a bound chosen privately: every statistic's distinct parts and
+    its selection's shift -- except a statistic whose selection is inside its cells' profile
+    composed beside anything else: its cells' pairs (four each) would multiply the combinations
+    the composition enumerates past its cap, and the dominating pairs that replace them carry the
+    selection's infinite-loss mass in every release, so it enters as a shift of its certified
+    composed point ``(epsilon, delta)`` (basic composition with the rest: valid for any two
+    mechanisms). Where such statistics are all there is, the first keeps its cells (its total is
+    its certificate); the others are points.
+
+    Proof: docs/proofs/key-selection.md ("The selection inside the cells' profile")
+    """
+    points = [in_cells_point(item) for item in planned]
+    keep = next((i for i, pt in enumerate(points) if pt is not None), None) \
+        if all(pt is not None for pt in points) else None
+    parts: list[tuple[Any, int, tuple[float, float]]] = []
+    shifts: list[tuple[float, float, str]] = []
+    for i, (item, point) in enumerate(zip(planned, points)):
+        if point is not None and i != keep:
+            shifts.append((*point, "composed statistic"))
+            parts += [(p, 1, p.epsilon_delta) for p in item.extra]
+            continue
+        parts += [(p, k, p.epsilon_delta) for p, k in item.distinct()]
+        shifts += [(e, d, "selection") for e, d in selections([item], ledger=ledger)]
     return parts, shifts
 
 
