@@ -21,10 +21,16 @@ key per unit): each key's answer is its count of units, and the keys are not dec
 
 * **optnoise**: ``optnoise.query`` with ``keys = "from-data"``: noisy counts of units,
   released iff at least the threshold ``tau`` designed from the quantized noise's exact tail
-  (query/threshold.py, query/truncated.py), or at ``tau - 1`` with the boundary probability
-  ``q`` the rest of the delta allows (shown beside the threshold). The statistic is asked for at ``eps - ln(1/(1 -
-  delta))``, which bounds the selection's epsilon shift ``m ln(1/(1-p))`` (docs/proofs/
-  key-selection.md), so that its *total* (the document's ``total.basic``) is at most ``eps``.
+  (query/threshold.py, query/truncated.py, query/found_gaussian.py), or at ``tau - 1`` with the
+  boundary probability ``q`` the rest of the delta allows (shown beside the threshold). The
+  cells are the geometric (pure, the selection's delta a shift), the truncated geometric, or the
+  discrete Gaussian with the selection composed in the cells' profile, whichever has the lowest
+  ``tau - q`` (the document's ``mechanism`` names it). The statistic is asked for at ``eps -
+  ln(1/(1 - delta))``, which bounds the selection's epsilon shift ``m ln(1/(1-p))`` (docs/proofs/
+  key-selection.md), so that its *total* is at most ``eps`` at ``delta``: ``total.basic`` for the
+  geometric designs, ``total.pld`` (the composition, read at ``delta``) for the Gaussian one,
+  whose basic sum of the cells' own points is above ``eps`` (the column "eps" shows the bound
+  that meets it).
 * **PipelineDP, default** (``TRUNCATED_GEOMETRIC`` partition selection, its optimal
   keys-only selection, Desfontaines et al. 2022), run through ``DPEngine.aggregate`` with
   ``PRIVACY_ID_COUNT`` as its users run it: its ``NaiveBudgetAccountant`` gives the selection
@@ -141,12 +147,18 @@ def optnoise_run(frame, counts, eps: float, delta: float, groups: int, seed: int
     seconds = time.perf_counter() - t0
     stat = doc["statistics"]["keys"]
     values = stat["values"]
-    total = doc["only_if_unseeded"]["total"]["basic"]
+    whole = doc["only_if_unseeded"]["total"]
+    # the bound that meets the target: basic (pure cells plus the selection's shift), or the PLD
+    # composition where the selection is inside the cells' profile (its basic sum is above eps)
+    total = whole["basic"] if whole["basic"]["epsilon"] <= eps else whole["pld"]
     mech, tau = stat["mechanism"], stat["keys"]["threshold"]
     cell_target = stat["target"] if "same_as" in mech["cell_target"] else mech["cell_target"]
     cell = Target(cell_target["epsilon"], cell_target["delta"])
     if mech.get("method") == "truncated":
         noise = truncated_noise(mech["half_width"], cell.epsilon, cell).quantize()
+    elif mech.get("method") == "discrete-gaussian-found":
+        from optnoise.query.found_gaussian import gaussian_noise
+        noise = gaussian_noise(mech["sigma"]).quantize()
     else:
         lo, hi = mech["domain"]
         noise = count_cell("keys", hi - lo, lo, 1, Target(cell.epsilon), "clamped-geometric", gap=False).noise.quantize()

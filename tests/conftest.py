@@ -92,6 +92,27 @@ def spark_cluster():
 
 
 @pytest.fixture
+def both_engines():
+    """``run(spec, data, seed)``: the documents of ``optnoise query --json`` on the local engine
+    and on Spark, each asserted to exit 0 (a Spark test compares them)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from optnoise.cli.app import app
+
+    def run(spec: Path, data: Path, seed: int) -> list[dict]:
+        docs = []
+        for engine in ("local", "spark"):
+            r = CliRunner().invoke(app, ["query", "--spec", str(spec), "--input", str(data), "--seed", str(seed),
+                                         "--json", "--engine", engine])
+            assert r.exit_code == 0, r.output
+            docs.append(json.loads(r.stdout))
+        return docs
+    return run
+
+
+@pytest.fixture
 def rng() -> np.random.Generator:
     """A seeded generator for test data (never a privacy source)."""
     return np.random.default_rng(12345)

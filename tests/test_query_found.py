@@ -120,10 +120,11 @@ def test_refusals_name_the_key(stat, key):
     assert key in err.value.parameter
 
 
-def test_consistent_is_refused_with_found_keys():
-    spec = _spec(consistent=True)
-    with pytest.raises(InvalidParameterError, match="consistent"):
-        _query(_frame(n=30), spec, 1)
+def test_consistent_with_found_keys_adds_up_with_an_other_keys_cell():
+    """Once refused; now the released keys, the outside and the other keys add up to the units
+    (tests/test_query_consistent_found.py has the rest)."""
+    p = _query(_frame(n=300), _spec(consistent=True), 1)["statistics"]["p"]
+    assert sum(p["values"].values()) + p["outside"]["value"] + p["other_keys"]["value"] == 100
 
 
 def test_the_command_line_writes_only_released_keys_and_charges_a_ledger(tmp_path):
@@ -216,7 +217,8 @@ def test_the_choice_between_truncated_and_geometric_reads_the_keys_one_unit_can_
     from optnoise.query.statistic import Statistic
     from optnoise.query.threshold import smallest_threshold
     from optnoise.target import Target
-    stat = Statistic("p", "histogram", Target(1.0, 1e-6), key="product", keys_from_data=True)
+    stat = Statistic("p", "histogram", Target(1.0, 1e-6), key="product", keys_from_data=True,
+                     mechanism="clamped-geometric")   # the geometric designs only (no discrete Gaussian)
     chosen = {m: KIND.mechanism(stat, Target(1.0, 1e-6), 1, 1000, 0, keys_per_unit=m) for m in (1, 8)}
     assert chosen[1].design.get("method") != "truncated" and chosen[8].design.get("method") == "truncated"
     geometric = chosen[1].noise.quantize()
@@ -235,7 +237,7 @@ def test_the_planned_cell_is_chosen_for_the_units_max_groups():
     from optnoise.query.release import plan
     from optnoise.query.threshold import smallest_threshold
     frame = _frame(n=600)
-    spec = _spec(epsilon=2.0)
+    spec = _spec(epsilon=2.0, mechanism="clamped-geometric")   # the geometric designs only (no discrete Gaussian)
     spec["unit"] = {"id": "c", "max_rows": 3, "change": "add-remove", "max_units": 10 ** 4, "max_groups": 4}
     parsed = parse_query_spec(spec)
     parsed = with_found_keys(parsed, found_in_frame(frame, parsed))

@@ -242,3 +242,40 @@ def test_attack_budget_is_checked_on_the_attack_readout():
     assert doc["total"]["within_budget"] is True
     with pytest.raises(InvalidParameterError, match="share"):
         query(frame, {**ok, "statistics": {"n": {"kind": "count", "share": 0.5}}})
+
+
+def test_a_statistics_cells_are_composed_as_mixed_pairs():
+    """One unit moves a statistic's two cells by *different* pairs (under replace: one cell
+    down, one up). With asymmetric noise the mix of the ``+1`` and ``-1`` pairs is worse than
+    either pair composed with itself, so the unit's total must compose the cells as mixed
+    (docs/proofs/composed-bounds.md, "The cells of one statistic"); symmetric noise keeps one
+    pair and its exact self-composition. The truth is the hockey-stick divergence of the
+    product law, summed directly."""
+    from optnoise import IntegerPMF, Neighbourhood
+    from optnoise.analysis import privacy_profile
+    from optnoise.analysis.composition import compose_best
+    from optnoise.query.release import moved_items
+
+    w = np.array([0.018, 0.636, 0.277, 0.002, 0.062, 0.005])
+    w = w / w.sum()
+    eps = 2.68
+    here, there = np.append(w, 0.0), np.insert(w, 0, 0.0)     # the noise at x and at x + 1
+    up, down = (here, there), (there, here)
+    product = np.outer(up[0], down[0]).ravel(), np.outer(up[1], down[1]).ravel()
+    truth = float(np.maximum(product[0] - math.exp(eps) * product[1], 0).sum())
+
+    class Part:
+        def __init__(self, pmf):
+            self.pmf = pmf
+
+        def composition_profile(self):
+            return privacy_profile(self.pmf, Neighbourhood.sd(1))
+
+    asymmetric = IntegerPMF(w, offset=0)
+    items, mixed = moved_items([(Part(asymmetric), 2, (eps, 0.0))])
+    assert mixed == [True]
+    same_pair = compose_best(items, epsilon=eps, mixed=[False]).delta_dp
+    assert same_pair < truth - 0.05                     # the old composition understated it
+    assert compose_best(items, epsilon=eps, mixed=mixed).delta_dp >= truth
+    symmetric = IntegerPMF(np.array([0.1, 0.2, 0.4, 0.2, 0.1]), offset=-2)
+    assert moved_items([(Part(symmetric), 2, (eps, 0.0))])[1] == [False]

@@ -183,10 +183,11 @@ class Accountant:
                                          f"attacker ({a['method']}) reaches {', '.join(got)} (lower {self.parts} "
                                          "targets or raise the budget)")
         b, p = total["basic"], total["pld"]
+        pld = "none finite" if p.get("epsilon") is None else f"{p['epsilon']:.7g}"
         return InvalidParameterError(
             "budget", f"eps {budget.epsilon:g}, delta {budget.delta:g}",
-            f"a budget at least {self.whose}: basic eps {b['epsilon']:.4g}, delta {b['delta']:.3g}; "
-            f"PLD eps {p['epsilon']:.4g} at delta {budget.delta:g} (lower {self.parts} epsilons or raise the budget)")
+            f"a budget at least {self.whose}: basic eps {b['epsilon']:.7g}, delta {b['delta']:.3g}; "
+            f"PLD eps {pld} at delta {budget.delta:g} (lower {self.parts} epsilons or raise the budget)")
 
 
 def shifted(accountant: Accountant, parts: Parts, budget: Target | None) -> dict:
@@ -215,7 +216,8 @@ def shifted(accountant: Accountant, parts: Parts, budget: Target | None) -> dict
     if delta >= d_s and pld["epsilon"] is not None and math.isfinite(pld["epsilon"]):   # at delta - D = 0: pure
         pld["epsilon"], pld["delta"] = sum_up([pld["epsilon"], e_s]), delta
     else:
-        pld = {"epsilon": None, "delta": delta, "bound": "none: the selection's delta takes the whole delta"}
+        pld = {"epsilon": None, "delta": delta, "bound": "none: the selection's delta takes the whole delta" if d_s > 0
+               else "none: no bound is finite here"}
     if budget is not None:
         at = out["pld"].get("delta_at_budget_epsilon")
         pld["delta_at_budget_epsilon"] = None if at is None else min(1.0, sum_up([at, d_s]))

@@ -349,13 +349,14 @@ def cells_of(stat: Statistic) -> int:
 
 def layouts(stats: Iterable[Statistic]) -> list[list[Statistic]]:
     """The statistics grouped by what decides their counted rows and cells (``where``, and
-    the ``by`` and ``key`` columns with their declared values, in that order): a group's
+    the ``by`` and ``key`` columns with their declared values, in that order; a statistic whose
+    unit keeps cells, not groups, apart: ``Statistic.keep_cells``): a group's
     rows, cells and counts are computed once per batch, and its row counters per (unit,
     cell) kept once (:func:`carriers`)."""
     out: dict[tuple, list[Statistic]] = {}
     for stat in stats:
         dims = tuple((col, keys) for col, keys in ((stat.by, stat.groups), (stat.key, stat.keys)) if col is not None)
-        out.setdefault((stat.where, dims), []).append(stat)
+        out.setdefault((stat.where, dims, stat.keep_cells), []).append(stat)
     return list(out.values())
 
 

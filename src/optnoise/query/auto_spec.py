@@ -157,7 +157,9 @@ def clamp_target(auto: dict, target: Target) -> tuple[Target, AutoRows | None]:
 
 def check_auto(auto_rows: AutoRows | None, stats: list[Statistic]) -> None:
     """With a bound chosen privately, every statistic has an epsilon (the total composes each by
-    its declared target) and no keys found in the data (not yet composed with a choice)."""
+    its declared target). Keys found in the data are allowed: their selection's threshold and
+    shift read public numbers only, never the chosen bound (docs/proofs/private-bounds.md,
+    "With keys found in the data")."""
     if auto_rows is None and not any(s.auto_clamp for s in stats):
         return
     key = "unit.max_rows" if auto_rows is not None else "clamp"
@@ -165,9 +167,6 @@ def check_auto(auto_rows: AutoRows | None, stats: list[Statistic]) -> None:
         if s.target.epsilon is None:
             raise InvalidParameterError(key, AUTO, f"a declared bound, or an epsilon for statistics.{s.name} (a bound "
                                         "chosen privately composes every statistic by its declared epsilon)")
-        if s.keys_from_data:
-            raise InvalidParameterError(key, AUTO, f"a declared bound with keys = \"from-data\" (statistics.{s.name}: "
-                                        "a bound chosen privately is not yet composed with a selection of keys)")
 
 
 

@@ -156,9 +156,10 @@ def units_at_home(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int],
 
 
 def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], what: np.ndarray,
-                 rules: GroupRules = ONE) -> np.ndarray:
+                 rules: GroupRules = ONE, by_cells: bool = False) -> np.ndarray:
     """``what`` (each (unit, cell)'s rows or values) summed per cell (groups x keys), a unit's
-    rows all in its kept groups under ``by`` (module docstring); a part read from slots is
+    rows all in its kept groups under ``by`` (module docstring) -- or, ``by_cells``, in its kept
+    cells (group, key), the cells :func:`units_at_home` counts it in; a part read from slots is
     walked a piece of whole units at a time (the rule reads one unit at a time)."""
     groups, keys = stat.shape
     cells = np.zeros((groups, keys), np.int64)
@@ -167,7 +168,7 @@ def summed_cells(stat: Statistic, part: "pd.DataFrame", counts: dict[str, int], 
     for unit, group, key, rows, where in pieces:
         value = what[where]
         if stat.by is not None and len(unit):
-            keep = in_kept(unit, group, rows, rules)
+            keep = in_kept(unit, group * stat.shape[1] + key if by_cells else group, rows, rules)
             dropped += int(rows.sum() - rows[keep].sum())
             group, key, value = group[keep], key[keep], value[keep]
         np.add.at(cells, (group, key), value)

@@ -26,7 +26,14 @@ every box holds its true value the released ``z_i`` lies in the same box as ``q_
 A *hierarchy*: a histogram ``by`` groups and the overall histogram of the same key (same
 keys, same ``where``), both consistent, are released top down (the TopDown order): the
 overall one first, then each key's column of groups projected onto the overall released
-value of that key (:func:`add_up`).
+value of that key (:func:`add_up`). With ``within`` (:mod:`.hierarchy`) a histogram ``by``
+finer groups names its parent, a consistent histogram ``by`` coarser ones, and a public map of
+its groups into the parent's: each key's groups mapped to one parent group are projected onto
+the parent's released value there (:func:`add_up_within`), at any depth, parents first;
+before that, bottom up along the ``within`` ties, each parent's simultaneous intervals are
+narrowed to what its children's can sum to (:func:`narrow`, :func:`narrowed`) and the parent
+projected into them (:func:`refit_top` at the top), so that when every truth lies in its
+interval and the true tables add up, every released value at every level does too.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from ..analysis.intervals import exact_alpha
 from ..errors import InvalidParameterError
 from ..randomness import RandomSource
 from .draw import plain, shaped
+from .hierarchy import homes, top_down
 from .intervals import expected_abs_error, interval
 from .mechanisms import Cell
 from .statistic import Statistic
@@ -164,15 +172,36 @@ def add_up_columns(independent: np.ndarray, box_low: np.ndarray, box_high: np.nd
                    source: RandomSource) -> tuple[np.ndarray, bool]:
     """Each column ``k`` of a groups x keys grid projected onto ``totals[k]`` (the overall
     histogram's released value of key ``k``), inside the boxes where they admit it
-    (:func:`fitted`); ``(grid, every value inside its box)``.
+    (:func:`fitted`); ``(grid, every value inside its box)``: :func:`add_up_within` with one
+    parent group.
 
     Proof: docs/proofs/consistent-tables.md
     """
-    out = np.zeros_like(np.asarray(independent, np.int64))
+    groups = np.asarray(independent).shape[0]
+    return add_up_within(independent, box_low, box_high, np.asarray(totals, np.int64)[None, :],
+                         np.zeros(groups, np.int64), source)
+
+
+def add_up_within(independent: np.ndarray, box_low: np.ndarray, box_high: np.ndarray, totals: np.ndarray,
+                  homes: np.ndarray, source: RandomSource) -> tuple[np.ndarray, bool]:
+    """A groups x keys grid made to add up to a parent's released parent-groups x keys grid
+    ``totals``: for each key ``k``, then each parent group ``G`` (in order), the rows ``i`` with
+    ``homes[i] = G`` of column ``k`` projected onto ``totals[G, k]``, inside the boxes where they
+    admit it (:func:`fitted`); ``(grid, every value inside its box)``. Every parent group must
+    have a row (:func:`.hierarchy.check_within`).
+
+    Proof: docs/proofs/consistent-tables.md
+    """
+    y = np.asarray(independent, np.int64)
+    lo, hi = np.asarray(box_low, np.int64), np.asarray(box_high, np.int64)
+    sums, home = np.asarray(totals, np.int64), np.asarray(homes, np.int64)
+    rows = [np.flatnonzero(home == g) for g in range(sums.shape[0])]
+    out = np.zeros_like(y)
     inside = True
-    for k, total in enumerate(np.asarray(totals, np.int64)):
-        out[:, k], ok = fitted(independent[:, k], box_low[:, k], box_high[:, k], int(total), source)
-        inside = inside and ok
+    for k in range(y.shape[1]):
+        for g, r in enumerate(rows):
+            out[r, k], ok = fitted(y[r, k], lo[r, k], hi[r, k], int(sums[g, k]), source)
+            inside = inside and ok
     return out, inside
 
 
@@ -226,46 +255,116 @@ def _grid(stat: Statistic, entry: Any) -> np.ndarray:
     return np.array([[row[k] for k in keys] for row in rows], dtype=np.int64)
 
 
-def parent_of(stat: Statistic, others: Sequence[Statistic]) -> Statistic | None:
-    """The overall consistent histogram that ``stat`` (consistent, ``by`` groups) adds up to:
-    the first of ``others`` without ``by`` over the same key, keys and ``where``."""
-    if not stat.consistent or stat.by is None:
-        return None
-    for other in others:
-        if other.consistent and other.by is None and other.key == stat.key and other.keys == stat.keys \
-                and other.where == stat.where and other.of == stat.of == "units":
-            return other
-    return None
+def _boxes(stat: Statistic, entry: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A statistic's simultaneous intervals, cells then the outside cell, as two flat vectors."""
+    c = entry["consistent"]
+    grid = _grid(stat, c["simultaneous_intervals"])
+    lo, hi = c["simultaneous_outside"]
+    return np.append(grid[..., 0].ravel(), lo), np.append(grid[..., 1].ravel(), hi)
+
+
+def narrow(low: np.ndarray, high: np.ndarray, child_low: np.ndarray, child_high: np.ndarray,
+           homes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A parent's intervals narrowed to the sums of a child's: flat vectors, the parent's
+    groups x keys cells then the outside cell, the child's likewise; ``homes[i]`` the parent
+    group of the child's group ``i``. Cell ``(G, k)`` becomes ``[max(low, sum of the lows of
+    the child's cells (i, k) with homes[i] = G), min(high, sum of their highs)]``, the outside
+    cell ``[max, min]`` of the two outside cells; ``None`` where a cell would be empty.
+
+    Proof: docs/proofs/consistent-tables.md
+    """
+    home = np.asarray(homes, np.int64)
+    keys = (len(child_low) - 1) // len(home)
+    groups = (len(low) - 1) // keys
+    sums = [np.zeros((groups, keys), np.int64) for _ in range(2)]
+    for total, v in zip(sums, (child_low, child_high)):
+        np.add.at(total, home, np.asarray(v[:-1], np.int64).reshape(-1, keys))
+    new_low = np.maximum(low, np.append(sums[0].ravel(), child_low[-1]))
+    new_high = np.minimum(high, np.append(sums[1].ravel(), child_high[-1]))
+    return (new_low, new_high) if (new_low <= new_high).all() else None
+
+
+def narrowed(pairs: Sequence[tuple[Statistic, Statistic]], docs: Mapping[str, dict]) -> dict[str, tuple]:
+    """The simultaneous intervals of every statistic tied by ``within``, narrowed bottom up to
+    the sums of its children's (each parent cell to ``[sum of its children's lows, sum of their
+    highs]`` through the map, the outside cell to the child's): ``{name: (low, high)}``, flat,
+    the outside cell last. A narrowing that would leave a cell empty (then some truth lies
+    outside its interval, or the true tables do not add up) is skipped. Where some tie is a
+    ``within`` tie every tie narrows (a one-level tie below or above a ``within`` level too, so
+    that Claim H holds for the whole tree); specs without ``within`` narrow nothing (released
+    as before, bit for bit).
+
+    Proof: docs/proofs/consistent-tables.md
+    """
+    boxes: dict[str, tuple] = {}
+    if not any(stat.within is not None for stat, _ in pairs):
+        return boxes
+    for stat, parent in reversed(list(pairs)):            # the deepest ties first
+        for s in (stat, parent):
+            boxes.setdefault(s.name, _boxes(s, docs[s.name]))
+        tightened = narrow(*boxes[parent.name], *boxes[stat.name], homes(stat, parent))
+        if tightened is not None:
+            boxes[parent.name] = tightened
+    return boxes
+
+
+def refit_top(stat: Statistic, entry: dict, low: np.ndarray, high: np.ndarray, source: RandomSource) -> dict:
+    """A top statistic's entry projected into its narrowed intervals (:func:`narrowed`) where
+    its values lie outside them and they admit its total (:func:`project` from the independent
+    releases); otherwise unchanged (already the nearest point in the narrowed intervals)."""
+    c = entry["consistent"]
+    z = np.append(_grid(stat, entry["values"]).ravel(), entry["outside"]["value"])
+    if ((low <= z) & (z <= high)).all() or not int(low.sum()) <= int(c["total"]) <= int(high.sum()):
+        return entry
+    y = np.append(_grid(stat, c["independent_values"]).ravel(), c["independent_outside"])
+    z = project(y, low, high, int(c["total"]), source)
+    return {**entry, "values": shaped(stat, z[:-1].reshape(stat.shape), True),
+            "outside": {**entry["outside"], "value": plain(z[-1])},
+            "consistent": {**c, "values_inside_simultaneous_intervals": True}}
 
 
 def add_up(stats: Sequence[Statistic], docs: Mapping[str, dict], source: RandomSource) -> dict[str, dict]:
     """The documents with every consistent histogram ``by`` groups made to add up, key by key,
-    to its overall histogram (:func:`parent_of`), top down (module docstring).
+    to its parent (:func:`.hierarchy.parent_of`: the overall histogram, or the one ``within``
+    names, group by group through its map), top down (:func:`.hierarchy.top_down`), so every
+    level adds up to the level above and the top one to the number of units. A statistic with
+    children tied by ``within`` is projected into its intervals narrowed to its children's sums
+    (:func:`narrowed`, :func:`refit_top`), so that whenever every truth lies in its simultaneous
+    interval and the true tables add up, every released value at every level does too.
 
     Proof: docs/proofs/consistent-tables.md
     """
     out = dict(docs)
+    pairs = top_down(stats)
+    tight = narrowed(pairs, out)
+    children = {stat.name for stat, _ in pairs}
     for stat in stats:
-        parent = parent_of(stat, stats)
-        if parent is None:
-            continue
+        if stat.name in tight and stat.name not in children:
+            out[stat.name] = refit_top(stat, out[stat.name], *tight[stat.name], source)
+    for stat, parent in pairs:
         entry, top = out[stat.name], out[parent.name]
         c = entry["consistent"]
         y = _grid(stat, c["independent_values"])
         boxes = _grid(stat, c["simultaneous_intervals"])   # groups x keys x (low, high)
-        lo, hi = boxes[..., 0], boxes[..., 1]
-        totals = np.array([top["values"][k] for k in stat.keys.labels()], np.int64)  # type: ignore[union-attr]
-        grid, inside = add_up_columns(y, lo, hi, totals, source)
+        lo, hi = (v[:-1].reshape(y.shape) for v in tight[stat.name]) if stat.name in tight else \
+            (boxes[..., 0], boxes[..., 1])
+        grid, _ = add_up_within(y, lo, hi, _grid(parent, top["values"]), homes(stat, parent), source)
         s_lo, s_hi = c["simultaneous_outside"]
         out_value = top["outside"]["value"]
+        inside = bool(((boxes[..., 0] <= grid) & (grid <= boxes[..., 1])).all() and s_lo <= out_value <= s_hi)
+        tied = {"adds_up_to": parent.name, "values_inside_simultaneous_intervals": inside,
+                "hierarchy": f"each key's groups add up to statistic '{parent.name}' (released first), the outside "
+                             "cell equals its outside cell"}
+        if stat.within is not None and parent.groups is not None:
+            tied["hierarchy"] = (f"for each key, the groups mapped to a group of statistic '{parent.name}' (within.map) "
+                                 "add up to its released value there (released first), the outside cell equals its "
+                                 "outside cell")
+            tied["map"] = dict(stat.within.map)
         out[stat.name] = {**entry, "values": shaped(stat, grid, True),
                           "outside": {**entry["outside"], "value": out_value},
-                          "consistent": {**c, "adds_up_to": parent.name,
-                                         "values_inside_simultaneous_intervals":
-                                             bool(inside and s_lo <= out_value <= s_hi),
-                                         "hierarchy": f"each key's groups add up to statistic '{parent.name}' "
-                                                      "(released first), the outside cell equals its outside cell"}}
+                          "consistent": {**c, **tied}}
     return out
 
 
-__all__ = ["Consistent", "add_up", "add_up_columns", "body", "fitted", "parent_of", "project", "release"]
+__all__ = ["Consistent", "add_up", "add_up_columns", "add_up_within", "body", "fitted", "narrow", "narrowed", "project",
+           "refit_top", "release"]

@@ -11,6 +11,10 @@ candidate that did not pass (docs/proofs/key-selection.md). The candidate keys a
 they stay out of every published part (the document, its CSV, the terminal's view); the
 private audit record may name how many there were.
 
+A count of rows, sum or mean by a found key is released with a selection of its keys
+(:func:`with_selections`), beside declared ``by`` groups too: its cells are then the (group,
+key) pairs, selected cell by cell.
+
 Found values keep their type: an integer column gives integer keys, a text column text keys
 (as a declared list would be written); other columns (floats, dates) are refused, naming the
 key. At most :data:`MAX_FOUND` distinct values per column (the cells' memory: each candidate is
@@ -95,15 +99,15 @@ def found_in_frame(frame: Any, spec: QuerySpec) -> dict[str, Keys]:
 def with_found_keys(spec: QuerySpec, found: dict[str, Keys]) -> QuerySpec:
     """The spec whose ``keys = "from-data"`` statistics hold the found values as their keys
     (still marked ``keys_from_data``: their release is thresholded), and whose statistics
-    selected by one of them (:func:`with_selections`) hold them as their groups (a sum, a mean)
-    or keys (a histogram of rows). A column without any value gives no candidate: the statistic
-    then releases nothing."""
+    selected by one of them (:func:`with_selections`) hold them as their groups (a sum, a mean
+    by the key alone) or keys (a histogram of rows; a sum or mean beside declared groups). A
+    column without any value gives no candidate: the statistic then releases nothing."""
     if not wanted(spec):
         return spec
     stats = []
     for s in spec.statistics:
         if s.keys_from_data or s.selected_by is not None:
-            as_groups = not s.keys_from_data and s.by is not None   # a sum or mean by a found key
+            as_groups = s.key is None   # a sum or mean by a found key alone: the key is its groups
             col = s.by if as_groups else s.key
             keys = found.get(col)  # type: ignore[arg-type]
             if keys is None:
@@ -133,7 +137,11 @@ def with_selections(stats: list[Statistic], *, smallest_epsilon: float) -> list[
       released only above the exact threshold), and the statistic itself at the rest of the
       epsilon with no delta (pure), by the key as its groups (a sum, a mean) or keys (a count
       of rows: a histogram of rows), its values released for the selection's released keys
-      only (:func:`selected`).
+      only (:func:`selected`). With declared ``by`` groups both keep them: the selection is
+      the histogram of units over (group, key) cells, thresholded cell by cell as a histogram
+      ``by`` groups is, and the values are released per (group, key) -- a sum or a mean keeps a
+      unit's rows in its ``max_groups`` (group, key) cells of most counted rows, the cells its
+      selection counts it in (``keep_cells``, :meth:`.kinds.sum.Sum.answers`).
 
     Refused, naming the key: no delta or another notion than ``dp``, a mechanism other than
     pure noise on the line, an epsilon share below ``smallest_epsilon``, a statistic already
@@ -181,10 +189,11 @@ def _selected_pair(s: Statistic, smallest_epsilon: float) -> list[Statistic]:
                                     f"{rest:g})")
     name = s.name + SELECTION_SUFFIX
     selection = Statistic(name, "histogram", Target(chosen, t.delta), where=s.where, key=s.key,  # type: ignore[union-attr]
-                          keys_from_data=True, mechanism="clamped-geometric")
+                          by=s.by, groups=s.groups, keys_from_data=True, mechanism="clamped-geometric")
     values = Target(rest)
-    if s.kind == "count":   # of rows: released as the histogram of rows over the found keys
-        return [selection, replace(s, target=values, keys_from_data=False, selected_by=name)]
+    if s.kind == "count" or s.by is not None:   # of rows: the histogram of rows; by groups: (group, key) cells
+        return [selection, replace(s, target=values, keys_from_data=False, selected_by=name,
+                                   keep_cells=s.kind != "count")]
     return [selection, replace(s, target=values, by=s.key, key=None, keys_from_data=False, selected_by=name)]
 
 
@@ -200,13 +209,21 @@ def check_found(stat: Statistic) -> None:
                     "by one unit alone is shown with a small probability, which is this delta (e.g. 1e-6)")
     if stat.target is not None and stat.target.notion != "dp":
         raise InvalidParameterError("notion", stat.target.notion, "'dp' with keys = \"from-data\"")
-    for flag, name in ((stat.consistent, "consistent"), (stat.unbiased, "unbiased")):
-        if flag:
-            raise InvalidParameterError(name, True, f"false with keys = \"from-data\" (declare the keys for {name} "
-                                        "= true: the suppressed keys' units would have to go somewhere)")
+    if stat.unbiased:
+        raise InvalidParameterError("unbiased", True, "false with keys = \"from-data\" (declare the keys for "
+                                    "unbiased = true: a key released only above a threshold is not unbiased)")
     if stat.mechanism not in ("optimal", "clamped-geometric"):
         raise InvalidParameterError("mechanism", stat.mechanism, "clamped-geometric (the default) with keys = "
                                     "\"from-data\": the threshold reads the tail of noise on the line")
+
+
+def kept_cells(cells: dict, released: dict) -> dict:
+    """``cells`` (``key -> x``, or ``group -> key -> x`` beside declared groups) kept where
+    ``released`` (the selection's values, the same shape) holds the key: every group stays,
+    with only its released keys."""
+    if any(isinstance(v, dict) for v in released.values()):
+        return {g: {k: cells[g][k] for k in keys} for g, keys in released.items()}
+    return {k: cells[k] for k in released}
 
 
 def _below(rest: float, whole: float, part: float) -> float:
@@ -231,11 +248,10 @@ def selected(items: list, docs: dict[str, dict]) -> dict[str, dict]:
         if stat.selected_by is None or stat.selected_by not in docs:
             continue
         chosen = docs.pop(stat.selected_by)
-        kept = list(chosen["values"])
         doc = docs[stat.name]
         for field in ("values", "intervals"):
             if isinstance(doc.get(field), dict):
-                doc[field] = {k: doc[field][k] for k in kept}
+                doc[field] = kept_cells(doc[field], chosen["values"])
         doc["keys"] = {**chosen["keys"], "selection_share": stat.selection_share, "counts": chosen["values"], "counts_intervals": chosen["intervals"],
                        "selection": {k: chosen[k] for k in ("target", "mechanism") if k in chosen},
                        "values_released_for": "the keys whose noisy count of units passes the threshold"}
@@ -245,4 +261,4 @@ def selected(items: list, docs: dict[str, dict]) -> dict[str, dict]:
 
 
 __all__ = ["FROM_DATA", "MAX_FOUND", "PURE_MECHANISMS", "SELECTION_SUFFIX", "found_in_batches", "found_in_frame",
-           "check_found", "selected", "wanted", "with_found_keys", "with_selections"]
+           "check_found", "kept_cells", "selected", "wanted", "with_found_keys", "with_selections"]

@@ -111,6 +111,8 @@ class Planned:
         if self.l1_epsilon is not None:
             return [TheoremPart(self.stat.name, dominating_rr(self.l1_epsilon), self.l1_epsilon)]
         if self.cell is not None:
+            if getattr(self.cell, "per_cell", False):   # each cell its own part: every combination of their pairs
+                return [replace(self.cell) for _ in range(self.derived.cells)] + list(self.extra)
             return [self.cell] * self.derived.cells + list(self.extra)
         eps = cell_target(self.stat.target, self.derived.cells).epsilon  # type: ignore[arg-type]
         part = TheoremPart(self.stat.name, dominating_rr(eps), eps)
@@ -187,16 +189,55 @@ def unit_total(planned: list[Planned], spec: QuerySpec) -> dict:
     the composed privacy profile; every bound moved by the shifts (:func:`accounted`).
     """
     parts, shifts = accounted(planned, spec)
-    out = ACCOUNTANT.total(Parts([(p.composition_profile(), k) for p, k, _ in parts],
-                                 [ed for _, k, ed in parts for _ in range(k)], shifts=[(e, d) for e, d, _ in shifts]),
+    items, mixed = moved_items(parts)
+    out = ACCOUNTANT.total(Parts(items, [ed for _, k, ed in parts for _ in range(k)], mixed=mixed,
+                                 shifts=[(e, d) for e, d, _ in shifts]),
                            spec.budget, lambda worst: spec.unit.subject())
-    if spec.bounds and "selection" in out:   # the shifts here are statistics with a delta, by their declared targets
-        out["declared_targets"] = {**out.pop("selection"), "about": "statistics with a delta, composed by their "
-                                   "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"}
+    if "selection" in out and (spec.bounds or any(a != "selection" for _, _, a in shifts)):   # the shifts by kind
+        out.pop("selection")
+        out.update(shift_sums(shifts))
     return out
 
 
-def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, int, tuple[float, float]]],
+def moved_items(parts: list[tuple[Any, int, tuple[float, float]]]) -> tuple[list[tuple[Any, int]], list[bool]]:
+    """The ``(profile, count)`` items of the parts one unit moves, and whether each is *mixed*.
+
+    A statistic's ``k`` cells are not ``k`` releases of one value: one unit moves each by its
+    own pair -- a histogram under ``replace`` one cell down and another up, a channel's cells at
+    different true values. An item of ``k > 1`` cells whose profile has more than one distinct
+    pair is therefore composed as mixed (its dominating pair, :func:`~optnoise.analysis.
+    composition.compose_best`), valid for every mix of its pairs; an item with one distinct
+    pair (symmetric noise on the line: the ``+1`` and ``-1`` moves are mirror images, with one
+    loss distribution) is the same pair in every cell, and keeps its exact self-composition.
+
+    Proof: docs/proofs/composed-bounds.md ("The cells of one statistic")
+    """
+    from ..analysis.dominating import distinct_pairs
+    items = [(p.composition_profile(), k) for p, k, _ in parts]
+    return items, [k > 1 and len(distinct_pairs(prof)) > 1 for prof, k in items]
+
+
+def shift_sums(shifts: list[tuple[float, float, str]]) -> dict:
+    """The total's shifts by what they are: ``selection`` (keys found in the data),
+    ``composed_statistics`` (:func:`unbounded_parts`) and ``declared_targets`` (statistics with a delta, composed by their
+    declared targets: docs/proofs/private-bounds.md), each ``epsilon`` and ``delta`` summed and
+    rounded up, absent when there is none."""
+    from ..analysis.outward import sum_up
+    out = {}
+    for about, key, words in (("selection", "selection", None),
+                              ("declared target", "declared_targets", "statistics with a delta, composed by their "
+                               "declared targets (a bound chosen privately: docs/proofs/private-bounds.md)"),
+                              ("composed statistic", "composed_statistics", "statistics whose cells hold their "
+                               "selection (discrete Gaussian), each by its certified composed (epsilon, delta), "
+                               "added to the rest (basic composition: docs/proofs/key-selection.md)")):
+        these = [(e, d) for e, d, a in shifts if a == about]
+        if these:
+            out[key] = {"epsilon": sum_up(e for e, _ in these), "delta": sum_up(d for _, d in these),
+                        "statistics": len(these), **({"about": words} if words else {})}
+    return out
+
+
+def accounted(planned: list[Planned], spec: QuerySpec, *, ledger: bool = False) -> tuple[list[tuple[Any, int, tuple[float, float]]],
                                                                   list[tuple[float, float, str]]]:
     """What the unit's total composes -- and a ledger records (:func:`charge`): each distinct
     part (with ``mechanism`` and ``composition_profile()``), the times one unit moves it and its
@@ -209,32 +250,80 @@ def accounted(planned: list[Planned], spec: QuerySpec) -> tuple[list[tuple[Any, 
     response certified at no less than its epsilon (it dominates every mechanism with that
     pure epsilon), one with a delta as a shift (basic composition with the rest). The exact
     profiles of the chosen bound's mechanisms are not composed: they depend on the histogram's
-    output (adaptive composition).
+    output (adaptive composition). A selection of keys found in the data adds its threshold's
+    shift; its cells, pure (the geometric) or not (the truncated), are composed as a pure
+    statistic or by the declared target (its mechanism and threshold read no chosen bound).
+
+    ``ledger``: the shifts a ledger adds, which composes each part's noise alone (a selection
+    composed inside its cells' profile is then a shift too).
 
     Proof: docs/proofs/private-bounds.md, docs/proofs/key-selection.md
     """
     if not spec.bounds:
-        return ([(p, k, p.epsilon_delta) for item in planned for p, k in item.distinct()],
-                [(e, d, "selection") for e, d in selections(planned)])
+        return unbounded_parts(planned, ledger=ledger)
     parts: list[tuple[Any, int, tuple[float, float]]] = [(cell, moved, ed) for cell, moved, ed in bound_parts(spec)]
     shifts = []
     for item in planned:
         t = item.stat.target
-        if t.pure:
+        chosen = kind_of(item.stat).selection(item)   # keys found in the data: a mechanism no bound shapes
+        if t.pure or (chosen is not None and all(p.epsilon_delta[1] == 0 for p in item.parts)):
             parts.append((TheoremPart(item.stat.name, dominating_rr(t.epsilon), t.epsilon), 1, (t.epsilon, 0.0)))
         else:
             shifts.append((t.epsilon, t.delta, "declared target"))
+        if chosen is not None:
+            shifts.append((chosen.epsilon_shift, chosen.delta, "selection"))
     return parts, shifts
 
 
-def selections(planned: list[Planned]) -> list[tuple[float, float]]:
+def in_cells_point(item: Planned) -> tuple[float, float] | None:
+    """A statistic whose selection is inside its cells' profile (:mod:`.found_gaussian`): its
+    certified composed ``(epsilon, delta)`` -- the composition of its cells' exact profiles,
+    every combination of their pairs; ``None`` for any other statistic."""
+    if item.l1_epsilon is not None or not getattr(item.cell, "per_cell", False):
+        return None
+    point = item.cell.design["composed"]   # type: ignore[union-attr]
+    return float(point["epsilon"]), float(point["delta"])
+
+
+def unbounded_parts(planned: list[Planned], *, ledger: bool = False) -> tuple[list[tuple[Any, int, tuple[float, float]]],
+                                                                              list[tuple[float, float, str]]]:
+    """:func:`accounted` without a bound chosen privately: every statistic's distinct parts and
+    its selection's shift -- except a statistic whose selection is inside its cells' profile
+    composed beside anything else: its cells' pairs (four each) would multiply the combinations
+    the composition enumerates past its cap, and the dominating pairs that replace them carry the
+    selection's infinite-loss mass in every release, so it enters as a shift of its certified
+    composed point ``(epsilon, delta)`` (basic composition with the rest: valid for any two
+    mechanisms). Where such statistics are all there is, the first keeps its cells (its total is
+    its certificate); the others are points.
+
+    Proof: docs/proofs/key-selection.md ("The selection inside the cells' profile")
+    """
+    points = [in_cells_point(item) for item in planned]
+    keep = next((i for i, pt in enumerate(points) if pt is not None), None) \
+        if all(pt is not None for pt in points) else None
+    parts: list[tuple[Any, int, tuple[float, float]]] = []
+    shifts: list[tuple[float, float, str]] = []
+    for i, (item, point) in enumerate(zip(planned, points)):
+        if point is not None and i != keep:
+            shifts.append((*point, "composed statistic"))
+            parts += [(p, 1, p.epsilon_delta) for p in item.extra]
+            continue
+        parts += [(p, k, p.epsilon_delta) for p, k in item.distinct()]
+        shifts += [(e, d, "selection") for e, d in selections([item], ledger=ledger)]
+    return parts, shifts
+
+
+def selections(planned: list[Planned], *, ledger: bool = False) -> list[tuple[float, float]]:
     """What each statistic with keys found in the data adds to the unit's total: its
-    threshold's ``(epsilon, delta)`` (docs/proofs/key-selection.md)."""
+    threshold's ``(epsilon, delta)``; nothing (``(0, 0)``) for a selection inside its cells'
+    profile (``in_cells``: the total composes it with the cells), except for a ``ledger``,
+    which composes the noise alone (docs/proofs/key-selection.md)."""
     out = []
     for item in planned:
         found = kind_of(item.stat).selection(item)
         if found is not None:
-            out.append((found.epsilon_shift, found.delta))
+            inside = getattr(found, "in_cells", False) and not ledger
+            out.append((0.0, 0.0) if inside else (found.epsilon_shift, found.delta))
     return out
 
 
@@ -484,8 +573,9 @@ def charge(book: Any, spec: QuerySpec, planned: list[Planned], spec_sha256: str 
     """Record the run's spend in the ledger (:meth:`optnoise.publish.ledger.Ledger.reserve`:
     refused above its lifetime budget) once every statistic is certified, before any draw."""
     from ..publish.spend import Part, Spend
-    found, shifts = accounted(planned, spec)
-    parts = [Part(p.mechanism, count, epsilon_delta) for p, count, epsilon_delta in found]
+    found, shifts = accounted(planned, spec, ledger=True)
+    _, mixed = moved_items(found)     # a statistic's cells each moved by its own pair, as the document composes them
+    parts = [Part(p.mechanism, count, epsilon_delta, mixed=m) for (p, count, epsilon_delta), m in zip(found, mixed)]
     return book.reserve(Spend(parts, book.dataset, ledger_unit(spec), spec_sha256=spec_sha256,
                               statistics=[s.name for s in spec.statistics], shifts=shifts))
 

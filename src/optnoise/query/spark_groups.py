@@ -1,7 +1,8 @@
 """The unit rules of the Spark engine's JVM path that choose rows and groups (:mod:`.spark_units`
 runs the rest): the first ``max_rows`` rows, or under ``bounding = "random"`` those of smallest
 priority; ``max_rows_per_group``; and the kept cells and groups of each unit -- its home, or
-its ``max_groups`` of most counted rows, or of smallest priority (issue 36; the local engine's
+its ``max_groups`` of most counted rows, or of smallest priority -- the cells, not the groups, for
+a statistic that keeps cells (issue 36; the local engine's
 rules: :mod:`.units`, :mod:`.cells`; docs/proofs/spark-bounding.md).
 
 **Ranks.** ``row_number() over (partition by unit order by ...)``: by the read index
@@ -173,8 +174,9 @@ def unit_windows(t: Any, shared: list[list[Statistic]], ids: list[int], dims: li
         live = counted & (F.col(CUT) == 0) if rules.cuts else counted
         cell = G * lead.keys.size + F.col(f"K{i}") if lead.key is not None else G
         cells = ["G"] + ([f"K{i}"] if lead.key is not None else [])
-        homes = any(kind_of(s).counts_units(s) for s in group)
-        grouped = lead.by is not None and not all(kind_of(s).counts_units(s) for s in group)
+        paired = any(s.keep_cells for s in group)   # rows kept in the unit's kept cells
+        homes = paired or any(kind_of(s).counts_units(s) for s in group)
+        grouped = lead.by is not None and not paired and not all(kind_of(s).counts_units(s) for s in group)
         n, lw = F.when(counted, w), F.when(live, w)
         if homes:
             levels[0][f"crows{i}"] = lw if cells == dims else F.sum(lw).over(Window.partitionBy(UNIT, *cells))
@@ -195,15 +197,20 @@ def unit_windows(t: Any, shared: list[list[Statistic]], ids: list[int], dims: li
             else:
                 levels[1][f"hgrp{i}"] = -F.max(F.when(live, F.struct(F.col(f"grows{i}").alias("a"),
                                                                      (-G).alias("b")))).over(unit)["b"]
-        measures += _measures(i, group, slots, counted, live, homes, grouped, rules)
+        kept = None
+        if paired:   # the layout of a statistic that keeps cells (:func:`.aggregate.layouts`: alone)
+            kept = F.col(f"crank{i}") <= rules.groups if rules.ranks_groups else cell == F.col(f"home{i}")
+        measures += _measures(i, group, slots, counted, live, homes, grouped, rules, kept)
     for level in levels:
         t = t.withColumns(level) if level else t
     return t, measures
 
 
 def _measures(i: int, group: list[Statistic], slots: dict[tuple, int], counted: Any, live: Any, homes: bool,
-              grouped: bool, rules: SparkRules) -> list[Any]:
-    """The final aggregation's measures of layout ``i`` (:func:`.spark_units.branch_cells`)."""
+              grouped: bool, rules: SparkRules, kept: Any = None) -> list[Any]:
+    """The final aggregation's measures of layout ``i`` (:func:`.spark_units.branch_cells`);
+    ``kept``: whether a row's cell is one of its unit's kept cells, for a layout whose unit
+    keeps cells (``Statistic.keep_cells``), else ``None``."""
     from pyspark.sql import functions as F
     w, code = F.col("w"), F.col("code")
     if not homes:
@@ -214,7 +221,9 @@ def _measures(i: int, group: list[Statistic], slots: dict[tuple, int], counted: 
     else:
         at_home = code == F.col(f"hrow{i}")
         several = at_home & (F.col(f"lo{i}") != F.col(f"hi{i}"))
-    if not grouped:
+    if kept is not None:
+        in_group = live & kept
+    elif not grouped:
         in_group = live
     else:
         in_group = live & ((F.col(f"grank{i}") <= rules.groups) if rules.ranks_groups else

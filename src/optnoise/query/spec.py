@@ -16,7 +16,7 @@ Statistic keys: ``kind``; the target ``epsilon`` [``delta``, ``notion``] or ``sh
 fraction of ``budget``); ``where`` (``{ col = v }``, ``{ col = [v, w] }``,
 ``{ col = { lower = a, upper = b } }``); ``of`` (a count: ``"units"``, default, or
 ``"rows"``; a peak: the summed column); ``key`` + ``keys`` (``{ lower, upper }`` or a list; ``"from-data"``: a histogram's, or a count's,
-sum's or mean's by key, with ``selection_share``, :mod:`.found`);
+sum's or mean's by key, with ``selection_share`` and optionally declared ``by`` groups, :mod:`.found`);
 ``by`` + ``groups``; ``column`` (a sum); ``clamp`` ``{ lower, upper }`` and ``resolution``
 (a sum, a peak, a mean, a quantile: its public grid); ``quantiles`` (a quantile's levels, e.g.
 ``[0.25, 0.5, 0.75]``; a median has 0.5); ``method`` (a peak or a mode: ``"answer-noise"``, default, or
@@ -24,7 +24,9 @@ sum's or mean's by key, with ``selection_share``, :mod:`.found`);
 ``"clamped-discrete-gaussian"``); ``unbiased`` (a count, a histogram or a sum: ``true`` asks
 for an unbiased release, on the integers, with its price; default ``false``); ``consistent``
 (a histogram of units under ``replace``: ``true`` makes its cells add up to the public number
-of units, :mod:`.consistent`; default ``false``).
+of units, :mod:`.consistent`; default ``false``); ``within`` (a consistent histogram ``by``
+groups: ``{ statistic = "NAME", map = { GROUP = PARENT_GROUP } }``, the level above it,
+:mod:`.hierarchy`).
 
 Bounds chosen privately (:mod:`.auto_spec`, :mod:`.autobound`): ``unit.max_rows = "auto"``
 (with ``bound_epsilon``, ``coverage``, ``max_rows_cap``) and a statistic's ``clamp = "auto"``
@@ -46,7 +48,9 @@ from ..publish.spec import parse_budget, read_toml, section
 from ..publish.unit import CHANGES, UNIT_KEYS, PrivacyUnit, parse_unit
 from ..target import Target, check_epsilon, check_notion
 from .auto_spec import AutoRows, check_auto, clamp_target, parse_auto, split_auto, split_clamp
+from .consistent_found import check_hierarchies
 from .found import with_selections
+from .hierarchy import check_within
 from .kinds import KINDS, Kind
 from .statistic import COMMON_KEYS, MECHANISMS, METHODS, Condition, Keys, Statistic, choice, number, where
 
@@ -107,6 +111,8 @@ def parse_query_spec(data: Any) -> QuerySpec:
         except InvalidParameterError as exc:
             raise exc.renamed(f"statistics.{name}.{exc.parameter}") from exc
     out = with_selections(out, smallest_epsilon=EPSILON_RANGE[0])   # counts, sums and means by a found key
+    check_hierarchies(out)   # consistent tables of keys found in the data stand alone
+    check_within(out)        # hierarchies of consistent histograms (within)
     ledger = data.get("ledger")
     if ledger is not None and (not isinstance(ledger, str) or not ledger):
         raise InvalidParameterError("ledger", ledger, "the path of the dataset's ledger (optnoise ledger init), as text")

@@ -84,6 +84,9 @@ class Statistic:
     quantiles: tuple[Fraction, ...] = ()
     #: A histogram of units whose cells add up to the public number of units (:mod:`.consistent`).
     consistent: bool = False
+    #: ``within``: the consistent histogram a consistent histogram ``by`` groups adds up to, and
+    #: the map of its groups to that one's (:class:`.hierarchy.Within`).
+    within: Any = None
     #: ``keys = "from-data"``: the keys are the values found in the data (:mod:`.found`), each
     #: released only when its noisy count passes a threshold (:mod:`.threshold`).
     keys_from_data: bool = False
@@ -97,6 +100,11 @@ class Statistic:
     #: The statistic (a histogram of units with keys found in the data) whose released keys are
     #: the only ones this statistic's values are released for (:func:`.found.with_selections`).
     selected_by: str | None = None
+    #: A sum or mean by declared groups and a key found in the data: a unit's rows kept in its
+    #: ``max_groups`` (group, key) cells of most counted rows -- the cells its selection counts it
+    #: in -- not in its groups (:func:`.cells.summed_cells`; a layout of its own,
+    #: :func:`.aggregate.layouts`).
+    keep_cells: bool = False
 
     @property
     def columns(self) -> tuple[str, ...]:

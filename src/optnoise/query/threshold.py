@@ -37,6 +37,11 @@ from ..target import check_delta
 
 #: The bits of the boundary probability ``q = a / 2^BOUNDARY_BITS`` (one uniform word per coin).
 BOUNDARY_BITS = 64
+#: What a document says of a selection composed inside the cells' profile (:attr:`Threshold.in_cells`).
+IN_CELLS_WORDS = ("in the cells' composed profile: each cell's pairs are its count moved by one and a key held by "
+                  "the unit alone (shown with the probability above, or never), composed over the cells one unit "
+                  "moves; the unit's total adds no shift for it (selection_epsilon and selection_delta are the "
+                  "shift a ledger adds, composing the noise alone)")
 #: The largest threshold searched (a noisy count of units beyond it is never needed: the
 #: geometric's tail at eps = 0.001 drops by e^-1 every 1,000 steps).
 MAX_THRESHOLD = 10 ** 7
@@ -138,6 +143,10 @@ class Threshold:
     #: ``q``: a key whose noisy count is ``tau - 1`` is released with this probability
     #: (``a / 2^BOUNDARY_BITS``; 0: none is).
     boundary: Fraction = Fraction(0)
+    #: The selection is inside the cells' composed profile (:mod:`.found_gaussian`): the unit's
+    #: total composes it with the cells and adds no shift; ``epsilon_shift`` and ``delta`` are
+    #: then what a ledger, which composes the noise alone, adds on top.
+    in_cells: bool = False
 
     def keeps(self, value: float, word: int | None = None) -> bool:
         """Whether a key of noisy count ``value`` is released; at the boundary (``value = tau -
@@ -161,7 +170,7 @@ class Threshold:
                 "boundary_probability_exact": f"{q * (1 << BOUNDARY_BITS)}/2^{BOUNDARY_BITS}",
                 "keys_per_unit": self.keys_per_unit,
                 "one_unit_key_shown": float_up(self.p), "selection_epsilon": self.epsilon_shift,
-                "selection_delta": self.delta,
+                "selection_delta": self.delta, **({"selection_accounted": IN_CELLS_WORDS} if self.in_cells else {}),
                 "rule": "a key is released iff its noisy count of units is at least the threshold, or equals the "
                         "boundary count and a coin of the boundary probability falls (a uniform 64-bit word below "
                         "its numerator); the probability that a key held by one unit alone is released is exact "
@@ -241,5 +250,5 @@ def randomised_threshold(noise: QuantizedInteger, keys_per_unit: int, delta: flo
     return Threshold(tau, p, m, eps_shift, d, q)
 
 
-__all__ = ["BOUNDARY_BITS", "MAX_THRESHOLD", "Threshold", "randomised_threshold", "release_probability",
+__all__ = ["BOUNDARY_BITS", "IN_CELLS_WORDS", "MAX_THRESHOLD", "Threshold", "randomised_threshold", "release_probability",
            "selection_cost", "smallest_threshold", "upper_tail"]

@@ -265,23 +265,29 @@ def read_keys(t: Mapping[str, Any]) -> dict[str, Any]:
 SELECTION_SHARE = 0.5
 
 
-def read_found(t: Mapping[str, Any]) -> dict[str, Any]:
-    """``key`` with ``keys = "from-data"`` (a count, sum or mean by a key found in the data) and
-    ``selection_share``; none of them: ``{}``. Declared keys are not taken here (a sum's and a
-    quantile's declared groups are ``by`` + ``groups``), nor ``by`` beside them (one grouping)."""
+def read_found(t: Mapping[str, Any], grouped: bool = True) -> dict[str, Any]:
+    """``key`` with ``keys = "from-data"`` (a count, sum or mean by a key found in the data),
+    ``selection_share`` and, beside them, declared ``by`` + ``groups`` (the released cells are
+    then the (group, key) pairs); none of them: ``{}``. Declared keys are not taken here (a
+    sum's and a quantile's declared groups are ``by`` + ``groups``). ``grouped``: whether the
+    kind takes ``by`` without a found key (a sum does; a count or a mean does not: refused)."""
     if not any(k in t for k in ("key", "keys", "selection_share")):
+        if not grouped and ("by" in t or "groups" in t):
+            raise InvalidParameterError("by", t.get("by"), "by + groups only beside key with keys = \"from-data\" "
+                                        "(declared groups alone: a sum or a histogram)")
         return {}
     if t.get("keys") != FROM_DATA:
         raise InvalidParameterError("keys", t.get("keys"), f"\"{FROM_DATA}\" with key = COLUMN (a count, sum or "
                                     "mean by a key found in the data; declared groups are by + groups)")
-    if "by" in t or "groups" in t:
-        raise InvalidParameterError("by", t.get("by"), "no by with keys = \"from-data\" (one grouping: the key)")
+    key = column(t.get("key"), "key")
+    if ("by" in t or "groups" in t) and t.get("by") == key:
+        raise InvalidParameterError("by", t.get("by"), f"a column other than the key {key!r} (the groups are "
+                                    "declared, the keys found in the data)")
     share = t.get("selection_share", SELECTION_SHARE)
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
         raise InvalidParameterError("selection_share", share, "a fraction 0 < share < 1 of the statistic's epsilon "
                                     "spent on the noisy counts of units that select its keys (default 0.5)")
-    return {"key": column(t.get("key"), "key"), "keys": None, "keys_from_data": True,
-            "selection_share": float(share)}
+    return {"key": key, "keys": None, "keys_from_data": True, "selection_share": float(share), **read_groups(t)}
 
 
 def read_groups(t: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,11 +35,11 @@ def by_found_key(stat: Statistic) -> bool:
 class Count(Kind):
     name = "count"
     order = 0
-    keys = ("of", "key", "keys", "selection_share")
+    keys = ("of", "key", "keys", "selection_share", "by", "groups")
     unbiased = True
 
     def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
-        return {**read_of(t), **read_found(t)}
+        return {**read_of(t), **read_found(t, grouped=False)}
 
     def rows_needed(self, stat: Statistic) -> str | None:
         return "a count of rows" if stat.of == "rows" else None

@@ -11,8 +11,9 @@ of rows holds a unit's ``m = max_rows`` rows over at most ``min(m, K)`` keys of 
 ``consistent = true`` (a histogram of units under ``replace``, not unbiased): the cells and an
 *outside* cell (units with no counted row) are released by the same certified cells and
 projected onto the public number of units, so that they add up; a histogram ``by`` groups
-adds up, key by key, to the overall consistent histogram of the same key
-(:mod:`..consistent`, docs/proofs/consistent-tables.md)."""
+adds up, key by key, to the overall consistent histogram of the same key, or to the one its
+``within`` names (a hierarchy of any depth: :mod:`..hierarchy`, :mod:`..consistent`,
+docs/proofs/consistent-tables.md)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ from ...target import Target
 from ..cells import ONE, Answers, GroupRules, summed_cells, units_at_home
 from ..mechanisms import Cell, count_cell
 from ..found import check_found
+from ..found_gaussian import FoundCell
+from ..hierarchy import read_within
 from ..statistic import FROM_DATA, Statistic, column
 from ..threshold import Threshold, randomised_threshold, smallest_threshold
 from ..truncated import truncated_cell
@@ -40,7 +43,7 @@ KEYS_PER_UNIT = 1
 class Histogram(Kind):
     name = "histogram"
     order = 1
-    keys = ("key", "keys", "by", "groups", "of", "consistent")
+    keys = ("key", "keys", "by", "groups", "of", "consistent", "within")
     unbiased = True
     by_key = True
 
@@ -52,13 +55,13 @@ class Histogram(Kind):
             keys = {"key": column(t.get("key"), "key"), "keys": None, "keys_from_data": True}
         else:
             keys = read_keys(t)
-        return {**read_of(t), **keys, **read_groups(t), "consistent": consistent}
+        return {**read_of(t), **keys, **read_groups(t), "consistent": consistent, **read_within(t)}
 
     def check(self, stat: Statistic, unit: UnitRules) -> None:
         """``consistent = true`` needs a public total: a histogram of units under ``replace``,
         not unbiased (the projection would bring the bias back). Keys found in the data: a
         histogram of units (one key per unit), with a delta for the selection, noise on the
-        line (the threshold reads its tail), not consistent."""
+        line (the threshold reads its tail), not unbiased."""
         if stat.keys_from_data:
             check_found(stat)
         few = getattr(unit, "max_rows_per_group", None)
@@ -125,19 +128,27 @@ class Histogram(Kind):
         statistic's delta is the selection's), or the truncated geometric at the cell's
         ``(epsilon, delta)`` (no selection delta) where its threshold is smaller than the
         geometric's over the ``keys_per_unit`` keys one unit can create (:mod:`..truncated`);
-        else as every count."""
+        then (``mechanism = "optimal"``, the default) the discrete Gaussian with the selection
+        composed in the cells (:mod:`..found_gaussian`) where its effective threshold ``tau - q``
+        is lower still -- a choice made from ``(epsilon, delta)``, the cells one unit moves
+        (``k``: the statistic's epsilon over the cell's) and ``keys_per_unit`` alone, not for a
+        consistent table (its proof covers the geometric designs); else as every count."""
         if not stat.keys_from_data:
             return super().mechanism(stat, target, distance, n, offset)
         geometric = count_cell(stat.name, n, offset, int(distance), Target(target.epsilon),  # type: ignore[arg-type]
                                "clamped-geometric")
         truncated = truncated_cell(stat.name, n, offset, target) if int(distance) == 1 else None  # type: ignore[arg-type]
-        if truncated is None:
-            return geometric
-        by_tail = smallest_threshold(geometric.noise.quantize(), keys_per_unit, stat.target.delta).tau  # type: ignore[union-attr]
-        return truncated if truncated.design["half_width"] + 2 < by_tail else geometric
+        noise = geometric.noise.quantize()
+        chosen: Cell = geometric
+        if truncated is not None and truncated.design["half_width"] + 2 < smallest_threshold(  # type: ignore[union-attr]
+                noise, keys_per_unit, stat.target.delta).tau:  # type: ignore[union-attr]
+            chosen = truncated
+        if stat.mechanism != "optimal" or int(distance) != 1 or stat.consistent:  # type: ignore[arg-type]
+            return chosen   # (tables that add up keep the geometric designs their proof covers)
+        return gaussian_or(chosen, stat, n, offset, keys_per_unit, round(stat.target.epsilon / target.epsilon))  # type: ignore
 
     def design_key(self, stat: Statistic) -> tuple:
-        return (*super().design_key(stat), stat.keys_from_data)
+        return (*super().design_key(stat), stat.keys_from_data, stat.keys_from_data and stat.consistent)
 
     def selection(self, item: Planned) -> Threshold | None:
         """The threshold of keys found in the data: with the truncated geometric on ``[-T, T]``,
@@ -152,6 +163,8 @@ class Histogram(Kind):
             return None
         keys = int(getattr(item, "groups_per_unit", KEYS_PER_UNIT))
         cell = item.cell
+        if isinstance(cell, FoundCell):   # the selection is inside the cells' profile
+            return cell.threshold
         if cell.design.get("method") == "truncated":  # type: ignore[union-attr]
             return Threshold(cell.design["half_width"] + 2, Fraction(0), keys, 0.0, 0.0)  # type: ignore[union-attr]
         return randomised_threshold(cell.noise.quantize(), keys, item.stat.target.delta,  # type: ignore[union-attr]
@@ -160,13 +173,19 @@ class Histogram(Kind):
     def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
         """The released cells; ``consistent``: projected onto the public number of units, with
         the outside cell and the simultaneous intervals (:func:`..consistent.body`); keys found
-        in the data: only the cells whose noisy count passes the threshold (:func:`found_body`).
+        in the data: only the cells whose noisy count passes the threshold (:func:`found_body`);
+        both: the released cells, the outside cell and the other keys (:func:`..consistent_found.body`).
 
         Proof: docs/proofs/consistent-tables.md
         """
         if item.stat.keys_from_data:
             doc = super().body(item, alpha, source)
-            return found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
+            doc = found_body(item, doc, self.selection(item), source)  # type: ignore[arg-type]
+            if not item.stat.consistent:
+                return doc
+            from ..consistent_found import body as with_other_keys
+            cells, units = item.answers.cells, int(item.units)  # type: ignore[arg-type]
+            return with_other_keys(item.stat, item.cell, doc, cells, units, alpha, source)  # type: ignore[arg-type]
         if not item.stat.consistent:
             return super().body(item, alpha, source)
         from ..consistent import body
@@ -183,8 +202,55 @@ class Histogram(Kind):
         from ..consistent import add_up
         return add_up([item.stat for item in items], docs, source)
 
+    def document(self, item: Planned, doc: dict) -> dict:
+        """Keys found in the data with the selection inside the cells' profile
+        (:class:`..found_gaussian.FoundCell`): the certificate states the composition that
+        meets the target (``composed``), beside the basic sum of the cells' own points, which
+        does not (module :mod:`..found_gaussian`).
+
+        Proof: docs/proofs/key-selection.md
+        """
+        cell = item.cell
+        if isinstance(cell, FoundCell) and "certificate" in doc:
+            e1, d1 = cell.epsilon_delta
+            doc["certificate"].update(
+                composed=cell.design["composed"], cell_point={"epsilon": e1, "delta": d1},
+                composition="the target is met by `composed`: the cells one unit moves composed over every "
+                            "combination of their pairs (noise and selection), read at the statistic's delta; the "
+                            f"basic sum of each cell's own point (epsilon {e1:.6g} at delta {d1:.3g}) is a looser "
+                            "true bound, above the target's epsilon")
+        return doc
+
     def about(self, stat: Statistic) -> str:
         return f"histogram of {stat.of} over {stat.key}" + (" (consistent)" if stat.consistent else "")
+
+
+def gaussian_or(chosen: Cell, stat: Statistic, n: int, offset: int, keys_per_unit: int, cells: int) -> Cell:
+    """The discrete-Gaussian cell of keys found in the data (:func:`..found_gaussian.gaussian_cell`,
+    at the statistic's whole target over ``cells >= keys_per_unit`` cells) where its effective
+    threshold ``tau - q`` is below ``chosen``'s (the geometric's least threshold and boundary
+    over ``keys_per_unit`` keys, or the truncated design's ``T + 2``); it is designed only where
+    the continuous Gaussian's predicted ``sigma`` is at least ``MIN_SIGMA`` and its threshold is below :data:`..found_gaussian.TRY_BELOW`
+    times ``chosen``'s (a guide: the certified designs decide). A tie keeps ``chosen``.
+
+    Proof: docs/proofs/key-selection.md
+    """
+    from ..found_gaussian import MIN_SIGMA, TRY_BELOW, gaussian_cell, predicted_sigma, predicted_threshold
+    target = stat.target
+    cells = max(int(cells), int(keys_per_unit))
+    if predicted_sigma(target.epsilon, target.delta, cells) < MIN_SIGMA:  # type: ignore[union-attr]
+        return chosen
+    if chosen.design.get("method") == "truncated":
+        before = float(chosen.design["half_width"] + 2)
+    else:
+        rule = randomised_threshold(chosen.noise.quantize(), keys_per_unit, target.delta, lowest=offset)  # type: ignore
+        before = float(rule.tau - rule.boundary)
+    if predicted_threshold(target.epsilon, target.delta, cells) >= TRY_BELOW * before:  # type: ignore[union-attr]
+        return chosen
+    found = gaussian_cell(stat.name, n, offset, target, cells, keys_per_unit)  # type: ignore[arg-type]
+    if found is None or not found.threshold.tau - found.threshold.boundary < before:  # type: ignore[union-attr]
+        return chosen
+    return found
 
 
 def found_body(item: Planned, doc: dict, threshold: Threshold, source: RandomSource) -> dict:

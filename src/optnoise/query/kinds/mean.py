@@ -154,11 +154,11 @@ def unit_bounds(cell: Cell, derived: Any) -> tuple[int, int, int]:
 class Mean(Sum):
     name = "mean"
     order = 5
-    keys = ("column", "clamp", "resolution", "key", "keys", "selection_share")
+    keys = ("column", "clamp", "resolution", "key", "keys", "selection_share", "by", "groups")
     unbiased = False
 
     def read(self, t: Mapping[str, Any]) -> dict[str, Any]:
-        return {**read_values(t, "column"), **read_found(t)}
+        return {**read_values(t, "column"), **read_found(t, grouped=False)}
 
     def rows_needed(self, stat: Statistic) -> str | None:
         return "a mean"
@@ -258,11 +258,13 @@ def drawn_sums(item: Planned, alpha: float, source: RandomSource) -> dict:
     """A mean by a key found in the data, first step: every candidate key's sum drawn by the
     statistic's cell, with its interval at ``alpha / 2`` (answer units), kept under ``drawn``
     until :func:`means_by_key` (the selection's counts are drawn by its own statistic)."""
-    cell = item.cell
-    truth = item.answers.cells[:, 0] - cell.offset  # type: ignore[union-attr]
+    cell, stat = item.cell, item.stat
+    truth = item.answers.cells.ravel() - cell.offset  # type: ignore[union-attr]
     released = cell.release(truth, source)  # type: ignore[union-attr]
     low, high, how = interval(cell, released, alpha / 2)  # type: ignore[arg-type]
-    labels = item.stat.groups.labels()  # type: ignore[union-attr]
+    groups = stat.groups.labels()  # type: ignore[union-attr]
+    # by the key alone its candidates are the groups; beside declared groups, (group, key) cells
+    labels = groups if stat.key is None else [(g, k) for g in groups for k in stat.keys.labels()]  # type: ignore
     off = cell.offset  # type: ignore[union-attr]
     drawn = {k: (int(released[i]) + off, None if low is None else int(low[i]) + off,  # type: ignore[index]
                  None if high is None else int(high[i]) + off) for i, k in enumerate(labels)}  # type: ignore[index]
@@ -283,18 +285,25 @@ def means_by_key(item: Planned, doc: dict, chosen: dict) -> dict:
     counts = item.companion.cell
     low, high = item.derived.low, item.derived.high   # [L, U]: uncentred by a found key
     res = item.stat.resolution
-    values, intervals = {}, {}
-    for key, n in chosen["values"].items():
-        s, s_lo, s_hi = drawn[key]
+
+    def one(at: Any, n: int) -> tuple[Any, Any]:
+        s, s_lo, s_hi = drawn[at]
         c_low, c_high, _ = interval(counts, np.array([n - counts.offset], np.int64), alpha / 2)
-        mean = mean_value(s, n, (low, high))
-        values[key] = plain(float(mean * res))
+        mean = plain(float(mean_value(s, n, (low, high)) * res))
         if s_lo is None or c_low is None:
-            intervals[key] = [plain(float(low * res)), plain(float(high * res))]
-            continue
+            return mean, [plain(float(low * res)), plain(float(high * res))]
         lo, hi = ratio_interval((s_lo, s_hi), (int(c_low[0]) + counts.offset, int(c_high[0]) + counts.offset),
                                 (low, high))
-        intervals[key] = outward(lo, hi, res)
+        return mean, outward(lo, hi, res)
+
+    values: dict = {}
+    intervals: dict = {}
+    for key, n in chosen["values"].items():
+        if isinstance(n, dict):   # beside declared groups: group -> key -> count
+            pairs = {k: one((key, k), c) for k, c in n.items()}
+            values[key], intervals[key] = {k: v for k, (v, _) in pairs.items()}, {k: i for k, (_, i) in pairs.items()}
+        else:
+            values[key], intervals[key] = one(key, n)
     return {**doc, "values": values, "intervals": intervals,
             "interval_method": f"the mean's values over the box of the key's sum interval and its count interval (each "
                                f"at alpha {alpha / 2:g}: independent draws, coverage >= 1 - {alpha:g}), within "

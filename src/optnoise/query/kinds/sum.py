@@ -11,6 +11,7 @@ import numpy as np
 
 from ...randomness import RandomSource
 from ..cells import ONE, Answers, GroupRules, summed_cells
+from ..draw import draw_numbers
 from ..statistic import Statistic
 from .base import Kind, Planned, UnitRules, clamped_contribution, read_found, read_groups, read_values
 
@@ -36,7 +37,21 @@ class Sum(Kind):
         return clamped_contribution(stat, unit)
 
     def answers(self, stat: Statistic, part: Any, counts: dict[str, int], rules: GroupRules = ONE) -> Answers:
-        return Answers(summed_cells(stat, part, counts, part["value"].to_numpy(np.int64), rules))
+        """By declared groups and a key found in the data (``stat.keep_cells``,
+        :func:`..found.with_selections`): a unit's rows in its ``g`` (group, key) cells of most
+        counted rows -- the cells its selection, a histogram of units over the same layout,
+        counts it in; so one unit moves ``g`` cells (``2g`` under replace), each by its rows in
+        one group at most.
+
+        Proof: docs/proofs/key-selection.md ("Beside declared groups")
+        """
+        return Answers(summed_cells(stat, part, counts, part["value"].to_numpy(np.int64), rules,
+                                    by_cells=stat.keep_cells))
+
+    def body(self, item: Planned, alpha: float, source: RandomSource) -> dict:
+        """As every number; by declared groups and a found key, ``group -> key -> value``."""
+        return draw_numbers(item.stat, item.cell, item.answers, alpha, source,  # type: ignore[arg-type]
+                            by_key=item.stat.key is not None, resolution=self.resolution(item.stat))
 
     def resolution(self, stat: Statistic) -> Fraction | None:
         return stat.resolution
@@ -45,10 +60,13 @@ class Sum(Kind):
         return {"note": MEAN_NOTE + (UNBIASED_MEAN if stat.unbiased else "")}
 
     def csv_rows(self, entry: Mapping[str, Any]) -> list[tuple]:
-        """By a key found in the data: one row per released key, in the key column."""
+        """By a key found in the data: one row per released key, in the key column (beside
+        declared groups, its group in the group column)."""
         if not isinstance(entry.get("keys"), Mapping):
             return super().csv_rows(entry)
         ivs = entry.get("intervals") or {}
+        if any(isinstance(v, Mapping) for v in entry["values"].values()):   # beside declared groups
+            return [(g, k, v, (ivs.get(g) or {}).get(k)) for g, row in entry["values"].items() for k, v in row.items()]
         return [("", k, v, ivs.get(k)) for k, v in entry["values"].items()]
 
     def together(self, items: list[Planned], docs: dict[str, dict], source: RandomSource) -> dict[str, dict]:
