@@ -24,7 +24,8 @@ missing one included (:func:`.spark_groups.dims_code`), the branches' codes pack
 
 The driver (:func:`single_frames`) turns each code into each layout's cell and the columns
 :func:`.spark_units.assemble` reads: a single unit is at home in its one cell of each layout
-that counts it (its home cell and group, no row outside, not in several cells). The other units
+that counts it (its home cell and group, or its one kept cell; no row outside, not in several
+cells). The other units
 are the caller's (their rows alone, ranked: :func:`.spark_units.by_unit`).
 """
 
@@ -98,7 +99,8 @@ def single_table(keyed: Any, shared: list[list[Statistic]], packed: list[tuple[l
     units = keyed.select(*row).groupBy(UNIT).agg(
         F.count(F.lit(1)).alias("total"), F.min("p").alias("p0"), F.max("p").alias("p1"), F.sum("p").alias("ps"),
         F.max(ROW).alias("rl"), F.max_by("p", last).alias("lp"), *[F.sum(c).alias(c) for c in summed],
-        *[F.max_by(c, last).alias(f"l{c}") for c in summed], *[F.min(f"b{s}").alias(f"b{s}") for s in range(len(values))])
+        *[F.max_by(c, last).alias(f"l{c}") for c in summed],
+        *[F.min(f"b{s}").alias(f"b{s}") for s in range(len(values))])
     return per_branch(units, packed, summed, len(values), max_rows, limit)
 
 
@@ -119,7 +121,8 @@ def per_branch(units: Any, packed: list[tuple[list[int], int, int]], summed: lis
         F.col(UNIT), single.alias("single"), total.alias("total"), (total - cut).alias("kept"),
         *[(F.col(c) - cut * F.col(f"l{c}")).alias(c) for c in summed],
         *[F.when(~trim | (F.col(f"b{s}") != F.col("rl")), F.col(f"b{s}")).alias(f"b{s}") for s in range(width)],
-        F.posexplode(F.array(*[F.shiftright(at, shift).bitwiseAND(F.lit((1 << bits) - 1)) for _, shift, bits in packed]))
+        F.posexplode(F.array(*[F.shiftright(at, shift).bitwiseAND(F.lit((1 << bits) - 1))
+                               for _, shift, bits in packed]))
         .alias("b", "c"))
     one, first = F.col("single"), F.col("b") == 0
     return units.groupBy("b", "c").agg(
@@ -130,7 +133,8 @@ def per_branch(units: Any, packed: list[tuple[list[int], int, int]], summed: lis
         F.max(F.when(first, F.col(UNIT).isNull().cast("long"))).alias("noid"))
 
 
-def single_frames(got: Any, shared: list[list[Statistic]], packed: list[tuple[list[int], int, int]]) -> tuple[Any, list]:
+def single_frames(got: Any, shared: list[list[Statistic]],
+                  packed: list[tuple[list[int], int, int]]) -> tuple[Any, list]:
     """The per-(branch, code) table (:func:`single_table`, collected) as the per-layout
     frames of :func:`.spark_units.by_layout` (one row per code of the layout's branch), and
     the ids of the units that are not single."""
@@ -157,7 +161,7 @@ def single_frames(got: Any, shared: list[list[Statistic]], packed: list[tuple[li
             cell = pd.array(np.where(counted, G * (lead.keys.size if lead.key is not None else 1) + K, 0),
                             dtype="Int64")
             cell[~counted] = pd.NA
-            homes = any(kind_of(s).counts_units(s) for s in group)
+            homes = any(s.keep_cells or kind_of(s).counts_units(s) for s in group)   # as in unit_windows
             units = rows["nunits"].fillna(0).to_numpy(np.int64)
             frame = {"layout": i, "cell": cell, "units": np.where(counted & homes, units, 0),
                      "rows": np.where(counted, w, 0), "n": np.where(counted, w, 0), "outside": 0, "several": 0,
