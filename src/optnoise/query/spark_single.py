@@ -25,8 +25,7 @@ missing one included (:func:`.spark_groups.dims_code`), the branches' codes pack
 The driver (:func:`single_frames`) turns each code into each layout's cell and the columns
 :func:`.spark_units.assemble` reads: a single unit is at home in its one cell of each layout
 that counts it (its home cell and group, or its one kept cell; no row outside, not in several
-cells). The other units
-are the caller's (their rows alone, ranked: :func:`.spark_units.by_unit`).
+cells). The other units are the caller's (their rows alone, ranked: :func:`.spark_units.by_unit`).
 """
 
 from __future__ import annotations
