@@ -102,7 +102,10 @@ def spark_session(master: str | None = None):
     chosen = master or configured_master()
     if chosen:
         check_master(chosen)
-    builder = SparkSession.builder.appName("optnoise-release").master(chosen or "local[*]")
+    # no call-site capture around each column operation (PySpark's DataFrame debugging): about
+    # 0.2 s less of plan building through py4j (docs/benchmarks.md); errors are one line anyway
+    builder = (SparkSession.builder.appName("optnoise-release").master(chosen or "local[*]")
+               .config("spark.python.sql.dataFrameDebugging.enabled", "false"))
     if chosen is None:  # local: no web UI, and no console progress (the command line draws its own bar)
         builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.shuffle.partitions", "4"))
