@@ -56,6 +56,21 @@ def distinct_pairs(profile: PrivacyProfile) -> list[tuple[object, LossDistributi
     return list(seen.values())
 
 
+def one_loss(profile: PrivacyProfile) -> bool:
+    """Whether every pair of ``profile`` has the same loss distribution, bit for bit (losses,
+    both masses, the infinite mass: no rounding, unlike :func:`distinct_pairs`). Then every mix
+    of its pairs over several releases composes as one pair with itself (the composed curve
+    depends on the factors' loss distributions alone)."""
+    first = None
+    for pair in profile.pairs:
+        ld = pair.loss_distribution()
+        key = (ld.losses.tobytes(), ld.p_mass.tobytes(), ld.q_mass.tobytes(), float(ld.infinite_mass))
+        if first is not None and key != first:
+            return False
+        first = key
+    return True
+
+
 def hockey_bounds(lds: Sequence[LossDistribution], epsilons: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``max over the pairs of delta_DP(eps)`` at every ``eps`` and a bound on its float error.
 
@@ -330,6 +345,6 @@ class ComposedTotal:
         return math.inf
 
 
-__all__ = ["ComposedTotal", "DISCRETIZATION", "PLDUnit", "accounting_totals", "combination_totals", "ctd_masses",
+__all__ = ["ComposedTotal", "DISCRETIZATION", "PLDUnit", "accounting_totals", "combination_totals", "ctd_masses", "one_loss",
            "ctd_unit", "dense_totals", "distinct_pairs", "dominating_pld", "hockey_bounds", "hockey_sticks",
            "loss_cells", "plan_units", "pld_cells", "unit_pld"]

@@ -204,17 +204,18 @@ def moved_items(parts: list[tuple[Any, int, tuple[float, float]]]) -> tuple[list
 
     A statistic's ``k`` cells are not ``k`` releases of one value: one unit moves each by its
     own pair -- a histogram under ``replace`` one cell down and another up, a channel's cells at
-    different true values. An item of ``k > 1`` cells whose profile has more than one distinct
-    pair is therefore composed as mixed (its dominating pair, :func:`~optnoise.analysis.
+    different true values. An item of ``k > 1`` cells whose pairs' loss distributions are not all
+    equal, bit for bit (:func:`~optnoise.analysis.dominating.one_loss`), is therefore composed as mixed (its dominating pair, :func:`~optnoise.analysis.
     composition.compose_best`), valid for every mix of its pairs; an item with one distinct
     pair (symmetric noise on the line: the ``+1`` and ``-1`` moves are mirror images, with one
     loss distribution) is the same pair in every cell, and keeps its exact self-composition.
 
     Proof: docs/proofs/composed-bounds.md ("The cells of one statistic")
     """
-    from ..analysis.dominating import distinct_pairs
+    from ..analysis.dominating import one_loss
     items = [(p.composition_profile(), k) for p, k, _ in parts]
-    return items, [k > 1 and len(distinct_pairs(prof)) > 1 for prof, k in items]
+    return items, [k > 1 and not one_loss(prof) for prof, k in items]
+
 
 
 def shift_sums(shifts: list[tuple[float, float, str]]) -> dict:
