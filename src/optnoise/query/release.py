@@ -205,8 +205,9 @@ def moved_items(parts: list[tuple[Any, int, tuple[float, float]]]) -> tuple[list
     A statistic's ``k`` cells are not ``k`` releases of one value: one unit moves each by its
     own pair -- a histogram under ``replace`` one cell down and another up, a channel's cells at
     different true values. An item of ``k > 1`` cells whose pairs' loss distributions are not all
-    equal, bit for bit (:func:`~optnoise.analysis.dominating.one_loss`), is therefore composed as mixed (its dominating pair, :func:`~optnoise.analysis.
-    composition.compose_best`), valid for every mix of its pairs; an item with one distinct
+    equal, bit for bit (:func:`~optnoise.analysis.dominating.one_loss`), is therefore composed
+    as mixed (its dominating pair, :func:`~optnoise.analysis.composition.compose_best`), valid
+    for every mix of its pairs; an item with one distinct
     pair (symmetric noise on the line: the ``+1`` and ``-1`` moves are mirror images, with one
     loss distribution) is the same pair in every cell, and keeps its exact self-composition.
 
