@@ -159,7 +159,7 @@ def _kill_all(active: dict, phase):
                 active[slot][3] = armed = now + delay
             if armed is not None and now >= armed:
                 where = PHASES[phase[slot]]
-                os.kill(p.pid, signal.SIGKILL)
+                p.kill()   # SIGKILL, unless it has ended and is_alive() reaped it (os.kill would race)
                 p.join()
                 del active[slot]
                 yield where, p.exitcode == -signal.SIGKILL
