@@ -23,7 +23,7 @@ from optnoise.query.intervals import alpha_split, interval, outward, ratio_inter
 from optnoise.query.kinds import kind_of
 from optnoise.query.kinds.mean import mean_value, moment_shares
 from optnoise.query.kinds.variance import variance_value
-from optnoise.query.release import plan, spent_parts, unit_total
+from optnoise.query.release import accounted, plan, unit_total
 from optnoise.query.spec import parse_query_spec
 from optnoise.randomness import SeededRandomSource
 
@@ -280,8 +280,8 @@ def test_parts_are_composed_by_the_unit_total_and_recorded_by_the_ledger():
                                              "v": {"kind": "variance", "column": "x",
                                                    "clamp": {"lower": 0, "upper": 10}, "epsilon": 1.0}}}, frame)
     assert [len(item.parts) for item in planned] == [2, 3]
-    spent = spent_parts(planned)
-    assert len(spent) == 5 and all(k == 1 for _, k, _ in spent)
+    spent, shifts = accounted(planned, spec, ledger=True)   # what charge() records
+    assert len(spent) == 5 and shifts == [] and all(k == 1 for _, k, _ in spent)
     eps = [e for _, _, (e, _) in spent]
     assert sum(eps[:2]) <= 1.0 and sum(eps[2:]) <= 1.0 and sum(eps) > 1.99
     total = unit_total(planned, spec)

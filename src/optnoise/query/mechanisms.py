@@ -145,7 +145,13 @@ class Cell:
     def composition_profile(self):
         """The exact profile the unit's total composes: of the quantized weights that are
         sampled (or of the stand-in), computed on the integer weights directly
-        (:func:`optnoise.analysis.exact_profile`; no Fraction matrix is built)."""
+        (:func:`optnoise.analysis.exact_profile`; no Fraction matrix is built). Computed once
+        per cell: the unit's total and a ledger's charge read the same cells."""
+        return self.kept_profile
+
+    @cached_property
+    def kept_profile(self):
+        """:meth:`composition_profile`, kept."""
         from ..analysis import IntegerForm, exact_profile, privacy_profile
         m = self.mechanism
         q = m.quantize()

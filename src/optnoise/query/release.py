@@ -218,7 +218,6 @@ def moved_items(parts: list[tuple[Any, int, tuple[float, float]]]) -> tuple[list
     return items, [k > 1 and not one_loss(prof) for prof, k in items]
 
 
-
 def shift_sums(shifts: list[tuple[float, float, str]]) -> dict:
     """The total's shifts by what they are: ``selection`` (keys found in the data),
     ``composed_statistics`` (:func:`unbounded_parts`) and ``declared_targets`` (statistics with a delta, composed by their
@@ -419,13 +418,6 @@ def noisy_max_accuracy(item: Planned, agg: Aggregated) -> dict:
                      "statistic's shape for each profile of query --compare (exact laws): not computed from the data"}
 
 
-def spent_parts(planned: list[Planned]) -> list[tuple[Any, int, tuple[float, float]]]:
-    """What a ledger records of a query: each statistic's composed mechanism (its cell, or the
-    stand-in of a part known by a theorem) with the number of times one unit moves it and its
-    ``(epsilon, delta)`` -- the same parts the unit's total composes."""
-    return [(p.mechanism, k, p.epsilon_delta) for item in planned for p, k in item.distinct()]
-
-
 def kept_warnings(spec: QuerySpec, agg: Aggregated) -> list[str]:
     """The statistics that keep no rows, or drop most of their rows as undeclared (the rule
     "drop, don't refuse" stays: declared keys are the public domain): said on stderr and in
@@ -593,5 +585,5 @@ def aggregate_batches(batches: Iterable[Any], spec: QuerySpec) -> Aggregated:
     return aggregate(batches, spec)
 
 
-__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "charge", "delivered", "accounted", "kept_warnings", "ledger_unit", "spent_parts", "plan", "query", "seeded",
+__all__ = ["ACCOUNTANT", "Planned", "TheoremPart", "WORDING", "build_document", "build_documents", "cell_key", "charge", "delivered", "accounted", "kept_warnings", "ledger_unit", "moved_items", "plan", "query", "seeded",
            "statement", "unit_total"]
