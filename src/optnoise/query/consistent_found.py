@@ -201,10 +201,10 @@ def body(stat: Statistic, cell: Cell, doc: dict, cells: np.ndarray, units: int, 
             "simultaneous_intervals": _shaped(stat, where, boxes),
             "simultaneous_outside": [plain(f.box_low[-1]), plain(f.box_high[-1])],
             "simultaneous_coverage": f">= 1 - alpha = {1 - alpha:g} for every released cell and the outside cell at "
-                                     f"once, over the release as a whole (averaged over which keys pass; not given the released set): union "
-                                     f"bound over every cell that could "
-                                     f"hold a unit (at most min(units, {MAX_FOUND:,} x groups), plus the outside "
-                                     f"cell: {f.cells:,}), each at alpha / {f.cells:,}: {f.box_how}",
+                                     "once, over the release as a whole (averaged over which keys pass; not given "
+                                     "the released set): union bound over every cell that could hold a unit (at "
+                                     f"most min(units, {MAX_FOUND:,} x groups), plus the outside cell: {f.cells:,}), "
+                                     f"each at alpha / {f.cells:,}: {f.box_how}",
             "values_inside_simultaneous_intervals": f.inside,
             "projection": "the integer point nearest (squared distance) to the independent releases with the released "
                           "cells and the outside cell summing to at most the total, inside the simultaneous intervals "

@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from functools import cached_property
 from statistics import NormalDist
 from typing import Any
 
@@ -95,10 +94,11 @@ class FoundCell(Cell):
     threshold: Threshold | None = None
     per_cell: bool = True
 
-    @cached_property
+    @property
     def noise_profile(self) -> Any:
-        """The exact profile of the quantized noise alone (what a ledger composes)."""
-        return super().composition_profile()
+        """The exact profile of the quantized noise alone (what a ledger composes; kept by
+        :class:`.mechanisms.Cell`)."""
+        return self.kept_profile
 
     def composition_profile(self) -> Any:
         return found_profile(self.noise_profile, self.threshold.p)  # type: ignore[union-attr]
